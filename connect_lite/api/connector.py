@@ -1,0 +1,209 @@
+"""Connector and task base classes, and the contexts the worker gives them."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from connect_lite.api.config import ConfigDef
+from connect_lite.api.records import (
+    Partition,
+    RecordMetadata,
+    SinkRecord,
+    SourceRecord,
+    TopicPartition,
+)
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+
+class ConnectorContext:
+    """What a connector may ask of the worker."""
+
+    def request_task_reconfiguration(self) -> None:
+        """Ask the worker to call ``task_configs`` again and restart tasks if they changed."""
+        raise NotImplementedError
+
+    def raise_error(self, error: Exception) -> None:
+        """Fail the connector with this error."""
+        raise NotImplementedError
+
+
+class Connector(ABC):
+    """Base of SourceConnector and SinkConnector."""
+
+    context: ConnectorContext
+
+    def version(self) -> str:
+        return "undefined"
+
+    def config(self) -> ConfigDef:
+        return ConfigDef()
+
+    def validate(self, config: dict[str, str]) -> None:  # noqa: B027  # optional hook
+        """Optional extra validation; raise ConfigError to report problems."""
+
+    @abstractmethod
+    def start(self, config: dict[str, str]) -> None: ...
+
+    @abstractmethod
+    def task_class(self) -> type[Any]: ...
+
+    @abstractmethod
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]: ...
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+
+class SourceConnector(Connector):
+    """A connector whose tasks read from an external system into Kafka."""
+
+    def alter_offsets(
+        self, connector_config: dict[str, str], offsets: dict[Partition, dict[str, Any] | None]
+    ) -> bool:
+        """KIP-875 hook. True means the connector handled external offsets too."""
+        return False
+
+
+class SinkConnector(Connector):
+    """A connector whose tasks write from Kafka to an external system."""
+
+    def alter_offsets(
+        self, connector_config: dict[str, str], offsets: dict[TopicPartition, int | None]
+    ) -> bool:
+        """KIP-875 hook. True means the connector handled external offsets too."""
+        return False
+
+
+class OffsetStorageReader:
+    """Reads a source connector's committed offsets."""
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def offsets(
+        self, partitions: list[Mapping[str, Any]]
+    ) -> dict[Partition, dict[str, Any] | None]:
+        return {Partition(p): self.offset(p) for p in partitions}
+
+
+class SourceTaskContext:
+    """What a source task may ask of the worker."""
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        raise NotImplementedError
+
+    def configs(self) -> dict[str, str]:
+        raise NotImplementedError
+
+
+class ErrantRecordReporter:
+    """Reports a record that a sink task could not process (errors.* settings apply)."""
+
+    def report(self, record: SinkRecord, error: BaseException) -> Future[None]:
+        raise NotImplementedError
+
+
+class SinkTaskContext:
+    """What a sink task may ask of the worker."""
+
+    def assignment(self) -> set[TopicPartition]:
+        raise NotImplementedError
+
+    def offset(self, tp_or_offsets: Any, offset: int | None = None) -> None:
+        """Rewind: ``offset(tp, n)`` or ``offset({tp: n, ...})``."""
+        raise NotImplementedError
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        raise NotImplementedError
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        raise NotImplementedError
+
+    def timeout(self, timeout_ms: int) -> None:
+        raise NotImplementedError
+
+    def request_commit(self) -> None:
+        raise NotImplementedError
+
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        return None
+
+    def configs(self) -> dict[str, str]:
+        raise NotImplementedError
+
+
+class SourceTask(ABC):
+    """A task that polls records from an external system."""
+
+    context: SourceTaskContext
+
+    def version(self) -> str:
+        return "undefined"
+
+    @abstractmethod
+    def start(self, config: dict[str, str]) -> None: ...
+
+    @abstractmethod
+    def poll(self) -> list[SourceRecord] | None:
+        """Records, or None / [] when idle. May block briefly."""
+
+    def commit(self) -> None:  # noqa: B027  # optional hook
+        """Called after offsets were committed."""
+
+    def commit_record(  # noqa: B027  # optional hook
+        self, record: SourceRecord, metadata: RecordMetadata | None
+    ) -> None:
+        """Called once per record the broker acknowledged (or None if filtered)."""
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+
+class SinkTask(ABC):
+    """A task that writes consumed records to an external system."""
+
+    context: SinkTaskContext
+
+    def version(self) -> str:
+        return "undefined"
+
+    @abstractmethod
+    def start(self, config: dict[str, str]) -> None: ...
+
+    def open(self, partitions: list[TopicPartition]) -> None:  # noqa: B027  # optional hook
+        """Partitions were assigned to this task."""
+
+    @abstractmethod
+    def put(self, records: list[SinkRecord]) -> None: ...
+
+    def flush(self, offsets: dict[TopicPartition, int]) -> None:  # noqa: B027  # optional hook
+        """Flush everything put so far; offsets are the next positions to read."""
+
+    def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """Return the offsets that are safe to commit. Default: flush, then all of them."""
+        self.flush(offsets)
+        return offsets
+
+    def close(self, partitions: list[TopicPartition]) -> None:  # noqa: B027  # optional hook
+        """Partitions were revoked from this task."""
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+
+__all__ = [
+    "Connector",
+    "ConnectorContext",
+    "ErrantRecordReporter",
+    "OffsetStorageReader",
+    "SinkConnector",
+    "SinkTask",
+    "SinkTaskContext",
+    "SourceConnector",
+    "SourceTask",
+    "SourceTaskContext",
+]

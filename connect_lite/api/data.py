@@ -1,0 +1,310 @@
+"""Kafka Connect's data model: schemas, structs, headers and SchemaAndValue."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from connect_lite.api.errors import DataError
+
+
+class SchemaType(enum.Enum):
+    """The schema types of Kafka Connect's data model."""
+
+    INT8 = "int8"
+    INT16 = "int16"
+    INT32 = "int32"
+    INT64 = "int64"
+    FLOAT32 = "float32"
+    FLOAT64 = "float64"
+    BOOLEAN = "boolean"
+    STRING = "string"
+    BYTES = "bytes"
+    ARRAY = "array"
+    MAP = "map"
+    STRUCT = "struct"
+
+    @property
+    def is_primitive(self) -> bool:
+        return self not in (SchemaType.ARRAY, SchemaType.MAP, SchemaType.STRUCT)
+
+
+@dataclass(frozen=True)
+class Field:
+    """A named field of a STRUCT schema."""
+
+    name: str
+    index: int
+    schema: Schema
+
+
+@dataclass(frozen=True)
+class Schema:
+    """An immutable Connect schema. Build complex ones with SchemaBuilder."""
+
+    type: SchemaType
+    optional: bool = False
+    default: Any = None
+    name: str | None = None
+    version: int | None = None
+    doc: str | None = None
+    parameters: tuple[tuple[str, str], ...] = ()
+    fields: tuple[Field, ...] = ()
+    key_schema: Schema | None = None
+    value_schema: Schema | None = None
+
+    def field(self, name: str) -> Field | None:
+        """The field with that name, for STRUCT schemas."""
+        for f in self.fields:
+            if f.name == name:
+                return f
+        return None
+
+    @property
+    def params(self) -> dict[str, str]:
+        return dict(self.parameters)
+
+    # Predefined primitive schemas, named as in Kafka's Schema interface.
+    INT8_SCHEMA: ClassVar[Schema]
+    INT16_SCHEMA: ClassVar[Schema]
+    INT32_SCHEMA: ClassVar[Schema]
+    INT64_SCHEMA: ClassVar[Schema]
+    FLOAT32_SCHEMA: ClassVar[Schema]
+    FLOAT64_SCHEMA: ClassVar[Schema]
+    BOOLEAN_SCHEMA: ClassVar[Schema]
+    STRING_SCHEMA: ClassVar[Schema]
+    BYTES_SCHEMA: ClassVar[Schema]
+    OPTIONAL_INT8_SCHEMA: ClassVar[Schema]
+    OPTIONAL_INT16_SCHEMA: ClassVar[Schema]
+    OPTIONAL_INT32_SCHEMA: ClassVar[Schema]
+    OPTIONAL_INT64_SCHEMA: ClassVar[Schema]
+    OPTIONAL_FLOAT32_SCHEMA: ClassVar[Schema]
+    OPTIONAL_FLOAT64_SCHEMA: ClassVar[Schema]
+    OPTIONAL_BOOLEAN_SCHEMA: ClassVar[Schema]
+    OPTIONAL_STRING_SCHEMA: ClassVar[Schema]
+    OPTIONAL_BYTES_SCHEMA: ClassVar[Schema]
+
+
+for _t in SchemaType:
+    if _t.is_primitive:
+        setattr(Schema, f"{_t.name}_SCHEMA", Schema(_t))
+        setattr(Schema, f"OPTIONAL_{_t.name}_SCHEMA", Schema(_t, optional=True))
+
+
+class SchemaBuilder:
+    """Fluent builder for schemas, as Kafka's SchemaBuilder."""
+
+    def __init__(self, type_: SchemaType) -> None:
+        self._type = type_
+        self._optional = False
+        self._default: Any = None
+        self._name: str | None = None
+        self._version: int | None = None
+        self._doc: str | None = None
+        self._params: dict[str, str] = {}
+        self._fields: list[Field] = []
+        self._key: Schema | None = None
+        self._value: Schema | None = None
+
+    @staticmethod
+    def struct() -> SchemaBuilder:
+        return SchemaBuilder(SchemaType.STRUCT)
+
+    @staticmethod
+    def array(value_schema: Schema) -> SchemaBuilder:
+        b = SchemaBuilder(SchemaType.ARRAY)
+        b._value = value_schema
+        return b
+
+    @staticmethod
+    def map(key_schema: Schema, value_schema: Schema) -> SchemaBuilder:
+        b = SchemaBuilder(SchemaType.MAP)
+        b._key, b._value = key_schema, value_schema
+        return b
+
+    @staticmethod
+    def of(type_: SchemaType) -> SchemaBuilder:
+        return SchemaBuilder(type_)
+
+    def optional(self) -> SchemaBuilder:
+        self._optional = True
+        return self
+
+    def required(self) -> SchemaBuilder:
+        self._optional = False
+        return self
+
+    def default_value(self, value: Any) -> SchemaBuilder:
+        self._default = value
+        return self
+
+    def name(self, name: str | None) -> SchemaBuilder:
+        self._name = name
+        return self
+
+    def version(self, version: int | None) -> SchemaBuilder:
+        self._version = version
+        return self
+
+    def doc(self, doc: str | None) -> SchemaBuilder:
+        self._doc = doc
+        return self
+
+    def parameter(self, key: str, value: str) -> SchemaBuilder:
+        self._params[key] = value
+        return self
+
+    def parameters(self, params: Mapping[str, str]) -> SchemaBuilder:
+        self._params.update(params)
+        return self
+
+    def field(self, name: str, schema: Schema) -> SchemaBuilder:
+        if self._type is not SchemaType.STRUCT:
+            raise DataError("Cannot create fields on type " + self._type.name)
+        if any(f.name == name for f in self._fields):
+            raise DataError(f"Cannot create field because of field name duplication {name}")
+        self._fields.append(Field(name, len(self._fields), schema))
+        return self
+
+    def build(self) -> Schema:
+        return Schema(
+            self._type,
+            self._optional,
+            self._default,
+            self._name,
+            self._version,
+            self._doc,
+            tuple(sorted(self._params.items())),
+            tuple(self._fields),
+            self._key,
+            self._value,
+        )
+
+
+class Struct:
+    """A value with a STRUCT schema: field values by name, validated against the schema."""
+
+    __slots__ = ("_schema", "_values")
+
+    def __init__(self, schema: Schema, values: Mapping[str, Any] | None = None) -> None:
+        if schema.type is not SchemaType.STRUCT:
+            raise DataError("Not a struct schema: " + schema.type.name)
+        self._schema = schema
+        self._values: dict[str, Any] = {}
+        for name, value in (values or {}).items():
+            self.put(name, value)
+
+    @property
+    def schema(self) -> Schema:
+        return self._schema
+
+    def put(self, name: str, value: Any) -> Struct:
+        if self._schema.field(name) is None:
+            raise DataError(f"{name} is not a valid field name")
+        self._values[name] = value
+        return self
+
+    def get(self, name: str) -> Any:
+        f = self._schema.field(name)
+        if f is None:
+            raise DataError(f"{name} is not a valid field name")
+        if name in self._values:
+            return self._values[name]
+        return f.schema.default
+
+    def __getitem__(self, name: str) -> Any:
+        return self.get(name)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: self.get(f.name) for f in self._schema.fields}
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Struct)
+            and self._schema == other._schema
+            and self.as_dict() == other.as_dict()
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._schema, tuple(sorted(map(repr, self.as_dict().items())))))
+
+    def __repr__(self) -> str:
+        inner = ",".join(f"{k}={v!r}" for k, v in self.as_dict().items())
+        return f"Struct{{{inner}}}"
+
+    def __getstate__(self) -> tuple[Schema, dict[str, Any]]:
+        return (self._schema, self._values)
+
+    def __setstate__(self, state: tuple[Schema, dict[str, Any]]) -> None:
+        self._schema, self._values = state
+
+
+@dataclass(frozen=True)
+class SchemaAndValue:
+    """A value together with its (optional) schema."""
+
+    schema: Schema | None
+    value: Any
+
+
+SchemaAndValue.NULL = SchemaAndValue(None, None)  # type: ignore[attr-defined]  # Kafka's constant
+
+
+@dataclass(frozen=True)
+class Header:
+    """One record header: a key, a value and the value's optional schema."""
+
+    key: str
+    value: Any
+    schema: Schema | None = None
+
+
+@dataclass(frozen=True)
+class Headers:
+    """An immutable, ordered collection of headers; keys may repeat."""
+
+    items: tuple[Header, ...] = field(default=())
+
+    def __iter__(self) -> Iterator[Header]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def last_with_name(self, key: str) -> Header | None:
+        for header in reversed(self.items):
+            if header.key == key:
+                return header
+        return None
+
+    def all_with_name(self, key: str) -> list[Header]:
+        return [h for h in self.items if h.key == key]
+
+    def add(self, key: str, value: Any, schema: Schema | None = None) -> Headers:
+        """A new Headers with one more header at the end."""
+        return Headers((*self.items, Header(key, value, schema)))
+
+    def remove(self, key: str) -> Headers:
+        """A new Headers without any header of that key."""
+        return Headers(tuple(h for h in self.items if h.key != key))
+
+    @staticmethod
+    def of(pairs: Iterable[tuple[str, Any]]) -> Headers:
+        return Headers(tuple(Header(k, v) for k, v in pairs))
+
+
+__all__ = [
+    "Field",
+    "Header",
+    "Headers",
+    "Schema",
+    "SchemaAndValue",
+    "SchemaBuilder",
+    "SchemaType",
+    "Struct",
+]

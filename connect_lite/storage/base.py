@@ -1,0 +1,134 @@
+"""The backing-store interfaces. The herder and worker use only these; SQL lives behind them."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from connect_lite.runtime.states import ConnectorStatus, TargetState, TaskStatus
+
+
+class ConfigStore(ABC):
+    """Connector configs, their task configs and their target states."""
+
+    @abstractmethod
+    def connector_names(self) -> list[str]:
+        """Names of all stored connectors, in creation order."""
+
+    @abstractmethod
+    def get_connector_config(self, name: str) -> dict[str, str] | None: ...
+
+    @abstractmethod
+    def put_connector_config(
+        self, name: str, config: Mapping[str, str], target_state: TargetState | None = None
+    ) -> None:
+        """Create or replace a connector's config. A new connector gets ``target_state``
+        (RUNNING if None); an existing one keeps its target state unless one is given."""
+
+    @abstractmethod
+    def remove_connector(self, name: str) -> None:
+        """Remove config, task configs and target state. No error if absent."""
+
+    @abstractmethod
+    def get_target_state(self, name: str) -> TargetState | None: ...
+
+    @abstractmethod
+    def put_target_state(self, name: str, state: TargetState) -> None:
+        """Raises KeyError if the connector does not exist."""
+
+    @abstractmethod
+    def get_task_configs(self, name: str) -> list[dict[str, str]]:
+        """Task configs in task order; [] if none or unknown connector."""
+
+    @abstractmethod
+    def put_task_configs(self, name: str, configs: list[Mapping[str, str]]) -> None:
+        """Replace all task configs of a connector atomically."""
+
+
+class OffsetStore(ABC):
+    """Source offsets, per connector and source partition (partitions are JSON objects)."""
+
+    @abstractmethod
+    def get(self, connector: str, partition: Mapping[str, Any]) -> dict[str, Any] | None: ...
+
+    @abstractmethod
+    def put_many(
+        self, connector: str, offsets: Mapping[str, tuple[Mapping[str, Any], Any]]
+    ) -> None:
+        """Write in one transaction. ``offsets`` maps a partition's canonical key to
+        ``(partition, offset)``; an offset of None deletes that partition (a tombstone)."""
+
+    @abstractmethod
+    def all(self, connector: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """Every (partition, offset) of a connector, in a stable order."""
+
+    @abstractmethod
+    def remove_connector(self, connector: str) -> None: ...
+
+
+class StatusStore(ABC):
+    """Statuses of connectors and tasks."""
+
+    @abstractmethod
+    def put_connector(self, status: ConnectorStatus) -> None: ...
+
+    @abstractmethod
+    def put_task(self, status: TaskStatus) -> None: ...
+
+    @abstractmethod
+    def get_connector(self, connector: str) -> ConnectorStatus | None: ...
+
+    @abstractmethod
+    def get_task(self, connector: str, task: int) -> TaskStatus | None: ...
+
+    @abstractmethod
+    def get_tasks(self, connector: str) -> list[TaskStatus]:
+        """Task statuses sorted by task id."""
+
+    @abstractmethod
+    def delete_task(self, connector: str, task: int) -> None: ...
+
+    @abstractmethod
+    def delete_connector(self, connector: str) -> None:
+        """Delete the connector's status and all its task statuses."""
+
+
+@dataclass(frozen=True)
+class TopicUse:
+    """One active topic of a connector (KIP-558)."""
+
+    connector: str
+    topic: str
+    task: int
+    discovered_ms: int
+
+
+class TopicStore(ABC):
+    """Active topics per connector (KIP-558)."""
+
+    @abstractmethod
+    def put(self, use: TopicUse) -> bool:
+        """Record a topic; returns False if it was already recorded (first record wins)."""
+
+    @abstractmethod
+    def topics(self, connector: str) -> list[TopicUse]:
+        """Sorted by topic name."""
+
+    @abstractmethod
+    def reset(self, connector: str) -> None: ...
+
+    @abstractmethod
+    def remove(self, connector: str, topics: list[str]) -> None: ...
+
+
+@dataclass
+class Stores:
+    """All the stores of one worker, opened together and closed together."""
+
+    configs: ConfigStore
+    offsets: OffsetStore
+    statuses: StatusStore
+    topics: TopicStore
+    close: Any = None  # a callable that releases the backing resources, if any
