@@ -1,0 +1,54 @@
+"""What the herder returns to the REST layer: plain values, rendered to JSON by rest/."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from connect_lite.runtime.states import ConnectorStatus, TaskStatus
+
+
+@dataclass(frozen=True)
+class ConnectorInfo:
+    name: str
+    config: dict[str, str]
+    tasks: list[int]
+    type: str  # "source" | "sink" | "unknown"
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    connector: str
+    task: int
+    config: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ConnectorStateInfo:
+    name: str
+    type: str
+    connector: ConnectorStatus
+    tasks: list[TaskStatus] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ConfigInfos:
+    """The /config/validate answer. ``configs`` holds ready ConfigInfo JSON objects."""
+
+    name: str
+    error_count: int
+    groups: list[str]
+    configs: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    version: str
+    commit: str
+    kafka_cluster_id: str | None
+
+
+@dataclass(frozen=True)
+class WorkerHealth:
+    status: str  # "healthy" | "starting" | "unhealthy"
+    message: str
