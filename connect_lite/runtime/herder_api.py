@@ -1,0 +1,84 @@
+"""The control-plane interface the REST layer calls: every change goes through it."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from connect_lite.plugins.types import PluginDesc
+from connect_lite.runtime.entities import (
+    ConfigInfos,
+    ConnectorInfo,
+    ConnectorStateInfo,
+    ServerInfo,
+    TaskInfo,
+    WorkerHealth,
+)
+from connect_lite.runtime.states import TaskStatus
+
+
+class HerderAPI(Protocol):
+    """Every method is synchronous and raises connect_lite.api.errors on failure:
+    NotFoundError (404), AlreadyExistsError (409), BadRequestError / ConfigError (400),
+    ForbiddenError (403), anything else (500). Messages are Kafka's texts."""
+
+    worker_id: str
+
+    def health(self) -> WorkerHealth: ...
+
+    def server_info(self) -> ServerInfo: ...
+
+    def connectors(self) -> list[str]: ...
+
+    def connector_info(self, name: str) -> ConnectorInfo:
+        """404 ``Connector {name} not found``."""
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        """404 ``Connector {name} not found``."""
+
+    def create_connector(
+        self, name: str, config: dict[str, str], initial_state: str | None = None
+    ) -> ConnectorInfo:
+        """409 ``Connector {name} already exists``; 400 invalid config."""
+
+    def put_connector_config(
+        self, name: str, config: dict[str, str]
+    ) -> tuple[bool, ConnectorInfo]:
+        """Create or replace; returns (created, info)."""
+
+    def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
+        """Merge; a None value removes the key. 404 if unknown."""
+
+    def connector_status(self, name: str) -> ConnectorStateInfo:
+        """404 ``No status found for connector {name}``."""
+
+    def task_status(self, name: str, task: int) -> TaskStatus:
+        """404 ``No status found for task {name}-{task}``."""
+
+    def task_configs(self, name: str) -> list[TaskInfo]:
+        """404 ``Connector {name} not found``."""
+
+    def pause_connector(self, name: str) -> None:
+        """404 ``Unknown connector {name}``."""
+
+    def resume_connector(self, name: str) -> None:
+        """404 ``Unknown connector {name}``."""
+
+    def stop_connector(self, name: str) -> None:
+        """404 ``Unknown connector {name}``."""
+
+    def restart_connector(
+        self, name: str, include_tasks: bool, only_failed: bool
+    ) -> ConnectorStateInfo | None:
+        """Plain restart (both False) returns None (HTTP 204); otherwise the plan (202)."""
+
+    def restart_task(self, name: str, task: int) -> None: ...
+
+    def delete_connector(self, name: str) -> None:
+        """404 ``Connector {name} not found``."""
+
+    def plugins(self, connectors_only: bool) -> list[PluginDesc]: ...
+
+    def plugin_config(self, plugin: str, version: str | None) -> list[dict[str, Any]]:
+        """ConfigKeyInfo JSON objects. 404 ``Unknown plugin {plugin}.``"""
+
+    def validate_config(self, plugin: str, config: dict[str, str]) -> ConfigInfos: ...
