@@ -1,0 +1,114 @@
+"""The one SQLite connection: pragmas, transactions (atomic, savepoints) and error mapping."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from connect_lite.api.errors import ConnectError, RetriableError
+
+# Primary result codes of passing failures: another connection holds a lock, or the disk hiccuped.
+_RETRIABLE_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR})
+_RETRIABLE_WORDS = ("database is locked", "database table is locked", "busy", "disk i/o error")
+
+
+def is_retriable(exc: sqlite3.Error) -> bool:
+    """True for busy/locked and I/O errors, by primary result code (the low byte)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in _RETRIABLE_CODES
+    message = str(exc).lower()
+    return any(word in message for word in _RETRIABLE_WORDS)
+
+
+@contextmanager
+def translated_errors() -> Iterator[None]:
+    """Re-raise sqlite3 errors as RetriableError or ConnectError, chained to the original."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if is_retriable(exc):
+            raise RetriableError(f"state store busy or unavailable: {exc}") from exc
+        raise ConnectError(f"state store error: {exc}") from exc
+
+
+class Database:
+    """One connection to the state file, shared by every thread.
+
+    Why one connection behind a lock rather than one per thread: the worker's writes are
+    small and rare (configs, statuses, an offset commit per flush interval), so serialising
+    them in-process costs nothing, while separate connections would make threads of the same
+    process fight over SQLite's write lock and turn that into busy errors. The lock is
+    re-entrant and is held for a whole transaction, so ``atomic()`` blocks can nest within a
+    thread and never interleave across threads. The busy timeout still guards against other
+    processes (or tools) that open the same file.
+    """
+
+    def __init__(self, path: str, busy_timeout_s: float = 5.0) -> None:
+        self._lock = threading.RLock()
+        self._depth = 0  # transaction nesting depth, guarded by _lock
+        with translated_errors():
+            self._conn = sqlite3.connect(
+                path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
+            )
+            try:
+                self._configure(busy_timeout_s)
+            except BaseException:
+                self._conn.close()
+                raise
+
+    def _configure(self, busy_timeout_s: float) -> None:
+        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise ConnectError(f"could not switch the state store to WAL mode (got {mode!r})")
+        # FULL makes every commit durable across power loss too, not only across kill -9;
+        # the write rate is low enough that the fsync per commit does not matter.
+        self._conn.execute("PRAGMA synchronous = FULL")
+        self._conn.execute("PRAGMA foreign_keys = ON")
+
+    @contextmanager
+    def atomic(self) -> Iterator[sqlite3.Connection]:
+        """One transaction (BEGIN IMMEDIATE), or a savepoint inside an enclosing one."""
+        with self._lock, translated_errors():
+            depth = self._depth
+            self._conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
+            self._depth += 1
+            try:
+                yield self._conn
+            except BaseException:
+                self._depth = depth
+                self._rollback(depth)
+                raise
+            self._depth = depth
+            self._commit(depth)
+
+    def _commit(self, depth: int) -> None:
+        try:
+            self._conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+        except sqlite3.Error:
+            self._rollback(depth)
+            raise
+
+    def _rollback(self, depth: int) -> None:
+        try:
+            if depth == 0:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+            else:
+                self._conn.execute(f"ROLLBACK TO sp{depth}")
+                self._conn.execute(f"RELEASE sp{depth}")
+        except sqlite3.Error:
+            pass  # the original error is the one worth reporting
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Run a read and return all rows."""
+        with self._lock, translated_errors():
+            return self._conn.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
