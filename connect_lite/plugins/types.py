@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import enum
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +47,7 @@ class PluginDesc:
     type: PluginType
     version: str  # what version() returns; "undefined" when the plugin gives none
     ref: PluginRef
-    cls: type[Any]
+    cls: builtins.type[Any]
 
     @property
     def location(self) -> str | None:

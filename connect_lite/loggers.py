@@ -1,0 +1,125 @@
+"""Runtime log levels over Python's logging, in the terms of Kafka Connect's /admin/loggers."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from connect_lite.api.errors import NotFoundError
+
+ROOT = "root"
+
+TRACE = 5
+"""Python has no TRACE level; connect-lite uses 5, below DEBUG."""
+
+OFF = logging.CRITICAL + 50
+"""A threshold above every level Python logs at: nothing passes it."""
+
+ALL = 1
+"""The lowest threshold that is not NOTSET (0 means "inherit" on a non-root logger)."""
+
+# log4j2 level names and the Python threshold each one stands for, lowest first.
+LEVELS: dict[str, int] = {
+    "ALL": ALL,
+    "TRACE": TRACE,
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARN": logging.WARNING,
+    "ERROR": logging.ERROR,
+    "FATAL": logging.CRITICAL,
+    "OFF": OFF,
+}
+
+
+@dataclass(frozen=True)
+class LoggerLevel:
+    """A logger's effective level (a log4j name) and when the REST API last changed it."""
+
+    level: str
+    last_modified: int | None
+
+
+def level_name(python_level: int) -> str:
+    """The log4j name for a Python threshold: the lowest log4j level it still lets through."""
+    for name, value in LEVELS.items():
+        if python_level <= value:
+            return name
+    return "OFF"
+
+
+def parse_level(level: str) -> int:
+    """The Python threshold for a log4j level name (any case); 404 as Kafka does if unknown."""
+    value = LEVELS.get(level.upper())
+    if value is None:
+        raise NotFoundError(f"invalid log level '{level}'.")
+    return value
+
+
+class Loggers:
+    """Reads and changes the levels of this process's loggers; remembers when each changed."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._last_modified: dict[str, int] = {}
+        self._lock = threading.Lock()
+        logging.addLevelName(TRACE, "TRACE")
+
+    def all(self) -> dict[str, LoggerLevel]:
+        """Every existing logger except those turned OFF; the root logger is named "root"."""
+        levels = {name: self._level_of(name, logger) for name, logger in _existing().items()}
+        return {name: level for name, level in sorted(levels.items()) if level.level != "OFF"}
+
+    def get(self, name: str) -> LoggerLevel:
+        """One existing logger's level; never creates a logger. 404 if it does not exist."""
+        key = ROOT if name.lower() == ROOT else name
+        logger = _existing().get(key)
+        if logger is None:
+            raise NotFoundError(f"Logger {name} not found.")
+        return self._level_of(key, logger)
+
+    def set_level(self, namespace: str, level: str) -> list[str]:
+        """Set ``namespace`` and its descendants to ``level``; return the sorted names that changed.
+
+        Loggers already at that level are left alone and keep their last-modified time, so
+        repeating a request changes nothing.
+        """
+        threshold = parse_level(level)
+        target = level_name(threshold)
+        with self._lock:
+            loggers = _namespace(namespace)
+            changed = [
+                n for n, lg in loggers.items() if level_name(lg.getEffectiveLevel()) != target
+            ]
+            now = int(self._clock() * 1000)
+            for name in changed:
+                loggers[name].setLevel(threshold)
+                self._last_modified[name] = now
+        return sorted(changed)
+
+    def _level_of(self, name: str, logger: logging.Logger) -> LoggerLevel:
+        return LoggerLevel(level_name(logger.getEffectiveLevel()), self._last_modified.get(name))
+
+
+def _existing() -> dict[str, logging.Logger]:
+    """The root logger and every logger created so far (placeholders are not loggers)."""
+    found: dict[str, logging.Logger] = {ROOT: logging.getLogger()}
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if isinstance(logger, logging.Logger):
+            found[name] = logger
+    return found
+
+
+def _namespace(namespace: str) -> dict[str, logging.Logger]:
+    """The loggers a level change on ``namespace`` applies to; creates the namespace logger."""
+    if namespace.lower() == ROOT:
+        return _existing()
+    logging.getLogger(namespace)
+    prefix = namespace + "."
+    return {
+        name: logger
+        for name, logger in _existing().items()
+        if name == namespace or name.startswith(prefix)
+    }

@@ -1,0 +1,157 @@
+"""Reading requests: JSON bodies, config maps and query parameters, as Kafka Connect does."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from flask import request
+from werkzeug.exceptions import UnsupportedMediaType
+
+from connect_lite.api.errors import BadRequestError
+
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+INITIAL_STATES = ("RUNNING", "PAUSED", "STOPPED")
+CREATE_FIELDS = ("name", "config", "initial_state")
+
+
+class JsonNumber(str):
+    """A JSON number kept as the text the client sent; Jackson turns numbers into strings so."""
+
+
+@dataclass(frozen=True)
+class CreateConnectorRequest:
+    """The body of ``POST /connectors``."""
+
+    name: str
+    config: dict[str, str | None]
+    initial_state: str | None
+
+
+def check_content_type() -> None:
+    """415 for a body declared as anything but JSON; a body with no type is read as JSON."""
+    if request.routing_exception is not None:
+        return  # an unknown route or method is reported as such, whatever the body
+    if request.method not in BODY_METHODS or not _has_body():
+        return
+    if request.mimetype and request.mimetype != "application/json":
+        raise UnsupportedMediaType()
+
+
+def _has_body() -> bool:
+    return bool(request.content_length) or request.headers.get("Transfer-Encoding") == "chunked"
+
+
+def json_body(required: bool = True) -> Any:
+    """The request body parsed as JSON, numbers as JsonNumber; 400 if it is not valid JSON."""
+    data = request.get_data(cache=True)
+    if not data.strip():
+        if required:
+            raise BadRequestError("Request body is missing: a JSON object is required.")
+        return None
+    try:
+        return json.loads(
+            data.decode("utf-8"),
+            parse_int=JsonNumber,
+            parse_float=JsonNumber,
+            parse_constant=_reject_constant,
+        )
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise BadRequestError(f"Request body is not valid JSON: {exc}") from exc
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def json_object(what: str, required: bool = True) -> dict[str, Any]:
+    """The body as a JSON object; an absent body is {} when not ``required``."""
+    body = json_body(required)
+    if body is None and not required:
+        return {}
+    if not isinstance(body, dict):
+        raise BadRequestError(f"{what} must be a JSON object, not {kind(body)}.")
+    return body
+
+
+def kind(value: Any) -> str:
+    """The JSON kind of a parsed value, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, JsonNumber):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def string_value(value: Any, where: str) -> str | None:
+    """A scalar as a string (numbers and booleans coerced, as Jackson does); None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return str(value)  # a plain str, also for JsonNumber
+    raise BadRequestError(f"{where} must be a string, not {kind(value)}.")
+
+
+def config_map(value: Any, what: str = "Connector configuration") -> dict[str, str | None]:
+    """A string map from a JSON object; JSON null values are kept as None."""
+    if not isinstance(value, dict):
+        raise BadRequestError(f"{what} must be a JSON object, not {kind(value)}.")
+    return {key: string_value(v, f"The value of '{key}'") for key, v in value.items()}
+
+
+def create_request() -> CreateConnectorRequest:
+    """Parse ``POST /connectors``: unknown fields and a missing config are 400s."""
+    body = json_object("The request body")
+    unknown = sorted(set(body) - set(CREATE_FIELDS))
+    if unknown:
+        raise BadRequestError(
+            f'Unrecognized field "{unknown[0]}" in the request body: '
+            f"known fields are {', '.join(CREATE_FIELDS)}."
+        )
+    if body.get("config") is None:
+        raise BadRequestError("The request body has no 'config' object.")
+    name = java_trim(string_value(body.get("name"), "'name'") or "")
+    config = with_name(name, config_map(body["config"]))
+    return CreateConnectorRequest(name, config, _initial_state(body.get("initial_state")))
+
+
+def _initial_state(value: Any) -> str | None:
+    state = string_value(value, "'initial_state'")
+    if state is None:
+        return None
+    if state.upper() not in INITIAL_STATES:
+        raise BadRequestError(
+            f"Invalid initial_state '{state}': must be one of {', '.join(INITIAL_STATES)}."
+        )
+    return state.upper()
+
+
+def with_name(name: str, config: dict[str, str | None]) -> dict[str, str | None]:
+    """Kafka's name check: a ``name`` in the config must equal the connector's; else it is added."""
+    included = config.get("name")
+    if included is None:
+        return {**config, "name": name}
+    if included != name:
+        raise BadRequestError(
+            f"Connector name configuration ({included}) doesn't match connector name "
+            f"in the URL ({name})"
+        )
+    return config
+
+
+def java_trim(text: str) -> str:
+    """Java's String.trim(): drops leading and trailing characters up to U+0020."""
+    return text.strip("".join(chr(c) for c in range(0x21)))
+
+
+def bool_arg(name: str, default: bool) -> bool:
+    """A boolean query parameter as Jersey reads it: true in any case, anything else false."""
+    raw = request.args.get(name)
+    return default if raw is None else raw.lower() == "true"

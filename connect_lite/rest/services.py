@@ -1,0 +1,23 @@
+"""The app-wide services a request handler may use, kept in ``app.extensions``."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from flask import current_app
+
+from connect_lite.loggers import Loggers
+from connect_lite.runtime.herder_api import HerderAPI
+
+HERDER = "connect_lite.herder"
+LOGGERS = "connect_lite.loggers"
+
+
+def herder() -> HerderAPI:
+    """The herder of the app serving the current request."""
+    return cast(HerderAPI, current_app.extensions[HERDER])
+
+
+def loggers() -> Loggers:
+    """The log-level service of the app serving the current request."""
+    return cast(Loggers, current_app.extensions[LOGGERS])

@@ -1,0 +1,199 @@
+"""An in-memory HerderAPI for unit tests of the HTTP layer: dicts, no worker, no storage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from connect_lite.api.errors import (
+    AlreadyExistsError,
+    BadRequestError,
+    ConfigError,
+    NotFoundError,
+)
+from connect_lite.plugins.types import PluginDesc, PluginRef, PluginType
+from connect_lite.runtime.entities import (
+    ConfigInfos,
+    ConnectorInfo,
+    ConnectorStateInfo,
+    ServerInfo,
+    TaskInfo,
+    WorkerHealth,
+)
+from connect_lite.runtime.herder_api import HerderAPI
+from connect_lite.runtime.states import ConnectorStatus, State, TaskStatus
+
+WORKER = "127.0.0.1:8083"
+NULL_VALUE = "Null value can not be supplied as the configuration value."
+
+
+def plugin(class_name: str, type_: PluginType, version: str) -> PluginDesc:
+    ref = PluginRef(None, class_name.rsplit(".", 1)[0], class_name.rsplit(".", 1)[1])
+    return PluginDesc(class_name, type_, version, ref, object)
+
+
+PLUGINS = [
+    plugin("org.example.FileSink", PluginType.SINK, "1.0"),
+    plugin("org.example.FileSource", PluginType.SOURCE, "2.1"),
+    plugin("org.example.Mask", PluginType.TRANSFORMATION, "undefined"),
+]
+
+
+class FakeHerder:
+    """Connectors live in dicts; every call is recorded in ``calls``."""
+
+    worker_id = WORKER
+
+    def __init__(self) -> None:
+        self.configs: dict[str, dict[str, str]] = {}
+        self.statuses: dict[str, ConnectorStatus] = {}
+        self.task_statuses: dict[str, list[TaskStatus]] = {}
+        self.targets: dict[str, str] = {}
+        self.calls: list[tuple[Any, ...]] = []
+        self.health_value = WorkerHealth("healthy", "Worker has completed startup and is ready.")
+        self.missing_status: set[str] = set()  # connectors whose status lookup says 404
+        self.fail_with: Exception | None = None
+
+    # -- helpers -------------------------------------------------------------------------
+    def _check(self, name: str, message: str = "Connector {} not found") -> None:
+        if self.fail_with is not None:
+            raise self.fail_with
+        if name not in self.configs:
+            raise NotFoundError(message.format(name))
+
+    def _info(self, name: str) -> ConnectorInfo:
+        config = self.configs[name]
+        kind = "sink" if "Sink" in config.get("connector.class", "") else "source"
+        return ConnectorInfo(name, dict(config), [t.task for t in self.task_statuses[name]], kind)
+
+    def _store(self, name: str, config: dict[str, str], initial_state: str | None) -> None:
+        if any(v is None for v in config.values()):
+            raise ConfigError(NULL_VALUE)
+        if "connector.class" not in config:
+            raise BadRequestError("Connector config contains no connector type")
+        self.configs[name] = dict(config)
+        self.targets[name] = initial_state or "RUNNING"
+        running = self.targets[name] == "RUNNING"
+        state = State.RUNNING if running else State[self.targets[name]]
+        self.statuses[name] = ConnectorStatus(name, state, WORKER, None, "1.0")
+        count = int(config.get("tasks.max", "1")) if running else 0
+        self.task_statuses[name] = [
+            TaskStatus(name, t, State.RUNNING, WORKER, None, "1.0") for t in range(count)
+        ]
+
+    # -- HerderAPI -----------------------------------------------------------------------
+    def health(self) -> WorkerHealth:
+        return self.health_value
+
+    def server_info(self) -> ServerInfo:
+        return ServerInfo("4.1.0", "abc123", "cluster-1")
+
+    def connectors(self) -> list[str]:
+        return list(self.configs)
+
+    def connector_info(self, name: str) -> ConnectorInfo:
+        self._check(name)
+        return self._info(name)
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        self._check(name)
+        return dict(self.configs[name])
+
+    def create_connector(
+        self, name: str, config: dict[str, str], initial_state: str | None = None
+    ) -> ConnectorInfo:
+        self.calls.append(("create", name, dict(config), initial_state))
+        if name in self.configs:
+            raise AlreadyExistsError(f"Connector {name} already exists")
+        self._store(name, config, initial_state)
+        return self._info(name)
+
+    def put_connector_config(self, name: str, config: dict[str, str]) -> tuple[bool, ConnectorInfo]:
+        self.calls.append(("put", name, dict(config)))
+        created = name not in self.configs
+        self._store(name, config, None)
+        return created, self._info(name)
+
+    def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
+        self.calls.append(("patch", name, dict(patch)))
+        self._check(name)
+        merged = {**self.configs[name], **patch}
+        self._store(name, {k: v for k, v in merged.items() if v is not None}, None)
+        return self._info(name)
+
+    def connector_status(self, name: str) -> ConnectorStateInfo:
+        self._check(name, "No status found for connector {}")
+        if name in self.missing_status:
+            raise NotFoundError(f"No status found for connector {name}")
+        info = self._info(name)
+        return ConnectorStateInfo(name, info.type, self.statuses[name], self.task_statuses[name])
+
+    def task_status(self, name: str, task: int) -> TaskStatus:
+        for status in self.task_statuses.get(name, []):
+            if status.task == task:
+                return status
+        raise NotFoundError(f"No status found for task {name}-{task}")
+
+    def task_configs(self, name: str) -> list[TaskInfo]:
+        self._check(name)
+        config = {"task.class": "org.example.Task", "topics": "t1"}
+        return [TaskInfo(name, t.task, config) for t in self.task_statuses[name]]
+
+    def pause_connector(self, name: str) -> None:
+        self._check(name, "Unknown connector {}")
+        self.calls.append(("pause", name))
+
+    def resume_connector(self, name: str) -> None:
+        self._check(name, "Unknown connector {}")
+        self.calls.append(("resume", name))
+
+    def stop_connector(self, name: str) -> None:
+        self._check(name, "Unknown connector {}")
+        self.calls.append(("stop", name))
+
+    def restart_connector(
+        self, name: str, include_tasks: bool, only_failed: bool
+    ) -> ConnectorStateInfo | None:
+        self.calls.append(("restart", name, include_tasks, only_failed))
+        self._check(name)
+        if not include_tasks and not only_failed:
+            return None
+        status = self.connector_status(name)
+        restarting = [
+            TaskStatus(name, t.task, State.RESTARTING, t.worker_id, None, t.version)
+            for t in reversed(status.tasks)  # the REST layer sorts tasks by id
+        ]
+        connector = ConnectorStatus(name, State.RESTARTING, WORKER, None, "1.0")
+        return ConnectorStateInfo(name, status.type, connector, restarting)
+
+    def restart_task(self, name: str, task: int) -> None:
+        self.calls.append(("restart_task", name, task))
+        self._check(name)
+        self.task_status(name, task)
+
+    def delete_connector(self, name: str) -> None:
+        self._check(name)
+        self.calls.append(("delete", name))
+        del self.configs[name]
+
+    def plugins(self, connectors_only: bool) -> list[PluginDesc]:
+        self.calls.append(("plugins", connectors_only))
+        connectors = (PluginType.SINK, PluginType.SOURCE)
+        return [p for p in PLUGINS if p.type in connectors or not connectors_only]
+
+    def plugin_config(self, plugin: str, version: str | None) -> list[dict[str, Any]]:
+        self.calls.append(("plugin_config", plugin, version))
+        if plugin not in {p.class_name for p in PLUGINS}:
+            raise NotFoundError(f"Unknown plugin {plugin}.")
+        return [{"name": "file", "type": "STRING", "required": True, "default_value": None}]
+
+    def validate_config(self, plugin: str, config: dict[str, str]) -> ConfigInfos:
+        self.calls.append(("validate", plugin, dict(config)))
+        nulls = [k for k, v in config.items() if v is None]
+        configs = [
+            {"definition": None, "value": {"name": k, "errors": [NULL_VALUE]}} for k in nulls
+        ]
+        return ConfigInfos(config.get("connector.class", ""), len(nulls), ["Common"], configs)
+
+
+def _conforms(herder: FakeHerder) -> HerderAPI:
+    return herder  # mypy checks that FakeHerder implements the protocol

@@ -1,0 +1,117 @@
+"""RestServer: cheroot on a real socket, started and stopped."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from connect_lite.api.errors import ConfigError, ConnectError
+from connect_lite.loggers import Loggers
+from connect_lite.rest import RestServer, create_app
+from connect_lite.rest.server import Listener, parse_listener
+
+from .fake_herder import FakeHerder
+
+
+def refused(host: str, port: int, deadline_s: float = 5.0) -> bool:
+    """Whether connections to host:port are refused, polling until a deadline."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                pass
+        except ConnectionRefusedError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_serves_real_http_and_releases_the_port(
+    loggers: Loggers, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = RestServer(create_app(FakeHerder(), loggers), ["http://127.0.0.1:0"])
+    server.start()
+    port = server.port
+    try:
+        assert server.host == "127.0.0.1"
+        assert port > 0
+        assert server.url == f"http://127.0.0.1:{port}"
+        caplog.set_level(logging.DEBUG, logger="connect_lite.rest.server")
+        with urllib.request.urlopen(server.url + "/connectors/", timeout=5) as response:
+            assert response.status == 200
+            assert response.headers["Content-Type"] == "application/json"
+            assert json.loads(response.read()) == []
+        assert any(" GET /connectors/ -> 200 " in r.getMessage() for r in caplog.records)
+        request = urllib.request.Request(server.url + "/connectors/nope", method="DELETE")
+        with pytest.raises(urllib.error.HTTPError) as failure:
+            urllib.request.urlopen(request, timeout=5)
+        assert failure.value.code == 404
+        assert json.loads(failure.value.read()) == {
+            "error_code": 404,
+            "message": "Connector nope not found",
+        }
+    finally:
+        stopping = time.monotonic()
+        server.stop()
+    assert time.monotonic() - stopping < 5
+    assert refused("127.0.0.1", port)
+
+
+def test_a_stopped_server_port_can_be_served_again(loggers: Loggers) -> None:
+    """The restart case: a fixed port is bound again right after stop (TIME_WAIT is fine)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    app = create_app(FakeHerder(), loggers)
+    for _ in range(2):
+        server = RestServer(app, [f"http://127.0.0.1:{port}"])
+        server.start()
+        try:
+            assert server.port == port
+            with urllib.request.urlopen(server.url + "/", timeout=5) as response:
+                assert json.loads(response.read())["version"] == "4.1.0"
+        finally:
+            server.stop()
+        assert refused("127.0.0.1", port)
+
+
+def test_a_port_in_use_fails_start(loggers: Loggers) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        server = RestServer(create_app(FakeHerder(), loggers), [f"http://127.0.0.1:{port}"])
+        with pytest.raises(ConnectError, match="Could not bind REST listener"):
+            server.start()
+
+
+@pytest.mark.parametrize(
+    "listener, expected",
+    [
+        ("http://127.0.0.1:8083", Listener("127.0.0.1", 8083)),
+        ("HTTP://localhost:0", Listener("localhost", 0)),
+        ("http://:8083", Listener("0.0.0.0", 8083)),
+        ("http://[::1]:9000/", Listener("::1", 9000)),
+    ],
+)
+def test_parse_listener(listener: str, expected: Listener) -> None:
+    assert parse_listener(listener) == expected
+
+
+@pytest.mark.parametrize("listener", ["127.0.0.1:8083", "http://host", "ftp://h:1", "http://h:x"])
+def test_bad_listeners_are_config_errors(listener: str) -> None:
+    with pytest.raises(ConfigError, match="Could not parse listener"):
+        parse_listener(listener)
+
+
+def test_https_is_not_supported_yet() -> None:
+    with pytest.raises(
+        ConfigError, match=r"^HTTPS listeners are not supported yet: https://h:8443$"
+    ):
+        parse_listener("https://h:8443")
