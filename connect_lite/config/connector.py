@@ -1,0 +1,300 @@
+"""Connector config validation (/config/validate, create and update), plugin config listings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from connect_lite.api.config import ConfigDef, ConfigKey, ConfigValue
+from connect_lite.api.errors import BadRequestError, ConfigError, NotFoundError
+from connect_lite.config.enrich import (
+    CONNECTOR_TYPES,
+    CONVERTER_TYPES,
+    PluginLookup,
+    enrich,
+    is_version_not_found,
+    version_requirement,
+)
+from connect_lite.config.framework import (
+    CONVERTER_KINDS,
+    check_connector_name,
+    check_sink_config,
+    connector_config_def,
+    has_dlq,
+    sink_config_def,
+    source_config_def,
+    uses_topic_creation,
+)
+from connect_lite.config.override_policy import OVERRIDE_PREFIXES
+from connect_lite.config.worker import WorkerConfig
+from connect_lite.plugins.types import PluginDesc, PluginType
+from connect_lite.runtime.entities import ConfigInfos
+
+NULL_VALUE_MESSAGE = "Null value can not be supplied as the configuration value."
+_VALIDATE_ENDPOINT = "/connector-plugins/{connectorType}/config/validate"
+
+Props = Mapping[str, str | None]
+
+
+def validate_connector_config(
+    plugins: PluginLookup, worker: WorkerConfig, config: Props
+) -> ConfigInfos:
+    """Kafka's connector config validation; the ``/config/validate`` answer.
+
+    Raises BadRequestError when there is no ``connector.class``, the class is unknown, or
+    ``connector.plugin.version`` is not a valid version specification. Every other
+    problem is reported inside the result.
+    """
+    props = {k: v for k, v in config.items() if not _is_provider_key(k)}
+    conn_class = props.get("connector.class")
+    if conn_class is None:
+        raise BadRequestError("Connector config contains no connector type")
+    found = _find_connector(plugins, conn_class, props.get("connector.plugin.version"))
+    if isinstance(found, ConfigError):
+        return _version_not_found(plugins, conn_class, props, found)
+    is_sink = found.type is PluginType.SINK
+    framework_def = enrich(
+        plugins, worker, sink_config_def() if is_sink else source_config_def(), props
+    )
+    framework_values = framework_def.validate(props)
+    if is_sink:
+        check_sink_config(props, framework_values)
+    connector = plugins.new_instance(found)
+    connector_def: ConfigDef = connector.config()
+    connector_values = connector_def.validate(_without_nulls(props))
+    main = _result(
+        conn_class,
+        [framework_def, connector_def],
+        [framework_values, connector_values],
+        props,
+        _connector_errors(connector, props),
+    )
+    sections = [
+        *_override_sections(worker, props, is_sink),
+        *_converter_sections(plugins, props, framework_values),
+    ]
+    return _merge(conn_class, [main, *sections])
+
+
+def ensure_valid_connector_config(
+    plugins: PluginLookup, worker: WorkerConfig, config: Props
+) -> ConfigInfos:
+    """Validate for create/update: raise BadRequestError with Kafka's text if anything is wrong."""
+    infos = validate_connector_config(plugins, worker, config)
+    if infos.error_count > 0:
+        raise BadRequestError(invalid_config_message(infos))
+    return infos
+
+
+def invalid_config_message(infos: ConfigInfos) -> str:
+    """The 400 message of create/update for a config with errors."""
+    messages = [
+        message
+        for info in infos.configs
+        if info.get("value")
+        for message in info["value"]["errors"]
+    ]
+    return (
+        f"Connector configuration is invalid and contains the following {len(messages)} "
+        "error(s):\n"
+        + "".join(m + "\n" for m in messages)
+        + f"You can also find the above list of errors at the endpoint `{_VALIDATE_ENDPOINT}`"
+    )
+
+
+def plugin_config_keys(
+    plugins: PluginLookup, plugin_name: str, version: str | None = None
+) -> list[dict[str, Any]]:
+    """ConfigKeyInfo objects for GET /connector-plugins/{plugin}/config.
+
+    The plugin's own keys first, then (for connectors) the framework's sink or source keys
+    the plugin does not define itself.
+    """
+    try:
+        desc = plugins.find(plugin_name, list(PluginType), version_requirement(version))
+    except NotFoundError:
+        raise NotFoundError(f"Unknown plugin {plugin_name}.") from None
+    except ConfigError as exc:
+        raise BadRequestError(str(exc)) from exc
+    own: ConfigDef = plugins.new_instance(desc).config()
+    keys = [key.info() for key in own.keys.values()]
+    if desc.type in CONNECTOR_TYPES:
+        base = sink_config_def() if desc.type is PluginType.SINK else source_config_def()
+        keys += [key.info() for name, key in base.keys.items() if name not in own.keys]
+    return keys
+
+
+def _is_provider_key(key: str) -> bool:
+    return key == "config.providers" or key.startswith("config.providers.")
+
+
+def _without_nulls(props: Props) -> dict[str, str]:
+    return {k: v for k, v in props.items() if v is not None}
+
+
+def _find_connector(
+    plugins: PluginLookup, conn_class: str, version: str | None
+) -> PluginDesc | ConfigError:
+    try:
+        return plugins.find(conn_class, CONNECTOR_TYPES, version_requirement(version))
+    except NotFoundError as exc:
+        raise BadRequestError(str(exc)) from exc
+    except ConfigError as exc:
+        if is_version_not_found(exc):
+            return exc
+        raise BadRequestError(str(exc)) from exc
+
+
+def _version_not_found(
+    plugins: PluginLookup, conn_class: str, props: Props, error: ConfigError
+) -> ConfigInfos:
+    """The short-circuit answer when no installed version matches connector.plugin.version."""
+    try:
+        latest = plugins.find(conn_class, CONNECTOR_TYPES)
+        base = sink_config_def() if latest.type is PluginType.SINK else source_config_def()
+    except (NotFoundError, ConfigError):
+        base = connector_config_def()
+    values = base.validate(props)
+    values["connector.class"].errors.append(str(error))
+    version_value = values["connector.plugin.version"]
+    version_value.errors.append(str(error))
+    version_value.recommended_values = plugins.versions(conn_class, CONNECTOR_TYPES)
+    return _result(conn_class, [base], [values], props)
+
+
+def _connector_errors(connector: Any, props: Props) -> dict[str, list[str]]:
+    """Run the connector's own ``validate``; a ConfigError's ``errors`` become key errors.
+
+    A ConfigError without per-key errors is reported on ``connector.class``.
+    """
+    try:
+        connector.validate(_without_nulls(props))
+    except ConfigError as exc:
+        return {
+            key: list(msgs) for key, msgs in (exc.errors or {"connector.class": [str(exc)]}).items()
+        }
+    return {}
+
+
+def _result(
+    name: str,
+    defs: list[ConfigDef],
+    value_maps: list[dict[str, ConfigValue]],
+    props: Props,
+    extra_errors: Mapping[str, list[str]] | None = None,
+) -> ConfigInfos:
+    """Kafka's generateResult: undefined values first, then one entry per defined key.
+
+    A later definition or value of a key replaces an earlier one (the connector's own
+    declaration wins over the framework's). Extra errors and null-value errors are
+    attached to the key's final value, or to a new value without definition.
+    """
+    keys: dict[str, ConfigKey] = {}
+    groups: list[str] = []
+    for config_def in defs:
+        keys.update(config_def.keys)
+        groups += [g for g in config_def.groups() if g not in groups]
+    final: dict[str, ConfigValue] = {}
+    for values in value_maps:
+        final.update(values)
+    for key_name, messages in (extra_errors or {}).items():
+        final.setdefault(key_name, ConfigValue(key_name, props.get(key_name))).errors.extend(
+            messages
+        )
+    for key_name, value in props.items():
+        if value is None:
+            final.setdefault(key_name, ConfigValue(key_name)).errors.append(NULL_VALUE_MESSAGE)
+    configs = [{"definition": None, "value": cv.info()} for n, cv in final.items() if n not in keys]
+    for key_name, key in keys.items():
+        cv = final.get(key_name)
+        configs.append({"definition": key.info(), "value": cv.info(key.type) if cv else None})
+    error_count = sum(len(cv.errors) for cv in final.values())
+    return ConfigInfos(name, error_count, groups, configs)
+
+
+def _prefixed(
+    keys: Mapping[str, ConfigKey], values: Iterable[ConfigValue], prefix: str
+) -> ConfigInfos:
+    """Kafka's prefixedConfigInfos: 1 error per key having errors; names carry the prefix."""
+    configs: list[dict[str, Any]] = []
+    groups: list[str] = []
+    errors = 0
+    for cv in values:
+        key = keys.get(cv.name)
+        definition = None
+        if key is not None:
+            if key.group and key.group not in groups:
+                groups.append(key.group)
+            definition = {**key.info(), "name": prefix + key.name}
+        shown = ConfigValue(
+            prefix + cv.name, cv.value, cv.recommended_values, cv.errors, cv.visible
+        )
+        errors += 1 if cv.errors else 0
+        configs.append({"definition": definition, "value": shown.info(key.type if key else None)})
+    return ConfigInfos("", errors, groups, configs)
+
+
+def _override_sections(worker: WorkerConfig, props: Props, is_sink: bool) -> list[ConfigInfos]:
+    """Client override checks for the clients this connector will use, by the worker's policy."""
+    if is_sink:
+        clients = {"consumer"} | ({"producer", "admin"} if has_dlq(props) else set())
+    else:
+        uses_admin = worker.topic_creation_enable and uses_topic_creation(props)
+        clients = {"producer"} | ({"admin"} if uses_admin else set())
+    policy = worker.override_policy
+    sections = []
+    for client, prefix in OVERRIDE_PREFIXES.items():
+        if client in clients:
+            client_props = {
+                k[len(prefix) :]: v
+                for k, v in props.items()
+                if k.startswith(prefix) and v is not None
+            }
+            sections.append(_prefixed({}, policy.validate(client_props), prefix))
+    return sections
+
+
+def _converter_sections(
+    plugins: PluginLookup, props: Props, framework_values: Mapping[str, ConfigValue]
+) -> list[ConfigInfos]:
+    """Validate each converter set in the connector config against its own ConfigDef."""
+    sections = []
+    for kind in CONVERTER_KINDS:
+        class_key, version_key = f"{kind}.converter", f"{kind}.converter.plugin.version"
+        class_name = props.get(class_key)
+        if (
+            not class_name
+            or framework_values[class_key].errors
+            or framework_values[version_key].errors
+        ):
+            continue
+        version = version_requirement(framework_values[version_key].value)
+        desc = plugins.find(class_name, CONVERTER_TYPES[kind], version)
+        converter_def: ConfigDef = plugins.new_instance(desc).config()
+        prefix = class_key + "."
+        own = {
+            k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix) and v is not None
+        }
+        own.setdefault("converter.type", kind)
+        values = converter_def.validate(own)
+        sections.append(_prefixed(converter_def.keys, values.values(), prefix))
+    return sections
+
+
+def _merge(name: str, parts: list[ConfigInfos]) -> ConfigInfos:
+    groups: list[str] = []
+    configs: list[dict[str, Any]] = []
+    for part in parts:
+        groups += [g for g in part.groups if g not in groups]
+        configs += part.configs
+    return ConfigInfos(name, sum(p.error_count for p in parts), groups, configs)
+
+
+__all__ = [
+    "NULL_VALUE_MESSAGE",
+    "check_connector_name",
+    "ensure_valid_connector_config",
+    "invalid_config_message",
+    "plugin_config_keys",
+    "validate_connector_config",
+]

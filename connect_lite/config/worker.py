@@ -1,0 +1,400 @@
+"""The worker configuration, declared once: parsing, validation, typed access, README table."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from connect_lite.api.config import (
+    ConfigDef,
+    Importance,
+    Range,
+    Type,
+    Validator,
+    format_value,
+    invalid,
+    valid_list,
+)
+from connect_lite.api.errors import ConfigError
+from connect_lite.config.override_policy import (
+    POLICY_NAMES,
+    OverridePolicy,
+    override_policy,
+    validate_policy_name,
+)
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+DEFAULT_LISTENER = "http://127.0.0.1:8083"
+DEFAULT_SPARK_MASTER = "local[*]"
+
+_LISTENER = re.compile(r"^(https?)://(\[[0-9A-Fa-f:.%]+\]|[^:/\[\]\s]*):(\d+)$", re.IGNORECASE)
+
+PASSTHROUGH_PREFIXES: dict[str, str] = {
+    "producer.": "Passed to the producers of source tasks and of dead letter queues.",
+    "consumer.": "Passed to the consumers of sink tasks.",
+    "admin.": "Passed to the admin clients (topic creation, offsets).",
+    "spark.": "Passed to the SparkSession builder (default spark.master=local[*]).",
+    "key.converter.": "Passed to the worker's key converter (prefix stripped).",
+    "value.converter.": "Passed to the worker's value converter (prefix stripped).",
+    "header.converter.": "Passed to the worker's header converter (prefix stripped).",
+}
+
+
+def optional(validator: Validator) -> Validator:
+    """Run ``validator`` only on a value that is set."""
+
+    def check(name: str, value: Any) -> str | None:
+        return None if value is None else validator(name, value)
+
+    return check
+
+
+def parse_listener(text: str) -> tuple[str, str, int] | None:
+    """``(scheme, host, port)`` of ``http(s)://host:port``, or None if it is not one."""
+    match = _LISTENER.match(text.strip())
+    if not match or int(match.group(3)) > 65535:
+        return None
+    return match.group(1).lower(), match.group(2), int(match.group(3))
+
+
+def _validate_listeners(name: str, value: Any) -> str | None:
+    if not value:
+        return invalid(name, value, "Must contain at least one listener")
+    bad = [item for item in value if parse_listener(item) is None]
+    if bad:
+        return invalid(
+            name,
+            value,
+            f"Listener '{bad[0]}' is not of the form http://host:port or https://host:port",
+        )
+    return None
+
+
+def _define_worker_config() -> ConfigDef:
+    high, medium, low = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+    port = optional(Range.between(0, 65535))
+    d = ConfigDef()
+    d.define(
+        "bootstrap.servers",
+        Type.LIST,
+        validator=valid_list(allow_empty=False),
+        importance=high,
+        doc="Kafka brokers to connect to, host:port,... Required unless "
+        "embedded.broker.enable=true, which fills it with the embedded broker's address.",
+    )
+    d.define(
+        "embedded.broker.enable",
+        Type.BOOLEAN,
+        False,
+        importance=high,
+        doc="Start a Kafka-compatible broker (Tansu) as a child process on loopback. "
+        "Its data is in memory only.",
+    )
+    d.define(
+        "embedded.broker.port",
+        Type.INT,
+        0,
+        Range.between(0, 65535),
+        importance=low,
+        doc="Port of the embedded broker; 0 picks a free port.",
+    )
+    d.define(
+        "listeners",
+        Type.LIST,
+        [DEFAULT_LISTENER],
+        _validate_listeners,
+        importance=high,
+        doc="REST listeners, comma-separated, each http://host:port or https://host:port.",
+    )
+    d.define(
+        "rest.advertised.host.name",
+        Type.STRING,
+        None,
+        importance=low,
+        doc="Host name in the worker id; default: the listener's host.",
+    )
+    d.define(
+        "rest.advertised.port",
+        Type.INT,
+        None,
+        port,
+        importance=low,
+        doc="Port in the worker id; default: the listener's bound port.",
+    )
+    d.define(
+        "plugin.path",
+        Type.LIST,
+        [],
+        importance=low,
+        doc="Directories whose immediate subdirectories are plugin locations.",
+    )
+    d.define(
+        "state.storage.file",
+        Type.STRING,
+        "connect-lite.db",
+        importance=high,
+        doc="SQLite file holding connector configs, statuses, offsets and topics.",
+    )
+    d.define(
+        "offset.flush.interval.ms",
+        Type.LONG,
+        60000,
+        Range.at_least(1),
+        importance=low,
+        doc="How often source offsets of acknowledged records are committed.",
+    )
+    d.define(
+        "offset.flush.timeout.ms",
+        Type.LONG,
+        5000,
+        Range.at_least(0),
+        importance=low,
+        doc="Maximum time to wait for records to be acknowledged before an offset commit.",
+    )
+    d.define(
+        "task.shutdown.graceful.timeout.ms",
+        Type.LONG,
+        5000,
+        Range.at_least(0),
+        importance=low,
+        doc="Total time to wait for tasks to stop on shutdown.",
+    )
+    for kind, default in (
+        ("key", JSON_CONVERTER),
+        ("value", JSON_CONVERTER),
+        ("header", SIMPLE_HEADER_CONVERTER),
+    ):
+        d.define(
+            f"{kind}.converter",
+            Type.CLASS,
+            default,
+            importance=high if kind != "header" else low,
+            doc=f"Default {kind} converter of connectors (class name or alias).",
+        )
+        d.define(
+            f"{kind}.converter.plugin.version",
+            Type.STRING,
+            None,
+            importance=low,
+            doc=f"Version or version range of {kind}.converter; unset = latest installed.",
+        )
+    d.define(
+        "connector.client.config.override.policy",
+        Type.STRING,
+        "All",
+        validate_policy_name,
+        importance=medium,
+        doc="Which producer/consumer/admin .override. keys connectors may set: "
+        + ", ".join(POLICY_NAMES)
+        + ".",
+    )
+    d.define(
+        "connector.client.config.override.allowlist",
+        Type.LIST,
+        [],
+        importance=medium,
+        doc="Client config keys connectors may override under the Allowlist policy.",
+    )
+    d.define(
+        "topic.creation.enable",
+        Type.BOOLEAN,
+        True,
+        importance=low,
+        doc="Let source connectors create topics with topic.creation.* rules (KIP-158).",
+    )
+    d.define(
+        "topic.tracking.enable",
+        Type.BOOLEAN,
+        True,
+        importance=low,
+        doc="Record the topics each connector uses (KIP-558).",
+    )
+    d.define(
+        "topic.tracking.allow.reset",
+        Type.BOOLEAN,
+        True,
+        importance=low,
+        doc="Allow PUT /connectors/{name}/topics/reset.",
+    )
+    return d
+
+
+WORKER_CONFIG_DEF = _define_worker_config()
+"""The one declaration of the worker's keys."""
+
+
+@dataclass(frozen=True)
+class Listener:
+    """One REST listener."""
+
+    scheme: str
+    host: str  # as written; may be empty (all interfaces) or a bracketed IPv6 address
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}"
+
+
+class WorkerConfig:
+    """A validated worker configuration. Unknown keys are kept in ``raw`` and allowed."""
+
+    def __init__(self, props: Mapping[str, str]) -> None:
+        self.raw: dict[str, str] = dict(props)
+        self._values = _parse_worker(self.raw)
+
+    def get(self, key: str) -> Any:
+        """The parsed value (or default) of a declared key."""
+        return self._values[key]
+
+    def with_bootstrap_servers(self, servers: str) -> WorkerConfig:
+        """A copy whose bootstrap.servers is ``servers`` (used for the embedded broker)."""
+        return WorkerConfig({**self.raw, "bootstrap.servers": servers})
+
+    @property
+    def bootstrap_servers(self) -> list[str]:
+        return list(self.get("bootstrap.servers") or [])
+
+    @property
+    def embedded_broker_enable(self) -> bool:
+        return bool(self.get("embedded.broker.enable"))
+
+    @property
+    def embedded_broker_port(self) -> int:
+        return int(self.get("embedded.broker.port"))
+
+    @property
+    def rest_advertised_host_name(self) -> str | None:
+        return self.get("rest.advertised.host.name") or None
+
+    @property
+    def rest_advertised_port(self) -> int | None:
+        return self.get("rest.advertised.port")
+
+    @property
+    def plugin_path(self) -> list[str]:
+        return list(self.get("plugin.path") or [])
+
+    @property
+    def state_storage_file(self) -> str:
+        return str(self.get("state.storage.file"))
+
+    @property
+    def offset_flush_interval_ms(self) -> int:
+        return int(self.get("offset.flush.interval.ms"))
+
+    @property
+    def offset_flush_timeout_ms(self) -> int:
+        return int(self.get("offset.flush.timeout.ms"))
+
+    @property
+    def task_shutdown_graceful_timeout_ms(self) -> int:
+        return int(self.get("task.shutdown.graceful.timeout.ms"))
+
+    def converter(self, kind: str) -> str:
+        """The class name of the ``key``, ``value`` or ``header`` converter."""
+        return str(self.get(f"{kind}.converter"))
+
+    def converter_version(self, kind: str) -> str | None:
+        """The requested version (range) of the ``key``, ``value`` or ``header`` converter."""
+        return self.get(f"{kind}.converter.plugin.version")
+
+    @property
+    def override_policy(self) -> OverridePolicy:
+        return override_policy(
+            self.get("connector.client.config.override.policy"),
+            self.get("connector.client.config.override.allowlist") or [],
+        )
+
+    @property
+    def topic_creation_enable(self) -> bool:
+        return bool(self.get("topic.creation.enable"))
+
+    @property
+    def topic_tracking_enable(self) -> bool:
+        return bool(self.get("topic.tracking.enable"))
+
+    @property
+    def topic_tracking_allow_reset(self) -> bool:
+        return bool(self.get("topic.tracking.allow.reset"))
+
+    def prefixed(self, prefix: str) -> dict[str, str]:
+        """Every raw key starting with ``prefix``, with the prefix stripped."""
+        return {k[len(prefix) :]: v for k, v in self.raw.items() if k.startswith(prefix)}
+
+    def spark_conf(self) -> dict[str, str]:
+        """The ``spark.*`` keys, prefix kept, with ``spark.master`` defaulting to local[*]."""
+        conf = {"spark.master": DEFAULT_SPARK_MASTER}
+        conf.update({k: v for k, v in self.raw.items() if k.startswith("spark.")})
+        return conf
+
+    @property
+    def listeners(self) -> list[str]:
+        """The ``listeners`` entries as configured."""
+        return list(self.get("listeners"))
+
+    def parsed_listeners(self) -> list[Listener]:
+        parsed = (parse_listener(text) for text in self.listeners)
+        return [Listener(*item) for item in parsed if item is not None]
+
+    def listener_urls(self) -> list[str]:
+        """The listeners normalised as ``scheme://host:port``."""
+        return [listener.url for listener in self.parsed_listeners()]
+
+    def worker_id(self, bound_host: str, bound_port: int) -> str:
+        """``host:port``: advertised host/port, else the first listener's, else what was bound."""
+        listener = self.parsed_listeners()[0]
+        host = self.rest_advertised_host_name or listener.host or bound_host
+        port = self.rest_advertised_port
+        if port is None:
+            port = listener.port or bound_port
+        return f"{host}:{port}"
+
+
+def _parse_worker(props: Mapping[str, str]) -> dict[str, Any]:
+    values = WORKER_CONFIG_DEF.validate(props)
+    embedded = values["embedded.broker.enable"].value is True
+    problems: list[str] = []
+    errors: dict[str, list[str]] = {}
+    for name, cv in values.items():
+        if not cv.errors:
+            continue
+        if name == "bootstrap.servers" and embedded and "bootstrap.servers" not in props:
+            continue
+        problems.append(cv.errors[0])  # a failed parse also fails the validator: report it once
+        errors[name] = cv.errors
+    if problems:
+        raise ConfigError("\n".join(problems), errors)
+    return {name: cv.value for name, cv in values.items()}
+
+
+def worker_config_markdown() -> str:
+    """A Markdown table of every worker key (key, type, default, description), then the prefixes."""
+    rows = ["| key | type | default | description |", "|---|---|---|---|"]
+    for key in WORKER_CONFIG_DEF.keys.values():
+        if key.required:
+            default = "*required*"
+        else:
+            text = format_value(key.type, key.default)
+            default = "*unset*" if text is None else f"`{text}`" if text else '`""`'
+        rows.append(f"| `{key.name}` | {key.type.value} | {default} | {key.doc} |")
+    for prefix, doc in PASSTHROUGH_PREFIXES.items():
+        rows.append(f"| `{prefix}*` | prefix | | {doc} |")
+    return "\n".join(rows) + "\n"
+
+
+__all__ = [
+    "DEFAULT_LISTENER",
+    "JSON_CONVERTER",
+    "PASSTHROUGH_PREFIXES",
+    "SIMPLE_HEADER_CONVERTER",
+    "WORKER_CONFIG_DEF",
+    "Listener",
+    "WorkerConfig",
+    "optional",
+    "parse_listener",
+    "worker_config_markdown",
+]
