@@ -1,0 +1,1 @@
+"""The built-in converters: JSON, String, ByteArray and the simple header converter."""

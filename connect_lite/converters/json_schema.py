@@ -1,0 +1,117 @@
+"""Connect schemas <-> the JSON schema form of Kafka's JsonConverter envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from connect_lite.api.data import Schema, SchemaBuilder, SchemaType
+from connect_lite.api.errors import DataError
+from connect_lite.converters.json_data import JsonOptions, base_writer, make_reader
+
+_TYPES = {t.value: t for t in SchemaType}
+
+
+def schema_to_json(schema: Schema, opts: JsonOptions) -> dict[str, Any]:
+    """The schema as JsonConverter writes it, with Kafka's key order."""
+    node: dict[str, Any] = {"type": schema.type.value}
+    if schema.type is SchemaType.STRUCT:
+        node["fields"] = [
+            {**schema_to_json(f.schema, opts), "field": f.name} for f in schema.fields
+        ]
+    elif schema.type is SchemaType.ARRAY:
+        node["items"] = _child(schema.value_schema, opts)
+    elif schema.type is SchemaType.MAP:
+        node["keys"] = _child(schema.key_schema, opts)
+        node["values"] = _child(schema.value_schema, opts)
+    node["optional"] = schema.optional
+    if schema.name is not None:
+        node["name"] = schema.name
+    if schema.version is not None:
+        node["version"] = schema.version
+    if schema.doc is not None:
+        node["doc"] = schema.doc
+    if schema.parameters:
+        node["parameters"] = dict(schema.parameters)
+    if schema.default is not None:
+        node["default"] = base_writer(schema, opts)(schema.default)
+    return node
+
+
+def _child(schema: Schema | None, opts: JsonOptions) -> dict[str, Any]:
+    if schema is None:
+        raise DataError("Array and map schemas need their item, key and value schemas")
+    return schema_to_json(schema, opts)
+
+
+def schema_from_json(node: Any, opts: JsonOptions) -> Schema | None:
+    """The Connect schema of an envelope's ``schema`` field (None for JSON null)."""
+    if node is None:
+        return None
+    if not isinstance(node, dict):
+        raise DataError("Schema must be a JSON object")
+    builder = _typed_builder(node, opts)
+    if node.get("optional") is True:
+        builder.optional()
+    _apply_metadata(builder, node)
+    if node.get("default") is not None:
+        bare = builder.build()
+        builder.default_value(make_reader(bare, opts)(node["default"]))
+    return builder.build()
+
+
+def _typed_builder(node: dict[str, Any], opts: JsonOptions) -> SchemaBuilder:
+    type_name = node.get("type")
+    if not isinstance(type_name, str):
+        raise DataError("Schema must contain 'type' field")
+    schema_type = _TYPES.get(type_name)
+    if schema_type is None:
+        raise DataError("Unknown schema type: " + type_name)
+    if schema_type is SchemaType.STRUCT:
+        return _struct_builder(node.get("fields"), opts)
+    if schema_type is SchemaType.ARRAY:
+        return SchemaBuilder.array(_required_child(node, "items", "Array", opts))
+    if schema_type is SchemaType.MAP:
+        keys = _required_child(node, "keys", "Map", opts)
+        return SchemaBuilder.map(keys, _required_child(node, "values", "Map", opts))
+    return SchemaBuilder.of(schema_type)
+
+
+def _struct_builder(fields: Any, opts: JsonOptions) -> SchemaBuilder:
+    if not isinstance(fields, list):
+        raise DataError('Struct schema\'s "fields" argument is not an array.')
+    builder = SchemaBuilder.struct()
+    for field in fields:
+        name = field.get("field") if isinstance(field, dict) else None
+        if not isinstance(name, str):
+            raise DataError("Struct schema's field name not specified properly")
+        child = schema_from_json(field, opts)
+        assert child is not None  # a field is a JSON object, never null
+        builder.field(name, child)
+    return builder
+
+
+def _required_child(node: dict[str, Any], key: str, what: str, opts: JsonOptions) -> Schema:
+    child = schema_from_json(node.get(key), opts)
+    if child is None:
+        raise DataError(f'{what} schema did not specify the "{key}" type')
+    return child
+
+
+def _apply_metadata(builder: SchemaBuilder, node: dict[str, Any]) -> None:
+    if isinstance(node.get("name"), str):
+        builder.name(node["name"])
+    version = node.get("version")
+    if version is not None:
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise DataError("Schema version must be an integer")
+        builder.version(version)
+    if isinstance(node.get("doc"), str):
+        builder.doc(node["doc"])
+    params = node.get("parameters")
+    if params is not None:
+        if not isinstance(params, dict):
+            raise DataError("Schema parameters must be a JSON object")
+        builder.parameters({k: str(v) for k, v in params.items()})
+
+
+__all__ = ["schema_from_json", "schema_to_json"]

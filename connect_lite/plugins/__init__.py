@@ -1,0 +1,1 @@
+"""Plugin discovery on plugin.path, isolated loading, and version selection."""
