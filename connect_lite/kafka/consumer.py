@@ -1,0 +1,201 @@
+"""A thin group consumer: batches of ConsumedMessage, synchronous commits, pause/resume."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import confluent_kafka
+from confluent_kafka import KafkaError, KafkaException
+
+from connect_lite.api.errors import ConnectError
+from connect_lite.api.records import TopicPartition
+from connect_lite.kafka.native import from_native, new_client, to_connect_error, to_native
+
+log = logging.getLogger(__name__)
+
+AssignCallback = Callable[[list[TopicPartition]], Mapping[TopicPartition, int] | None]
+"""Told the newly assigned partitions; may return start offsets for some of them."""
+
+RevokeCallback = Callable[[list[TopicPartition]], None]
+"""Told the partitions being revoked (or lost)."""
+
+_TIMESTAMP_TYPES = {
+    confluent_kafka.TIMESTAMP_CREATE_TIME: "CreateTime",
+    confluent_kafka.TIMESTAMP_LOG_APPEND_TIME: "LogAppendTime",
+    confluent_kafka.TIMESTAMP_NOT_AVAILABLE: "NoTimestampType",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumedMessage:
+    """One record as read from Kafka, bytes untouched."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]]
+    timestamp: int | None
+    timestamp_type: str
+
+
+def subscription_pattern(pattern: str) -> str:
+    """A Java ``topics.regex`` (whole-name match) as a librdkafka regex subscription.
+
+    librdkafka treats a subscribed name starting with ``^`` as a regex and searches with it;
+    anchoring both ends gives Java's ``Matcher.matches()`` semantics.
+    """
+    body = pattern[1:] if pattern.startswith("^") else pattern
+    body = body[:-1] if body.endswith("$") and not body.endswith("\\$") else body
+    return f"^({body})$"
+
+
+class Consumer:
+    """A confluent-kafka consumer in a group, with offsets committed only on request."""
+
+    def __init__(self, config: Mapping[str, str]) -> None:
+        self._consumer = new_client(confluent_kafka.Consumer, config, "consumer")
+        strategy = str(config.get("partition.assignment.strategy", ""))
+        self._incremental = "cooperative" in strategy
+        self._closed = False
+
+    def subscribe(
+        self,
+        topics: list[str] | None = None,
+        pattern: str | None = None,
+        on_assign: AssignCallback | None = None,
+        on_revoke: RevokeCallback | None = None,
+    ) -> None:
+        """Subscribe to a topic list or a regex (exactly one of them)."""
+        if (topics is None) == (pattern is None):
+            raise ConnectError("subscribe needs exactly one of topics or pattern")
+        names = list(topics) if topics is not None else [subscription_pattern(str(pattern))]
+        kwargs: dict[str, Any] = {"on_assign": self._assign_hook(on_assign)}
+        if on_revoke is not None:
+            kwargs["on_revoke"] = kwargs["on_lost"] = self._revoke_hook(on_revoke)
+        try:
+            self._consumer.subscribe(names, **kwargs)
+        except (KafkaException, RuntimeError) as exc:
+            raise to_connect_error(exc, f"cannot subscribe to {names}") from exc
+
+    def _assign_hook(self, on_assign: AssignCallback | None) -> Callable[[Any, list[Any]], None]:
+        def hook(consumer: Any, partitions: list[Any]) -> None:
+            starts = on_assign([from_native(p) for p in partitions]) if on_assign else None
+            for p in partitions:
+                offset = (starts or {}).get(from_native(p))
+                if offset is not None:
+                    p.offset = offset
+            if self._incremental:
+                consumer.incremental_assign(partitions)
+            else:
+                consumer.assign(partitions)
+
+        return hook
+
+    @staticmethod
+    def _revoke_hook(on_revoke: RevokeCallback) -> Callable[[Any, list[Any]], None]:
+        def hook(consumer: Any, partitions: list[Any]) -> None:
+            on_revoke([from_native(p) for p in partitions])
+
+        return hook
+
+    def poll_batch(self, max_records: int, timeout: float) -> list[ConsumedMessage]:
+        """Up to ``max_records`` records, waiting at most ``timeout`` seconds for the first."""
+        try:
+            # Any: the stubs type fields of error messages as optional; those are skipped.
+            batch: list[Any] = self._consumer.consume(num_messages=max_records, timeout=timeout)
+        except (KafkaException, RuntimeError) as exc:
+            raise to_connect_error(exc, "consume failed") from exc
+        out: list[ConsumedMessage] = []
+        append = out.append
+        types = _TIMESTAMP_TYPES
+        for msg in batch:
+            if msg.error() is not None:
+                self._on_error(msg)
+                continue
+            ts_type, ts = msg.timestamp()
+            append(
+                ConsumedMessage(
+                    msg.topic(),
+                    msg.partition(),
+                    msg.offset(),
+                    msg.key(),
+                    msg.value(),
+                    msg.headers() or [],
+                    ts if ts_type else None,
+                    types[ts_type],
+                )
+            )
+        return out
+
+    @staticmethod
+    def _on_error(msg: Any) -> None:
+        err: KafkaError = msg.error()
+        if err.code() == KafkaError._PARTITION_EOF:
+            return
+        if err.fatal():
+            raise to_connect_error(err, "consumer failed")
+        log.warning("consumer error on %s [%s]: %s", msg.topic(), msg.partition(), err.str())
+
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Commit "next offset to read" per partition, waiting for the broker's answer."""
+        if not offsets:
+            return
+        native = [to_native(tp, off) for tp, off in offsets.items()]
+        try:
+            result = self._consumer.commit(offsets=native, asynchronous=False)
+        except (KafkaException, RuntimeError) as exc:
+            raise to_connect_error(exc, "offset commit failed") from exc
+        for p in result or []:
+            if p.error is not None:
+                raise to_connect_error(p.error, f"offset commit failed for {p.topic}-{p.partition}")
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        """Read ``tp`` from ``offset`` next (the partition must be assigned)."""
+        try:
+            self._consumer.seek(to_native(tp, offset))
+        except (KafkaException, RuntimeError) as exc:
+            raise to_connect_error(exc, f"cannot seek {tp.topic}-{tp.partition}") from exc
+
+    def pause(self, tps: Iterable[TopicPartition]) -> None:
+        self._call("pause", [to_native(tp) for tp in tps])
+
+    def resume(self, tps: Iterable[TopicPartition]) -> None:
+        self._call("resume", [to_native(tp) for tp in tps])
+
+    def assignment(self) -> list[TopicPartition]:
+        return sorted(from_native(p) for p in self._call("assignment"))
+
+    def position(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """The next offset to read per partition (only those with a known position)."""
+        positions = self._call("position", [to_native(tp) for tp in tps])
+        return {from_native(p): p.offset for p in positions if p.offset >= 0}
+
+    def _call(self, method: str, *args: Any) -> Any:
+        try:
+            return getattr(self._consumer, method)(*args)
+        except (KafkaException, RuntimeError) as exc:
+            raise to_connect_error(exc, f"consumer {method} failed") from exc
+
+    def close(self) -> None:
+        """Leave the group and release the client. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._consumer.close()
+        except (KafkaException, RuntimeError) as exc:
+            log.warning("consumer close failed: %s", exc)
+
+
+__all__ = [
+    "AssignCallback",
+    "ConsumedMessage",
+    "Consumer",
+    "RevokeCallback",
+    "subscription_pattern",
+]

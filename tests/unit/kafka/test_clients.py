@@ -1,0 +1,191 @@
+"""Client config builders: Kafka Connect's merge order and Java → librdkafka key translation."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from connect_lite.api.errors import ConfigError
+from connect_lite.kafka.clients import (
+    admin_config,
+    consumer_config,
+    producer_config,
+    translate,
+)
+from connect_lite.kafka.consumer import subscription_pattern
+from connect_lite.kafka.native import new_client
+
+WORKER = {
+    "bootstrap.servers": "127.0.0.1:1",
+    "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "offset.flush.interval.ms": "10000",
+    "client.dns.lookup": "use_all_dns_ips",
+    "producer.linger.ms": "20",
+    "producer.acks": "1",
+    "consumer.max.poll.interval.ms": "120000",
+    "consumer.auto.offset.reset": "latest",
+    "admin.request.timeout.ms": "9000",
+}
+
+
+def test_producer_defaults_then_worker_then_overrides() -> None:
+    conf = producer_config(WORKER, "orders", 2, {"linger.ms": "50"})
+    assert conf["bootstrap.servers"] == "127.0.0.1:1"
+    assert conf["client.id"] == "connector-producer-orders-2"
+    assert conf["enable.idempotence"] == "false"
+    assert conf["max.in.flight.requests.per.connection"] == "1"
+    assert conf["delivery.timeout.ms"] == "2147483647"
+    assert conf["acks"] == "1"  # worker producer.* beats the framework default
+    assert conf["linger.ms"] == "50"  # the connector override beats the worker
+    assert "key.converter" not in conf
+    assert "client.dns.lookup" not in conf  # only bootstrap.servers comes unprefixed
+    assert "max.poll.interval.ms" not in conf
+
+
+def test_producer_without_worker_layer_keeps_kafka_defaults() -> None:
+    conf = producer_config({"bootstrap.servers": "b:1"}, "c", 0, {})
+    assert conf["acks"] == "all"
+    dlq = producer_config({"bootstrap.servers": "b:1"}, "c", 0, {}, "connector-dlq-producer")
+    assert dlq["client.id"] == "connector-dlq-producer-c-0"
+
+
+def test_consumer_group_defaults_and_fetch_tuning() -> None:
+    conf = consumer_config(WORKER, "sink", 0, None, {})
+    assert conf["group.id"] == "connect-sink"
+    assert conf["client.id"] == "connector-consumer-sink-0"
+    assert conf["enable.auto.commit"] == "false"
+    assert conf["auto.offset.reset"] == "latest"  # worker consumer.* beats the default
+    assert conf["max.poll.interval.ms"] == "120000"
+    assert int(conf["max.partition.fetch.bytes"]) > 1024 * 1024
+    assert int(conf["queued.min.messages"]) > 100_000
+    assert "linger.ms" not in conf
+
+
+def test_consumer_explicit_group_and_override() -> None:
+    conf = consumer_config(WORKER, "sink", 1, "custom", {"auto.offset.reset": "none"})
+    assert conf["group.id"] == "custom"
+    assert conf["auto.offset.reset"] == "error"  # Java "none" is librdkafka "error"
+    override = consumer_config(WORKER, "sink", 1, None, {"group.id": "over"})
+    assert override["group.id"] == "over"
+
+
+def test_admin_takes_unprefixed_worker_keys_then_admin_then_overrides() -> None:
+    conf = admin_config(WORKER, {"request.timeout.ms": "7000"})
+    assert conf["bootstrap.servers"] == "127.0.0.1:1"
+    assert conf["client.dns.lookup"] == "use_all_dns_ips"
+    assert conf["request.timeout.ms"] == "7000"
+    assert not any(k.startswith(("producer.", "consumer.", "admin.")) for k in conf)
+    assert conf["key.converter"] == WORKER["key.converter"]  # pruned when the client is built
+    assert admin_config(WORKER, {})["request.timeout.ms"] == "9000"
+
+
+def test_translation_renames_converts_and_drops(caplog: pytest.LogCaptureFixture) -> None:
+    java = {
+        "key.serializer": "org.apache.kafka.common.serialization.ByteArraySerializer",
+        "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
+        "max.block.ms": "60000",
+        "max.request.size": "2097152",
+        "buffer.memory": "33554432",
+        "send.buffer.bytes": "131072",
+        "partition.assignment.strategy": "org.apache.kafka.clients.consumer.RangeAssignor,"
+        "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+        "ssl.endpoint.identification.algorithm": "",
+        "delivery.timeout.ms": "120000",
+    }
+    with caplog.at_level(logging.DEBUG, logger="connect_lite.kafka.clients"):
+        out = translate(java)
+    assert out == {
+        "message.max.bytes": "2097152",
+        "queue.buffering.max.kbytes": "32768",
+        "socket.send.buffer.bytes": "131072",
+        "partition.assignment.strategy": "range,cooperative-sticky",
+        "ssl.endpoint.identification.algorithm": "none",
+        "delivery.timeout.ms": "120000",
+    }
+    dropped_lines = [r for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(dropped_lines) == 1
+    assert "max.block.ms" in dropped_lines[0].getMessage()
+
+
+def test_a_java_override_beats_a_librdkafka_worker_key() -> None:
+    worker = {"bootstrap.servers": "b:1", "producer.message.max.bytes": "1000000"}
+    conf = producer_config(worker, "c", 0, {"max.request.size": "3000000"})
+    assert conf["message.max.bytes"] == "3000000"
+    assert "max.request.size" not in conf
+
+
+def test_jaas_credentials_become_sasl_username_and_password() -> None:
+    jaas = (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'username="alice" password="s3\\"cret";'
+    )
+    assert translate({"sasl.jaas.config": jaas}) == {
+        "sasl.username": "alice",
+        "sasl.password": 's3"cret',
+    }
+    kerberos = "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;"
+    assert translate({"sasl.jaas.config": kerberos}) == {}
+
+
+def test_unknown_keys_are_dropped_when_the_client_is_built(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: list[dict[str, object]] = []
+
+    def factory(conf: dict[str, object]) -> dict[str, object]:
+        from confluent_kafka import KafkaError, KafkaException
+
+        for key in conf:
+            if key.startswith("not."):
+                err = KafkaError(
+                    KafkaError._INVALID_ARG, f'No such configuration property: "{key}"'
+                )
+                raise KafkaException(err)
+        seen.append(conf)
+        return conf
+
+    config = {"bootstrap.servers": "b:1", "not.a.key": "1", "not.another": "2"}
+    with caplog.at_level(logging.DEBUG, logger="connect_lite.kafka.native"):
+        built = new_client(factory, config, "test client")
+    assert set(built) == {"bootstrap.servers", "logger"}
+    assert len([r for r in caplog.records if "not.a.key" in r.getMessage()]) == 1
+
+
+def test_real_clients_build_from_configs_with_worker_only_keys() -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient
+
+    accepted: list[dict[str, object]] = []
+
+    def recording(factory):  # type: ignore[no-untyped-def]
+        def build(conf: dict[str, object]) -> object:
+            client = factory(conf)
+            accepted.append(dict(conf))
+            return client
+
+        return build
+
+    new_client(recording(AdminClient), admin_config(WORKER, {}), "admin client")
+    producer_conf = producer_config(WORKER, "c", 0, {"max.block.ms": "1", "x.unknown": "1"})
+    new_client(recording(Producer), producer_conf, "producer")
+    admin_keys, producer_keys = set(accepted[0]), set(accepted[1])
+    assert {"bootstrap.servers", "client.dns.lookup", "request.timeout.ms"} <= admin_keys
+    assert not {"key.converter", "offset.flush.interval.ms"} & admin_keys
+    assert {"acks", "linger.ms", "client.id"} <= producer_keys
+    assert not {"max.block.ms", "x.unknown"} & producer_keys
+
+
+def test_a_bad_value_is_a_config_error() -> None:
+    from confluent_kafka import Producer
+
+    with pytest.raises(ConfigError, match=r"Invalid producer .*required\.acks"):
+        new_client(Producer, producer_config(WORKER, "c", 0, {"acks": "bogus"}), "producer")
+
+
+@pytest.mark.parametrize(
+    ("java", "librdkafka"),
+    [("orders-.*", "^(orders-.*)$"), ("^a|b$", "^(a|b)$"), ("x\\$", "^(x\\$)$")],
+)
+def test_regex_subscription_is_anchored(java: str, librdkafka: str) -> None:
+    assert subscription_pattern(java) == librdkafka
