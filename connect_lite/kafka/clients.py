@@ -38,7 +38,11 @@ PRODUCER_DEFAULTS: dict[str, str] = {
 # ~0.2 M records/s on Tansu; with these values a 1 M record topic reads at ~1.6-1.8 M/s. Larger
 # values (50 MiB per partition) measured no faster, and queued memory stays bounded by
 # queued.max.messages.kbytes (64 MiB by default).
+# A sink often subscribes before its topic exists (the source has not produced yet), and
+# librdkafka only looks again at the next metadata refresh: 5 minutes by default. Refreshing
+# every 5 s lets a sink find a new topic, or a new topics.regex match, within seconds.
 CONSUMER_DEFAULTS: dict[str, str] = {
+    "topic.metadata.refresh.interval.ms": "5000",
     "enable.auto.commit": "false",
     "auto.offset.reset": "earliest",
     "fetch.max.bytes": str(50 * 1024 * 1024),

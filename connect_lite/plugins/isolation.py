@@ -77,6 +77,14 @@ def location_package(path: str) -> str:
     return f"{ROOT}.{slug}_{digest}"
 
 
+def public_class_name(cls: type) -> str:
+    """A class's name as users see it: module path inside its location plus the class name."""
+    module = cls.__module__
+    if module.startswith(ROOT + "."):
+        module = module.split(".", 2)[2] if module.count(".") >= 2 else module
+    return f"{module}.{cls.__qualname__}"
+
+
 def top_level_names(path: str) -> set[str]:
     """The names of the top-level modules and packages a location holds."""
     names: set[str] = set()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from connect_lite.plugins.types import PluginDesc
@@ -36,12 +37,12 @@ class HerderAPI(Protocol):
         """404 ``Connector {name} not found``."""
 
     def create_connector(
-        self, name: str, config: dict[str, str | None], initial_state: str | None = None
+        self, name: str, config: Mapping[str, str | None], initial_state: str | None = None
     ) -> ConnectorInfo:
         """409 ``Connector {name} already exists``; 400 invalid config."""
 
     def put_connector_config(
-        self, name: str, config: dict[str, str | None]
+        self, name: str, config: Mapping[str, str | None]
     ) -> tuple[bool, ConnectorInfo]:
         """Create or replace; returns (created, info)."""
 
@@ -81,4 +82,4 @@ class HerderAPI(Protocol):
     def plugin_config(self, plugin: str, version: str | None) -> list[dict[str, Any]]:
         """ConfigKeyInfo JSON objects. 404 ``Unknown plugin {plugin}.``"""
 
-    def validate_config(self, plugin: str, config: dict[str, str | None]) -> ConfigInfos: ...
+    def validate_config(self, plugin: str, config: Mapping[str, str | None]) -> ConfigInfos: ...

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +43,7 @@ class ConfigStore(ABC):
         """Task configs in task order; [] if none or unknown connector."""
 
     @abstractmethod
-    def put_task_configs(self, name: str, configs: list[Mapping[str, str]]) -> None:
+    def put_task_configs(self, name: str, configs: Sequence[Mapping[str, str]]) -> None:
         """Replace all task configs of a connector atomically."""
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connect_lite.api.records import canonical_json
@@ -72,7 +72,7 @@ class MemoryConfigStore(ConfigStore):
         with self._lock:
             return [dict(c) for c in self._tasks.get(name, [])]
 
-    def put_task_configs(self, name: str, configs: list[Mapping[str, str]]) -> None:
+    def put_task_configs(self, name: str, configs: Sequence[Mapping[str, str]]) -> None:
         """Raises KeyError if the connector does not exist (as the SQLite store does)."""
         with self._lock:
             if name not in self._configs:

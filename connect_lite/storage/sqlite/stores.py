@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connect_lite.api.records import canonical_json
@@ -61,7 +61,7 @@ class SqliteConfigStore(ConfigStore):
         )
         return [json.loads(row[0]) for row in rows]
 
-    def put_task_configs(self, name: str, configs: list[Mapping[str, str]]) -> None:
+    def put_task_configs(self, name: str, configs: Sequence[Mapping[str, str]]) -> None:
         """Raises KeyError if the connector does not exist (task configs belong to one)."""
         rows = [(name, index, json.dumps(dict(c))) for index, c in enumerate(configs)]
         with self._db.atomic() as conn:

@@ -1,0 +1,72 @@
+"""The command line: ``python app.py worker.properties [connector files ...]``."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from connect_lite.api.errors import ConfigError, ConnectError
+
+log = logging.getLogger("connect_lite")
+
+USAGE = "Usage: python app.py worker.properties [connector1.properties connector2.json ...]"
+EXIT_STARTUP_FAILED = 2
+EXIT_CONNECTOR_FILE_FAILED = 3
+
+
+@dataclass
+class Runtime:
+    """Everything one running worker owns, in start order; stopped in reverse."""
+
+    parts: list[tuple[str, Any]] = field(default_factory=list)
+
+    def add(self, name: str, stop: Any) -> None:
+        self.parts.append((name, stop))
+
+    def stop(self) -> None:
+        for name, stop in reversed(self.parts):
+            try:
+                stop()
+            except Exception:
+                log.exception("Error while stopping %s", name)
+        self.parts.clear()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE, file=sys.stderr)
+        return 1
+    logging.basicConfig(
+        level=logging.INFO, format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
+    )
+    from connect_lite.worker_main import start_worker  # imported late: --help stays fast
+
+    stop_requested = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop_requested.set())
+    try:
+        running = start_worker(args[0], args[1:])
+    except ConfigError as error:
+        print(f"Invalid worker configuration:\n{error}", file=sys.stderr)
+        return EXIT_STARTUP_FAILED
+    except ConnectorFileError as error:
+        log.error("%s", error)
+        return EXIT_CONNECTOR_FILE_FAILED
+    except ConnectError as error:
+        log.error("Stopping after startup failure: %s", error)
+        return EXIT_STARTUP_FAILED
+    log.info("connect-lite is running: REST API at %s", running.rest_url)
+    stop_requested.wait()
+    log.info("Stopping connect-lite")
+    running.stop()
+    log.info("connect-lite stopped")
+    return 0
+
+
+class ConnectorFileError(ConnectError):
+    """A connector file given on the command line could not be created."""

@@ -1,0 +1,436 @@
+"""StandaloneHerder: the one door for every control operation, serialised by one lock."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from connect_lite import __version__
+from connect_lite.api.errors import (
+    AlreadyExistsError,
+    BadRequestError,
+    ConnectError,
+    NotFoundError,
+)
+from connect_lite.config import connector as connector_config
+from connect_lite.config.worker import WorkerConfig
+from connect_lite.plugins.types import PluginDesc, PluginType
+from connect_lite.runtime.entities import (
+    ConfigInfos,
+    ConnectorInfo,
+    ConnectorStateInfo,
+    ServerInfo,
+    TaskInfo,
+    WorkerHealth,
+)
+from connect_lite.runtime.states import ConnectorStatus, State, TargetState, TaskStatus
+from connect_lite.runtime.worker import Worker
+from connect_lite.storage.base import Stores
+
+log = logging.getLogger(__name__)
+
+KAFKA_API_VERSION = "4.1.0"
+"""The Kafka Connect REST API version this worker implements, reported by GET /."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _serialised(method: F) -> F:
+    @functools.wraps(method)
+    def wrapper(self: StandaloneHerder, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]  # same signature
+
+
+def parse_initial_state(value: str | None) -> TargetState:
+    """KIP-980 ``initial_state``: RUNNING (default), PAUSED or STOPPED, any case."""
+    if value is None:
+        return TargetState.RUNNING
+    try:
+        return TargetState[str(value).strip().upper()]
+    except KeyError:
+        raise BadRequestError(
+            f"Invalid value {value} for initial_state: must be one of RUNNING, PAUSED, STOPPED"
+        ) from None
+
+
+class StandaloneHerder:
+    """Implements HerderAPI over the config and status stores and the Worker."""
+
+    def __init__(
+        self,
+        worker: Worker,
+        stores: Stores,
+        config: WorkerConfig,
+        worker_id: str,
+        cluster_id: str | None,
+    ) -> None:
+        self.worker = worker
+        self.stores = stores
+        self.config = config
+        self.worker_id = worker_id
+        self.cluster_id = cluster_id
+        self._lock = threading.RLock()
+        self._ready = False
+        self._reconfigurer = ThreadPoolExecutor(1, thread_name_prefix="herder-reconfigure")
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @_serialised
+    def start(self) -> None:
+        """Bring every stored connector back to its stored target state."""
+        for name in self.stores.configs.connector_names():
+            try:
+                self._start_connector(name, restore=True)
+            except Exception:
+                log.exception("[%s] Failed to restore connector", name)
+
+    def ready(self) -> None:
+        self._ready = True
+
+    def stop(self) -> None:
+        self._reconfigurer.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            self.worker.shutdown()
+
+    def health(self) -> WorkerHealth:
+        if not self._ready:
+            return WorkerHealth("starting", "Worker is still starting up.")
+        if not self._lock.acquire(timeout=10):
+            return WorkerHealth(
+                "unhealthy",
+                "Worker was unable to handle this request and may be unable to handle other "
+                "requests.",
+            )
+        self._lock.release()
+        return WorkerHealth(
+            "healthy", "Worker has completed startup and is ready to handle requests."
+        )
+
+    def server_info(self) -> ServerInfo:
+        return ServerInfo(KAFKA_API_VERSION, f"connect-lite-{__version__}", self.cluster_id)
+
+    # -- reads -----------------------------------------------------------------------------
+    def connectors(self) -> list[str]:
+        return self.stores.configs.connector_names()
+
+    def _config_or_404(self, name: str) -> dict[str, str]:
+        config = self.stores.configs.get_connector_config(name)
+        if config is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return config
+
+    def connector_info(self, name: str) -> ConnectorInfo:
+        config = self._config_or_404(name)
+        tasks = self.stores.configs.get_task_configs(name)
+        return ConnectorInfo(name, config, list(range(len(tasks))), self._type(config))
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        return self._config_or_404(name)
+
+    def task_configs(self, name: str) -> list[TaskInfo]:
+        self._config_or_404(name)
+        configs = self.stores.configs.get_task_configs(name)
+        return [TaskInfo(name, i, c) for i, c in enumerate(configs)]
+
+    def connector_status(self, name: str) -> ConnectorStateInfo:
+        status = self.stores.statuses.get_connector(name)
+        config = self.stores.configs.get_connector_config(name)
+        if status is None or config is None:
+            raise NotFoundError(f"No status found for connector {name}")
+        tasks = self.stores.statuses.get_tasks(name)
+        return ConnectorStateInfo(name, self._type(config), status, tasks)
+
+    def task_status(self, name: str, task: int) -> TaskStatus:
+        status = self.stores.statuses.get_task(name, task)
+        if status is None:
+            raise NotFoundError(f"No status found for task {name}-{task}")
+        return status
+
+    def _type(self, config: Mapping[str, str]) -> str:
+        return self.worker.connector_type(config)
+
+    # -- plugins and validation ------------------------------------------------------------
+    def plugins(self, connectors_only: bool) -> list[PluginDesc]:
+        types = [PluginType.SINK, PluginType.SOURCE] if connectors_only else None
+        return self.worker.plugins.all(types)
+
+    def plugin_config(self, plugin: str, version: str | None) -> list[dict[str, Any]]:
+        return connector_config.plugin_config_keys(self.worker.plugins, plugin, version)
+
+    def validate_config(self, plugin: str, config: Mapping[str, str | None]) -> ConfigInfos:
+        given = config.get("connector.class")
+        if given and not _normalise(given).endswith(_normalise(plugin)):
+            raise BadRequestError(
+                f"Included connector type {given} does not match request type {plugin}"
+            )
+        try:
+            return self._validate(config)
+        except BadRequestError as error:
+            # Kafka's quirk: this resource does not unwrap validation exceptions (500).
+            raise ConnectError(
+                f"org.apache.kafka.connect.runtime.rest.errors.BadRequestException: {error}"
+            ) from error
+
+    def _validate(self, config: Mapping[str, Any]) -> ConfigInfos:
+        return connector_config.validate_connector_config(
+            self.worker.plugins, self.config, dict(config)
+        )
+
+    def _validate_or_400(self, name: str, config: dict[str, Any]) -> None:
+        problem = connector_config.check_connector_name(name)
+        if problem and "/" in name:
+            raise BadRequestError(problem)
+        infos = self._validate(config)
+        if infos.error_count > 0:
+            raise BadRequestError(connector_config.invalid_config_message(infos))
+
+    # -- create / update / delete ----------------------------------------------------------
+    @_serialised
+    def create_connector(
+        self, name: str, config: Mapping[str, str | None], initial_state: str | None = None
+    ) -> ConnectorInfo:
+        target = parse_initial_state(initial_state)
+        config = _with_name(name, config)
+        if self.stores.configs.get_connector_config(name) is not None:
+            raise AlreadyExistsError(f"Connector {name} already exists")
+        self._validate_or_400(name, config)
+        self.stores.configs.put_connector_config(name, config, target)
+        self._start_connector(name)
+        return self.connector_info(name)
+
+    @_serialised
+    def put_connector_config(
+        self, name: str, config: Mapping[str, str | None]
+    ) -> tuple[bool, ConnectorInfo]:
+        config = _with_name(name, config)
+        self._validate_or_400(name, config)
+        existing = self.stores.configs.get_connector_config(name)
+        if existing is None:
+            self.stores.configs.put_connector_config(name, config, TargetState.RUNNING)
+            self._start_connector(name)
+            return True, self.connector_info(name)
+        self._reconfigure(name, config)
+        return False, self.connector_info(name)
+
+    @_serialised
+    def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
+        merged: dict[str, Any] = dict(self._config_or_404(name))
+        for key, value in patch.items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        merged = _with_name(name, merged)
+        self._validate_or_400(name, merged)
+        self._reconfigure(name, merged)
+        return self.connector_info(name)
+
+    @_serialised
+    def delete_connector(self, name: str) -> None:
+        self._config_or_404(name)
+        self.worker.stop_tasks(name)
+        self.worker.stop_connector(name)
+        self.stores.configs.remove_connector(name)
+        self.stores.statuses.delete_connector(name)
+        log.info("[%s] Connector deleted", name)
+
+    def _reconfigure(self, name: str, config: dict[str, str]) -> None:
+        """Replace the config of an existing connector, keeping its target state."""
+        self.worker.stop_tasks(name)
+        self.worker.stop_connector(name)
+        self.stores.configs.put_connector_config(name, config)
+        self._start_connector(name)
+
+    # -- target states ---------------------------------------------------------------------
+    @_serialised
+    def pause_connector(self, name: str) -> None:
+        self._known_or_404(name)
+        self.stores.configs.put_target_state(name, TargetState.PAUSED)
+        if name not in self.worker.connectors:
+            self._start_connector(name)
+            return
+        self.worker.transition_connector(name, TargetState.PAUSED)
+        self.worker.transition_tasks(name, TargetState.PAUSED)
+
+    @_serialised
+    def resume_connector(self, name: str) -> None:
+        self._known_or_404(name)
+        self.stores.configs.put_target_state(name, TargetState.RUNNING)
+        runner = self.worker.connectors.get(name)
+        if runner is None or not self.worker.task_ids(name):
+            self.worker.stop_connector(name)
+            self._start_connector(name)
+            return
+        self.worker.transition_connector(name, TargetState.RUNNING)
+        self.worker.transition_tasks(name, TargetState.RUNNING)
+
+    @_serialised
+    def stop_connector(self, name: str) -> None:
+        self._known_or_404(name)
+        self.stores.configs.put_target_state(name, TargetState.STOPPED)
+        self._stop_tasks_and_forget(name)
+        if name in self.worker.connectors:
+            self.worker.transition_connector(name, TargetState.STOPPED)
+        else:
+            self._start_connector(name)
+
+    def _stop_tasks_and_forget(self, name: str) -> None:
+        self.worker.stop_tasks(name)
+        for status in self.stores.statuses.get_tasks(name):
+            self.stores.statuses.delete_task(name, status.task)
+        self.stores.configs.put_task_configs(name, [])
+
+    def _known_or_404(self, name: str) -> dict[str, str]:
+        config = self.stores.configs.get_connector_config(name)
+        if config is None:
+            raise NotFoundError(f"Unknown connector {name}")
+        return config
+
+    # -- restart ---------------------------------------------------------------------------
+    @_serialised
+    def restart_connector(
+        self, name: str, include_tasks: bool, only_failed: bool
+    ) -> ConnectorStateInfo | None:
+        if not include_tasks and not only_failed:
+            self._config_or_404(name)
+            self.worker.stop_connector(name)
+            self._start_connector(name, keep_tasks=True)
+            return None
+        if self.stores.configs.get_connector_config(name) is None:
+            raise NotFoundError(f"Unknown connector: {name}")
+        current = self.stores.statuses.get_connector(name)
+        if current is None:
+            raise NotFoundError(f"Status for connector {name} not found")
+        plan = self._restart_plan(name, current, include_tasks, only_failed)
+        self._execute_plan(name, plan)
+        return plan
+
+    def _restart_plan(
+        self, name: str, current: ConnectorStatus, include_tasks: bool, only_failed: bool
+    ) -> ConnectorStateInfo:
+        def selected(state: State) -> bool:
+            return not only_failed or state is State.FAILED
+
+        connector = current
+        if selected(current.state):
+            connector = ConnectorStatus(
+                name, State.RESTARTING, current.worker_id, current.trace, current.version
+            )
+        tasks = []
+        for task in self.stores.statuses.get_tasks(name):
+            if include_tasks and selected(task.state):
+                task = TaskStatus(
+                    name, task.task, State.RESTARTING, task.worker_id, task.trace, task.version
+                )
+            tasks.append(task)
+        config = self._config_or_404(name)
+        return ConnectorStateInfo(name, self._type(config), connector, tasks)
+
+    def _execute_plan(self, name: str, plan: ConnectorStateInfo) -> None:
+        restarting = [t for t in plan.tasks if t.state is State.RESTARTING]
+        restart_ids = [t.task for t in restarting]
+        for status in restarting:
+            self.stores.statuses.put_task(status)
+        self.worker.stop_tasks(name, restart_ids)
+        if plan.connector.state is State.RESTARTING:
+            self.stores.statuses.put_connector(plan.connector)
+            self.worker.stop_connector(name)
+            self._start_connector(name, keep_tasks=True)
+        config = self._config_or_404(name)
+        target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
+        task_configs = self.stores.configs.get_task_configs(name)
+        for task_id in restart_ids:
+            if task_id < len(task_configs) and (name, task_id) not in self.worker.tasks:
+                self.worker.start_task(name, task_id, config, task_configs[task_id], target)
+
+    @_serialised
+    def restart_task(self, name: str, task: int) -> None:
+        config = self._config_or_404(name)
+        task_configs = self.stores.configs.get_task_configs(name)
+        if task >= len(task_configs):
+            raise NotFoundError(f"Task {name}-{task} not found")
+        target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
+        self.worker.stop_tasks(name, [task])
+        self.worker.start_task(name, task, config, task_configs[task], target)
+
+    # -- bringing a connector to its target state -----------------------------------------
+    def _start_connector(self, name: str, restore: bool = False, keep_tasks: bool = False) -> None:
+        """Start the stored connector in its stored target state, and its tasks if it runs.
+
+        On restore, or when ``keep_tasks``, tasks run from their stored configs and are only
+        regenerated if the connector now produces different ones."""
+        config = self._config_or_404(name)
+        target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
+        try:
+            self.worker.start_connector(name, config, target, self._request_reconfiguration)
+        except Exception as error:
+            log.error("[%s] Failed to start connector: %s", name, error)
+            return
+        if target is TargetState.STOPPED:
+            return
+        if target is TargetState.PAUSED:
+            if restore:
+                self._start_tasks(name, config, target)
+            return
+        self._update_tasks(name, config, restart_all=not (restore or keep_tasks))
+
+    def _update_tasks(self, name: str, config: dict[str, str], restart_all: bool) -> None:
+        try:
+            new = self.worker.connector_task_configs(name, config)
+        except Exception as error:
+            runner = self.worker.connectors.get(name)
+            if runner is not None:
+                runner.fail(error)
+            return
+        old = self.stores.configs.get_task_configs(name)
+        if new != old or restart_all:
+            self.worker.stop_tasks(name)
+            for status in self.stores.statuses.get_tasks(name):
+                if status.task >= len(new):
+                    self.stores.statuses.delete_task(name, status.task)
+            self.stores.configs.put_task_configs(name, new)
+        target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
+        self._start_tasks(name, config, target)
+
+    def _start_tasks(self, name: str, config: dict[str, str], target: TargetState) -> None:
+        for task_id, task_config in enumerate(self.stores.configs.get_task_configs(name)):
+            if (name, task_id) not in self.worker.tasks:
+                self.worker.start_task(name, task_id, config, task_config, target)
+
+    def _request_reconfiguration(self, name: str) -> None:
+        """Called by a connector from any thread: regenerate its task configs later."""
+        self._reconfigurer.submit(self._reconfigure_tasks, name)
+
+    @_serialised
+    def _reconfigure_tasks(self, name: str) -> None:
+        config = self.stores.configs.get_connector_config(name)
+        target = self.stores.configs.get_target_state(name)
+        if (
+            config is None
+            or target is not TargetState.RUNNING
+            or name not in self.worker.connectors
+        ):
+            return
+        self._update_tasks(name, config, restart_all=False)
+
+
+def _with_name(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    config = dict(config)
+    given = config.get("name")
+    if given is not None and given != name:
+        raise BadRequestError(
+            f"Connector name configuration ({given}) doesn't match connector name in the URL "
+            f"({name})"
+        )
+    config["name"] = name
+    return config
+
+
+def _normalise(class_name: str) -> str:
+    return class_name[: -len("Connector")] if class_name.endswith("Connector") else class_name

@@ -1,0 +1,41 @@
+"""The data plane: the worker's SparkSession and the batch stages that run on it."""
+
+from connect_lite.pipeline.errors import (
+    HEADER_CONVERTER,
+    KEY_CONVERTER,
+    PREDICATE,
+    TRANSFORMATION,
+    VALUE_CONVERTER,
+    RecordError,
+    StageCancelledError,
+    StageExecutionError,
+)
+from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.stage import (
+    ProducedRecord,
+    SinkBatchResult,
+    SinkStage,
+    SourceBatchResult,
+    SourceStage,
+    StageSpec,
+    TransformSpec,
+)
+
+__all__ = [
+    "HEADER_CONVERTER",
+    "KEY_CONVERTER",
+    "PREDICATE",
+    "TRANSFORMATION",
+    "VALUE_CONVERTER",
+    "ProducedRecord",
+    "RecordError",
+    "SinkBatchResult",
+    "SinkStage",
+    "SourceBatchResult",
+    "SourceStage",
+    "SparkRuntime",
+    "StageCancelledError",
+    "StageExecutionError",
+    "StageSpec",
+    "TransformSpec",
+]

@@ -1,0 +1,189 @@
+"""The worker's one SparkSession: created lazily (or in the background), shared, job groups.
+
+Job groups and PySpark 4's pinned thread mode: PySpark (classic, not Spark Connect) runs
+with ``PYSPARK_PIN_THREAD=true`` by default, so every Python thread talks to the JVM through
+its own connection served by its own JVM thread. ``SparkContext.setJobGroup`` sets local
+properties on *that* JVM thread, so jobs started by the calling Python thread (and the
+JVM threads it spawns, e.g. ``toArrow``'s serving thread, which inherit local properties)
+carry the group, and other Python threads are not affected. Py4J may hand a finished
+thread's JVM connection to a new Python thread, so :meth:`SparkRuntime.job_group` always
+restores the previous properties on exit instead of leaving them set.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONF: dict[str, str] = {
+    "spark.master": "local[*]",
+    "spark.app.name": "connect-lite",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.python.worker.reuse": "true",
+    "spark.log.level": "WARN",
+}
+
+_GROUP_KEYS = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+
+
+def effective_conf(conf: dict[str, str]) -> dict[str, str]:
+    """The defaults, overridden by the worker's ``spark.*`` keys, plus the Python to run."""
+    merged = dict(DEFAULT_CONF)
+    merged.update(conf)
+    merged.setdefault("spark.pyspark.python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
+    merged.setdefault("spark.pyspark.driver.python", sys.executable)
+    merged["spark.executorEnv.PYTHONPATH"] = _python_path(
+        merged.get("spark.executorEnv.PYTHONPATH")
+    )
+    return merged
+
+
+def _python_path(given: str | None) -> str:
+    """The executors' PYTHONPATH: the directory connect_lite is imported from, then ``given``.
+
+    Spark's Python workers import connect_lite.pipeline (the stage code) by name; in local
+    mode this makes that work whether connect_lite is installed or run from a checkout.
+    """
+    import connect_lite
+
+    home = os.path.dirname(os.path.dirname(os.path.abspath(connect_lite.__file__)))
+    parts = [home, *(given.split(os.pathsep) if given else [])]
+    return os.pathsep.join(dict.fromkeys(p for p in parts if p))
+
+
+class JobGroup:
+    """A job group opened by :meth:`SparkRuntime.job_group`; knows if it was cancelled."""
+
+    def __init__(self, group_id: str) -> None:
+        self.group_id = group_id
+        self.cancelled = False
+
+
+class SparkRuntime:
+    """Owns the worker's SparkSession: lazy, thread-safe creation, job groups, stop."""
+
+    def __init__(self, conf: dict[str, str] | None = None) -> None:
+        self.conf = effective_conf(dict(conf or {}))
+        self._lock = threading.Lock()
+        self._spark: SparkSession | None = None
+        self._error: BaseException | None = None
+        self._groups: dict[str, list[JobGroup]] = {}
+        self._groups_lock = threading.Lock()
+        self._starter: threading.Thread | None = None
+        self._starter_lock = threading.Lock()
+        self._parallelism: int | None = None
+
+    @property
+    def is_started(self) -> bool:
+        """True once the session exists (creation finished successfully)."""
+        return self._spark is not None
+
+    def session(self) -> SparkSession:
+        """The shared session, created on first use; blocks while another thread creates it."""
+        spark = self._spark
+        if spark is not None:
+            return spark
+        with self._lock:
+            if self._spark is None:
+                self._spark = self._create()
+            return self._spark
+
+    def start_in_background(self) -> threading.Thread:
+        """Begin creating the session on a daemon thread; the caller never waits for it."""
+        with self._starter_lock:  # not self._lock: a creation in progress must not block us
+            if self._starter is None:
+                self._starter = threading.Thread(
+                    target=self._start_quietly, name="spark-session-start", daemon=True
+                )
+                self._starter.start()
+            return self._starter
+
+    def _start_quietly(self) -> None:
+        try:
+            self.session()
+        except Exception as e:  # reported again to whoever calls session()
+            self._error = e
+            log.exception("Starting the Spark session failed")
+
+    @property
+    def start_error(self) -> BaseException | None:
+        """The error of a failed background start, if any."""
+        return self._error
+
+    def _create(self) -> SparkSession:
+        from pyspark.sql import SparkSession
+
+        log.info("Starting Spark session (master %s)", self.conf["spark.master"])
+        # PySpark's driver reads the workers' Python from the environment, not the conf.
+        os.environ["PYSPARK_PYTHON"] = self.conf["spark.pyspark.python"]
+        if self.conf["spark.master"].startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, no warning
+        builder = SparkSession.builder
+        for key, value in self.conf.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel(self.conf["spark.log.level"])
+        self._error = None
+        return spark
+
+    @property
+    def default_parallelism(self) -> int:
+        """How many partitions a batch is split into."""
+        if self._parallelism is None:
+            self._parallelism = max(1, int(self.session().sparkContext.defaultParallelism))
+        return self._parallelism
+
+    @contextmanager
+    def job_group(self, group_id: str, description: str) -> Iterator[JobGroup]:
+        """Tag the Spark jobs this thread runs inside the block with ``group_id``."""
+        sc = self.session().sparkContext
+        saved = {key: sc.getLocalProperty(key) for key in _GROUP_KEYS}
+        handle = JobGroup(group_id)
+        with self._groups_lock:
+            self._groups.setdefault(group_id, []).append(handle)
+        sc.setJobGroup(group_id, description, interruptOnCancel=True)
+        try:
+            yield handle
+        finally:
+            with self._groups_lock:
+                handles = self._groups.get(group_id, [])
+                if handle in handles:
+                    handles.remove(handle)
+                if not handles:
+                    self._groups.pop(group_id, None)
+            for key, value in saved.items():
+                sc.setLocalProperty(key, value)  # type: ignore[arg-type]  # None clears it
+
+    def cancel(self, group_id: str) -> None:
+        """Cancel the running jobs of ``group_id`` and mark its open job groups cancelled."""
+        with self._groups_lock:
+            for handle in self._groups.get(group_id, []):
+                handle.cancelled = True
+        spark = self._spark
+        if spark is not None:
+            spark.sparkContext.cancelJobGroup(group_id)
+
+    def stop(self) -> None:
+        """Stop the session (waiting for a background start first)."""
+        with self._starter_lock:
+            starter, self._starter = self._starter, None
+        if starter is not None:
+            starter.join()
+        with self._lock:
+            if self._spark is not None:
+                self._spark.stop()
+                self._spark = None
+            self._parallelism = None

@@ -1,0 +1,302 @@
+"""The record-level work of a stage on one chunk: transforms, predicates and converters.
+
+Runs inside Spark's Python workers. Inputs and outputs are plain lists (see transfer.py
+for how chunks travel). Each plugin call is guarded per record: a failing record becomes
+a RecordError and the chunk goes on. A converter that offers a vectorized form
+(``from_connect_batch(topic, schema, values)`` or ``to_connect_batch(topic, values)``) is
+called once per run of records with the same topic and schema; if that call raises, the
+run is redone record by record to find the culprit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from connect_lite.api.data import Header, Headers
+from connect_lite.api.records import SinkRecord, SourceRecord
+from connect_lite.pipeline.errors import (
+    HEADER_CONVERTER,
+    KEY_CONVERTER,
+    PREDICATE,
+    TRANSFORMATION,
+    VALUE_CONVERTER,
+    RecordError,
+    capture,
+)
+from connect_lite.pipeline.executor import BuildError, Components
+
+_EMPTY_HEADERS = Headers()
+TIMESTAMP_TYPES: dict[Any, str] = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
+"""confluent-kafka's timestamp type numbers; a name given as a string is kept as it is."""
+_FAILED = object()
+
+Failures = dict[int, RecordError]  # local index -> its first error
+
+
+def apply_transforms(
+    chain: Sequence[tuple[Any, Any, bool]], record: Any, index: int, failures: Failures
+) -> Any:
+    """Run the transform chain on one record: the new record, None (dropped) or _FAILED."""
+    for transform, predicate, negate in chain:
+        if predicate is not None:
+            try:
+                applies = bool(predicate.test(record)) != negate
+            except Exception as e:
+                failures[index] = capture(e, index, PREDICATE, predicate)
+                return _FAILED
+            if not applies:
+                continue
+        try:
+            record = transform.apply(record)
+        except Exception as e:
+            failures[index] = capture(e, index, TRANSFORMATION, transform)
+            return _FAILED
+        if record is None:
+            return None
+    return record
+
+
+def _runs(topics: Sequence[str], schemas: Sequence[Any] | None) -> list[tuple[int, int]]:
+    """[start, end) runs of equal topic (and schema, when given)."""
+    runs, start, n = [], 0, len(topics)
+    for i in range(1, n):
+        if topics[i] != topics[start] or (
+            schemas is not None
+            and schemas[i] is not schemas[start]
+            and schemas[i] != schemas[start]
+        ):
+            runs.append((start, i))
+            start = i
+    if n:
+        runs.append((start, n))
+    return runs
+
+
+def convert_column(
+    converter: Any,
+    stage: str,
+    args: tuple[Sequence[Any], ...],
+    indices: Sequence[int],
+    failures: Failures,
+) -> list[Any]:
+    """Convert one column: ``args`` are (topics, [schemas,] values), aligned with ``indices``."""
+    batch_name = "from_connect_batch" if len(args) == 3 else "to_connect_batch"
+    one: Callable[..., Any] = getattr(
+        converter, "from_connect_data" if len(args) == 3 else "to_connect_data"
+    )
+    batch = getattr(converter, batch_name, None)
+    out: list[Any] = [None] * len(indices)
+    if batch is None:
+        _convert_each(one, converter, stage, args, indices, 0, len(indices), out, failures)
+        return out
+    for start, end in _runs(args[0], args[1] if len(args) == 3 else None):
+        head = tuple(col[start] for col in args[:-1])
+        try:
+            result = batch(*head, args[-1][start:end])
+            if len(result) != end - start:
+                raise ValueError(f"{batch_name} returned {len(result)} results for {end - start}")
+            out[start:end] = result
+        except Exception:
+            _convert_each(one, converter, stage, args, indices, start, end, out, failures)
+    return out
+
+
+def _convert_each(
+    one: Callable[..., Any],
+    converter: Any,
+    stage: str,
+    args: tuple[Sequence[Any], ...],
+    indices: Sequence[int],
+    start: int,
+    end: int,
+    out: list[Any],
+    failures: Failures,
+) -> None:
+    i = start
+    cols = zip(*(col[start:end] for col in args), strict=True)
+    while True:  # resumes after a failing record; the loop body stays a plain call
+        try:
+            for call_args in cols:
+                out[i] = one(*call_args)
+                i += 1
+            return
+        except Exception as e:
+            failures.setdefault(indices[i], capture(e, indices[i], stage, converter))
+            i += 1
+
+
+SOURCE_FIELDS = ("topic", "key", "key_schema", "value", "value_schema", "headers")
+"""The record fields (as columns, in this order) a source chunk without transforms carries."""
+SOURCE_RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(SourceRecord))
+"""Every SourceRecord field: the columns of a chunk that goes through transforms."""
+
+
+def source_chunk(comps: Components, full: bool, columns: tuple[list[Any], ...]) -> dict[str, Any]:
+    """Transforms, then key, value and header converters, for one chunk of source records.
+
+    ``columns`` are SOURCE_FIELDS, or with ``full`` every SourceRecord field in declaration
+    order (transforms need whole records); empty headers travel as None.
+    """
+    failures: Failures = {}
+    dropped: list[int] = []
+    meta = None
+    if full:
+        kept, records = _source_transform(comps, columns, failures, dropped)
+        topics = [r.topic for r in records]
+        keys, key_schemas = [r.key for r in records], [r.key_schema for r in records]
+        values, value_schemas = [r.value for r in records], [r.value_schema for r in records]
+        headers = [r.headers for r in records]
+        meta = [(r.topic, r.kafka_partition, r.timestamp) for r in records]
+    else:
+        topics, keys, key_schemas, values, value_schemas, headers = columns
+        kept = list(range(len(topics)))
+    out_keys = convert_column(
+        comps.key.get(), KEY_CONVERTER, (topics, key_schemas, keys), kept, failures
+    )
+    out_values = convert_column(
+        comps.value.get(), VALUE_CONVERTER, (topics, value_schemas, values), kept, failures
+    )
+    out_headers = _source_headers(comps, topics, headers, kept, failures)
+    return _pack(
+        kept, dropped, failures, keys=out_keys, values=out_values, headers=out_headers, meta=meta
+    )
+
+
+def _source_transform(
+    comps: Components, columns: tuple[list[Any], ...], failures: Failures, dropped: list[int]
+) -> tuple[list[int], list[SourceRecord]]:
+    chain = comps.transforms()
+    kept, records = [], []
+    for i, row in enumerate(zip(*columns, strict=True)):
+        fields = dict(zip(SOURCE_RECORD_FIELDS, row, strict=True))
+        fields["headers"] = fields["headers"] or _EMPTY_HEADERS
+        record = SourceRecord(**fields)
+        record = apply_transforms(chain, record, i, failures)
+        if record is None:
+            dropped.append(i)
+        elif record is not _FAILED:
+            kept.append(i)
+            records.append(record)
+    return kept, records
+
+
+def _source_headers(
+    comps: Components, topics: list[str], headers: list[Any], kept: list[int], failures: Failures
+) -> list[Any] | None:
+    if not any(headers):
+        return None
+    convert = comps.header.get().from_connect_header
+    out: list[Any] = [None] * len(kept)
+    for i, hs in enumerate(headers):
+        if not hs:
+            continue
+        try:
+            out[i] = [(h.key, convert(topics[i], h.key, h.schema, h.value)) for h in hs]
+        except Exception as e:
+            failures.setdefault(kept[i], capture(e, kept[i], HEADER_CONVERTER, comps.header.get()))
+    return out
+
+
+def sink_chunk(comps: Components, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+    """Key, value and header converters, then transforms, for one chunk of consumed messages.
+
+    A row is (topic, partition, offset, key, value, headers, timestamp, timestamp_type).
+    """
+    failures: Failures = {}
+    indices = list(range(len(rows)))
+    topics = [r[0] for r in rows]
+    keys = convert_column(
+        comps.key.get(), KEY_CONVERTER, (topics, [r[3] for r in rows]), indices, failures
+    )
+    values = convert_column(
+        comps.value.get(), VALUE_CONVERTER, (topics, [r[4] for r in rows]), indices, failures
+    )
+    headers = _sink_headers(comps, rows, failures)
+    kept = [i for i in indices if i not in failures] if failures else indices
+    if not comps.has_transforms:
+        if failures:
+            keys, values, headers = ([col[i] for i in kept] for col in (keys, values, headers))
+        columns = {  # columns pickle faster than per-record tuples
+            "key_schemas": [sv.schema for sv in keys],
+            "keys": [sv.value for sv in keys],
+            "value_schemas": [sv.schema for sv in values],
+            "values": [sv.value for sv in values],
+            "headers": headers,
+        }
+        return {
+            "kept": kept,
+            "dropped": [],
+            "errors": [failures[i] for i in sorted(failures)],
+            **columns,
+        }
+    chain = comps.transforms()
+    out_kept, dropped, records = [], [], []
+    for i in kept:
+        r = rows[i]
+        record = SinkRecord(
+            r[0],
+            r[1],
+            r[2],
+            keys[i].value,
+            values[i].value,
+            keys[i].schema,
+            values[i].schema,
+            r[6],
+            TIMESTAMP_TYPES.get(r[7], r[7]),
+            headers[i],
+        )
+        record = apply_transforms(chain, record, i, failures)
+        if record is None:
+            dropped.append(i)
+        elif record is not _FAILED:
+            out_kept.append(i)
+            records.append(record)
+    return _pack(out_kept, dropped, failures, records=records)
+
+
+def _sink_headers(comps: Components, rows: list[tuple[Any, ...]], failures: Failures) -> list[Any]:
+    out: list[Any] = [_EMPTY_HEADERS] * len(rows)
+    if not any(r[5] for r in rows):
+        return out
+    convert = comps.header.get().to_connect_header
+    for i, r in enumerate(rows):
+        if not r[5]:
+            continue
+        topic = r[0]
+        try:
+            items = []
+            for key, raw in r[5]:
+                sv = convert(topic, key, raw)
+                items.append(Header(key, sv.value, sv.schema))
+            out[i] = Headers(tuple(items))
+        except Exception as e:
+            failures.setdefault(i, capture(e, i, HEADER_CONVERTER, comps.header.get()))
+    return out
+
+
+def _pack(
+    kept: list[int], dropped: list[int], failures: Failures, **columns: Any
+) -> dict[str, Any]:
+    """The chunk result: kept local indices, the columns aligned with them, drops, errors."""
+    if failures:
+        bad = set(failures)
+        keep_pos = [p for p, i in enumerate(kept) if i not in bad]
+        kept = [kept[p] for p in keep_pos]
+        columns = {
+            name: (col if col is None else [col[p] for p in keep_pos])
+            for name, col in columns.items()
+        }
+    errors = [failures[i] for i in sorted(failures)]
+    return {"kept": kept, "dropped": dropped, "errors": errors, **columns}
+
+
+def run_chunk(kind: str, comps: Components, payload: tuple[Any, ...]) -> dict[str, Any]:
+    """Process one chunk; a component that cannot be built fails the chunk as a whole."""
+    try:
+        if kind == "source":
+            return source_chunk(comps, *payload)
+        return sink_chunk(comps, *payload)
+    except BuildError as e:
+        return {"kept": [], "dropped": [], "errors": [e.error]}

@@ -1,0 +1,102 @@
+"""Builds a task's converters, transforms and predicates as picklable factories for the stage."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from connect_lite.api.errors import ConfigError
+from connect_lite.plugins.registry import Plugins
+from connect_lite.plugins.types import PluginRef, PluginType
+
+_CONVERTER_KEYS = {
+    "key": PluginType.CONVERTER,
+    "value": PluginType.CONVERTER,
+    "header": PluginType.HEADER_CONVERTER,
+}
+_RESERVED_TRANSFORM_KEYS = {"type", "predicate", "negate", "plugin.version"}
+
+
+def prefixed(config: Mapping[str, Any], prefix: str) -> dict[str, str]:
+    """Keys under ``prefix``, with the prefix stripped."""
+    n = len(prefix)
+    return {k[n:]: v for k, v in config.items() if k.startswith(prefix) and v is not None}
+
+
+def build_converter(ref: PluginRef, config: dict[str, str], is_key: bool) -> Any:
+    """Instantiate and configure a converter; runs on Spark executors too."""
+    instance = ref.load()()
+    instance.configure(dict(config), is_key)
+    return instance
+
+
+def build_header_converter(ref: PluginRef, config: dict[str, str]) -> Any:
+    instance = ref.load()()
+    instance.configure(dict(config))
+    return instance
+
+
+def build_configured(ref: PluginRef, config: dict[str, str]) -> Any:
+    """Instantiate a transformation or predicate and configure it."""
+    instance = ref.load()()
+    instance.configure(dict(config))
+    return instance
+
+
+def converter_factory(
+    plugins: Plugins,
+    which: str,
+    connector_config: Mapping[str, str],
+    worker_props: Mapping[str, str],
+) -> Callable[[], Any]:
+    """The factory for the key, value or header converter of a connector.
+
+    As in Kafka, a converter named in the connector config takes its settings from the
+    connector config; otherwise the worker's converter and settings apply."""
+    key = f"{which}.converter"
+    source = connector_config if connector_config.get(key) else worker_props
+    class_name = source.get(key)
+    if not class_name:
+        raise ConfigError(f'Missing required configuration "{key}" which has no default value.')
+    version = source.get(f"{key}.plugin.version")
+    desc = plugins.find(class_name, [_CONVERTER_KEYS[which]], version)
+    settings = {k: v for k, v in prefixed(source, key + ".").items() if k != "plugin.version"}
+    if which == "header":
+        return functools.partial(build_header_converter, desc.ref, settings)
+    return functools.partial(build_converter, desc.ref, settings, which == "key")
+
+
+def transform_chain(
+    plugins: Plugins, connector_config: Mapping[str, str]
+) -> list[tuple[Callable[[], Any], Callable[[], Any] | None, bool]]:
+    """(transform factory, predicate factory or None, negate) per alias in ``transforms``."""
+    chain: list[tuple[Callable[[], Any], Callable[[], Any] | None, bool]] = []
+    for alias in _aliases(connector_config.get("transforms")):
+        prefix = f"transforms.{alias}."
+        settings = prefixed(connector_config, prefix)
+        desc = plugins.find(
+            settings.get("type", ""), [PluginType.TRANSFORMATION], settings.get("plugin.version")
+        )
+        own = {k: v for k, v in settings.items() if k not in _RESERVED_TRANSFORM_KEYS}
+        predicate = None
+        if settings.get("predicate"):
+            predicate = _predicate_factory(plugins, connector_config, settings["predicate"])
+        negate = str(settings.get("negate", "false")).strip().lower() == "true"
+        chain.append((functools.partial(build_configured, desc.ref, own), predicate, negate))
+    return chain
+
+
+def _predicate_factory(
+    plugins: Plugins, connector_config: Mapping[str, str], alias: str
+) -> Callable[[], Any]:
+    settings = prefixed(connector_config, f"predicates.{alias}.")
+    if "type" not in settings:
+        raise ConfigError(f"Predicate {alias} is used but not defined in 'predicates'")
+    desc = plugins.find(settings["type"], [PluginType.PREDICATE], settings.get("plugin.version"))
+    own = {k: v for k, v in settings.items() if k not in ("type", "plugin.version")}
+    return functools.partial(build_configured, desc.ref, own)
+
+
+def _aliases(raw: str | None) -> list[str]:
+    return [a.strip() for a in (raw or "").split(",") if a.strip()]

@@ -1,0 +1,93 @@
+"""WorkerConnector: one connector instance and its transitions between target states."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from connect_lite.api.connector import Connector, ConnectorContext
+from connect_lite.runtime.states import State, TargetState
+from connect_lite.runtime.status import StatusReporter, trace_of
+from connect_lite.runtime.task import version_of
+
+log = logging.getLogger(__name__)
+
+
+class _Context(ConnectorContext):
+    def __init__(self, owner: WorkerConnector) -> None:
+        self._owner = owner
+
+    def request_task_reconfiguration(self) -> None:
+        self._owner.on_reconfigure(self._owner.name)
+
+    def raise_error(self, error: Exception) -> None:
+        self._owner.fail(error)
+
+
+class WorkerConnector:
+    """Starts, pauses and stops a connector instance and reports its status.
+
+    As in Kafka, a PAUSED or STOPPED connector's instance is stopped; resuming starts it again."""
+
+    def __init__(
+        self,
+        name: str,
+        instance: Connector,
+        config: dict[str, str],
+        status: StatusReporter,
+        on_reconfigure: Callable[[str], None],
+    ) -> None:
+        self.name = name
+        self.instance = instance
+        self.config = config
+        self.status = status
+        self.on_reconfigure = on_reconfigure
+        self.started = False
+        self.failed = False
+        self.version = version_of(instance)
+        instance.context = _Context(self)
+
+    def transition_to(self, target: TargetState) -> None:
+        """Bring the instance to the target state. Raises if ``start`` fails (status FAILED)."""
+        if target is TargetState.RUNNING:
+            if not self.started:
+                self._start()
+            self.status.connector(self.name, State.RUNNING, None, self.version)
+        else:
+            self._stop_instance()
+            state = State.PAUSED if target is TargetState.PAUSED else State.STOPPED
+            self.status.connector(self.name, state, None, self.version)
+
+    def _start(self) -> None:
+        try:
+            self.instance.start(dict(self.config))
+        except Exception as error:
+            self.fail(error)
+            raise
+        self.started = True
+        self.failed = False
+
+    def _stop_instance(self) -> None:
+        if not self.started:
+            return
+        self.started = False
+        try:
+            self.instance.stop()
+        except Exception:
+            log.exception("[%s] Error while stopping connector", self.name)
+
+    def fail(self, error: BaseException) -> None:
+        self.failed = True
+        log.error("[%s] Connector failed: %s", self.name, error)
+        self.status.connector(self.name, State.FAILED, trace_of(error), self.version)
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(c) for c in self.instance.task_configs(max_tasks)]
+
+    def task_class(self) -> type[Any]:
+        return self.instance.task_class()
+
+    def shutdown(self) -> None:
+        """Stop the instance without writing a status (the status survives a worker restart)."""
+        self._stop_instance()

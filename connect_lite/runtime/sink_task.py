@@ -1,0 +1,224 @@
+"""WorkerSinkTask: consume, one Spark job per batch, put, and commit the consumer group offsets."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from connect_lite.api.connector import SinkTask, SinkTaskContext
+from connect_lite.api.records import TopicPartition
+from connect_lite.kafka.consumer import Consumer
+from connect_lite.pipeline.stage import SinkStage
+from connect_lite.runtime.source_task import DEFAULT_BATCHING, Batching
+from connect_lite.runtime.task import WorkerTask, version_of
+
+
+class _Context(SinkTaskContext):
+    """The SinkTaskContext handed to the plugin; rewinds are applied after each put."""
+
+    def __init__(self, owner: WorkerSinkTask, config: dict[str, str]) -> None:
+        self._owner = owner
+        self._config = config
+        self.rewinds: dict[TopicPartition, int] = {}
+        self.commit_requested = False
+        self.timeout_ms: int | None = None
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._owner.assigned)
+
+    def offset(self, tp_or_offsets: Any, offset: int | None = None) -> None:
+        if isinstance(tp_or_offsets, TopicPartition):
+            if offset is None:
+                raise ValueError("offset() needs an offset for the topic partition")
+            self.rewinds[tp_or_offsets] = int(offset)
+        else:
+            self.rewinds.update({tp: int(o) for tp, o in dict(tp_or_offsets).items()})
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._owner.pause_partitions(partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._owner.resume_partitions(partitions)
+
+    def timeout(self, timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
+
+    def request_commit(self) -> None:
+        self.commit_requested = True
+
+    def configs(self) -> dict[str, str]:
+        return dict(self._config)
+
+
+class WorkerSinkTask(WorkerTask):
+    """Runs one SinkTask with its own consumer in group ``connect-<name>``."""
+
+    def __init__(
+        self,
+        *,
+        plugin: SinkTask,
+        task_config: dict[str, str],
+        stage: SinkStage,
+        consumer_factory: Any,
+        flush_interval_ms: int,
+        batching: Batching = DEFAULT_BATCHING,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.plugin = plugin
+        self.task_config = task_config
+        self.stage = stage
+        self._consumer_factory = consumer_factory
+        self.consumer: Consumer | None = None
+        self.flush_interval = flush_interval_ms / 1000
+        self.batching = batching
+        self.assigned: set[TopicPartition] = set()
+        self.current: dict[TopicPartition, int] = {}
+        self.committed: dict[TopicPartition, int] = {}
+        self._paused_by_task: set[TopicPartition] = set()
+        self._next_commit = time.monotonic() + self.flush_interval
+        self._started = False
+        self._context = _Context(self, task_config)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def initialize(self) -> None:
+        self.version = version_of(self.plugin)
+        self.consumer = self._consumer_factory()
+        self.plugin.context = self._context
+        self.plugin.start(dict(self.task_config))
+        self._started = True
+        topics = [t.strip() for t in self.task_config.get("topics", "").split(",") if t.strip()]
+        pattern = self.task_config.get("topics.regex") or None
+        self.consumer.subscribe(
+            topics or None, pattern, on_assign=self._on_assign, on_revoke=self._on_revoke
+        )
+        self.log.info("Sink task started, subscribed to %s", pattern or topics)
+
+    def iteration(self) -> None:
+        assert self.consumer is not None
+        messages = self._collect()
+        if messages:
+            self._deliver(messages)
+        self._apply_rewinds()
+        if self._context.commit_requested or time.monotonic() >= self._next_commit:
+            self.commit_offsets()
+
+    def _collect(self) -> list[Any]:
+        assert self.consumer is not None
+        batch: list[Any] = []
+        deadline = time.monotonic() + self.batching.max_wait_ms / 1000
+        while not self.stopping and len(batch) < self.batching.max_records:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            got = self.consumer.poll_batch(
+                self.batching.max_records - len(batch), min(remaining, 0.5)
+            )
+            if not got:
+                break
+            batch.extend(got)
+        return batch
+
+    def _deliver(self, messages: list[Any]) -> None:
+        result = self.stage.run(messages)
+        self.plugin.put(list(result.records))
+        for message in messages:
+            tp = TopicPartition(message.topic, message.partition)
+            self.current[tp] = message.offset + 1
+
+    def _apply_rewinds(self) -> None:
+        rewinds, self._context.rewinds = self._context.rewinds, {}
+        assert self.consumer is not None
+        for tp, offset in rewinds.items():
+            if tp in self.assigned:
+                self.consumer.seek(tp, offset)
+                self.current[tp] = offset
+                self.log.debug("Rewound %s to offset %d", tp, offset)
+
+    def commit_offsets(self, partitions: Iterable[TopicPartition] | None = None) -> None:
+        """pre_commit (flush), then commit what the task says is safe to the consumer group."""
+        self._next_commit = time.monotonic() + self.flush_interval
+        self._context.commit_requested = False
+        scope = set(partitions) if partitions is not None else set(self.assigned)
+        current = {tp: o for tp, o in self.current.items() if tp in scope}
+        if not current or not self._started:
+            return
+        safe = self.plugin.pre_commit(dict(current))
+        to_commit = {tp: o for tp, o in (safe or {}).items() if self.committed.get(tp) != o}
+        if to_commit and self.consumer is not None:
+            self.consumer.commit(to_commit)
+            self.committed.update(to_commit)
+            self.log.debug("Committed offsets %s", to_commit)
+
+    # -- rebalance callbacks (run inside consumer.poll, on this thread) ---------------------
+    def _on_assign(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+        """Open the partitions; rewinds asked for in ``open`` become their start offsets."""
+        self.assigned.update(partitions)
+        self.plugin.open(list(partitions))
+        starts = {
+            tp: self._context.rewinds.pop(tp) for tp in partitions if tp in self._context.rewinds
+        }
+        for tp, offset in starts.items():
+            self.current[tp] = offset
+        return starts
+
+    def _on_revoke(self, partitions: list[TopicPartition]) -> None:
+        try:
+            self.commit_offsets(partitions)
+        finally:
+            self.plugin.close(list(partitions))
+            for tp in partitions:
+                self.assigned.discard(tp)
+                self.current.pop(tp, None)
+                self.committed.pop(tp, None)
+
+    # -- pause / resume --------------------------------------------------------------------
+    def pause_partitions(self, partitions: Iterable[TopicPartition]) -> None:
+        tps = [tp for tp in partitions if tp in self.assigned]
+        self._paused_by_task.update(tps)
+        if self.consumer is not None and tps:
+            self.consumer.pause(tps)
+
+    def resume_partitions(self, partitions: Iterable[TopicPartition]) -> None:
+        tps = [tp for tp in partitions if tp in self.assigned]
+        self._paused_by_task.difference_update(tps)
+        if self.consumer is not None and tps:
+            self.consumer.resume(tps)
+
+    def on_paused(self) -> None:
+        if self.consumer is not None and self.assigned:
+            self.consumer.pause(list(self.assigned))
+
+    def on_resumed(self) -> None:
+        if self.consumer is not None and self.assigned:
+            self.consumer.resume([tp for tp in self.assigned if tp not in self._paused_by_task])
+
+    def on_idle(self) -> None:
+        if self.consumer is None:
+            return
+        # Polling keeps the group membership alive; partitions are paused, but a message
+        # fetched before the pause must not be skipped, so rewind to it.
+        for message in self.consumer.poll_batch(100, 0):
+            tp = TopicPartition(message.topic, message.partition)
+            self._context.rewinds.setdefault(tp, message.offset)
+        self._apply_rewinds()
+
+    def cancel(self) -> None:
+        self.stage.cancel()
+
+    def close(self) -> None:
+        try:
+            if self._started and not self.failed:
+                self.commit_offsets()
+        except Exception:
+            self.log.exception("Failed to commit offsets on stop")
+        finally:
+            try:
+                if self._started:
+                    if self.assigned:
+                        self.plugin.close(sorted(self.assigned))
+                    self.plugin.stop()
+            finally:
+                if self.consumer is not None:
+                    self.consumer.close()

@@ -1,0 +1,193 @@
+"""WorkerSourceTask: poll, one Spark job per batch, produce, commit acknowledged offsets."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from connect_lite.api.connector import OffsetStorageReader, SourceTask, SourceTaskContext
+from connect_lite.api.errors import ConnectError
+from connect_lite.api.records import RecordMetadata, SourceRecord
+from connect_lite.kafka.producer import Producer
+from connect_lite.pipeline.stage import SourceStage, StageSpec
+from connect_lite.runtime.offsets import (
+    StoreOffsetReader,
+    SubmittedBatch,
+    SubmittedRecords,
+    offsets_of,
+)
+from connect_lite.runtime.task import WorkerTask, version_of
+from connect_lite.storage.base import OffsetStore
+
+
+@dataclass(frozen=True)
+class Batching:
+    """How records are grouped into one Spark job: large under load, small when trickling."""
+
+    max_records: int = 100_000
+    max_wait_ms: int = 500
+
+
+DEFAULT_BATCHING = Batching()
+
+
+class _Context(SourceTaskContext):
+    def __init__(self, reader: OffsetStorageReader, config: dict[str, str]) -> None:
+        self._reader = reader
+        self._config = config
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._reader
+
+    def configs(self) -> dict[str, str]:
+        return dict(self._config)
+
+
+class WorkerSourceTask(WorkerTask):
+    """Runs one SourceTask: records go through the stage, then to Kafka."""
+
+    def __init__(
+        self,
+        *,
+        plugin: SourceTask,
+        task_config: dict[str, str],
+        stage: SourceStage,
+        producer_factory: Any,
+        offsets: OffsetStore,
+        flush_interval_ms: int,
+        flush_timeout_ms: int,
+        batching: Batching = DEFAULT_BATCHING,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.plugin = plugin
+        self.task_config = task_config
+        self.stage = stage
+        self._producer_factory = producer_factory
+        self.producer: Producer | None = None
+        self.offsets = offsets
+        self.flush_interval = flush_interval_ms / 1000
+        self.flush_timeout = flush_timeout_ms / 1000
+        self.batching = batching
+        self.submitted = SubmittedRecords()
+        self._send_error: str | None = None
+        self._next_commit = time.monotonic() + self.flush_interval
+        self._plugin_stopped = threading.Event()
+        self._started = False
+        self._wants_commit_record = type(plugin).commit_record is not SourceTask.commit_record
+
+    def initialize(self) -> None:
+        self.version = version_of(self.plugin)
+        self.producer = self._producer_factory()
+        self.plugin.context = _Context(
+            StoreOffsetReader(self.offsets, self.connector), self.task_config
+        )
+        self.plugin.start(dict(self.task_config))
+        self._started = True
+        self.log.info("Source task started")
+
+    def iteration(self) -> None:
+        self._check_send_error()
+        batch = self._collect()
+        if batch:
+            self._send(batch)
+        assert self.producer is not None
+        self.producer.poll(0)
+        if time.monotonic() >= self._next_commit:
+            self.commit_offsets()
+
+    def _collect(self) -> list[SourceRecord]:
+        batch: list[SourceRecord] = []
+        deadline = time.monotonic() + self.batching.max_wait_ms / 1000
+        while not self.stopping and len(batch) < self.batching.max_records:
+            records = self.plugin.poll()
+            if not records:
+                break
+            batch.extend(records)
+            if time.monotonic() >= deadline:
+                break
+        return batch
+
+    def _send(self, batch: list[SourceRecord]) -> None:
+        result = self.stage.run(batch)
+        producer = self.producer
+        assert producer is not None
+        submitted = self.submitted.submit(len(result.records), offsets_of(batch))
+        if self._wants_commit_record:
+            produced_indexes = {p.index for p in result.records}
+            for i, dropped in enumerate(batch):
+                if i not in produced_indexes:
+                    self.plugin.commit_record(dropped, None)
+        for out in result.records:
+            record: SourceRecord | None = batch[out.index] if self._wants_commit_record else None
+            producer.produce(
+                out.topic,
+                out.value,
+                key=out.key,
+                headers=out.headers or None,
+                partition=out.partition,
+                timestamp=out.timestamp,
+                on_delivery=functools.partial(self._on_delivery, submitted, record),
+            )
+
+    def _on_delivery(
+        self,
+        submitted: SubmittedBatch,
+        record: SourceRecord | None,
+        error: Any,
+        metadata: RecordMetadata | None,
+    ) -> None:
+        if error is not None:
+            submitted.failed = True
+            self._send_error = str(error)
+            return
+        SubmittedRecords.ack(submitted)
+        if record is not None:
+            self.plugin.commit_record(record, metadata)
+
+    def _check_send_error(self) -> None:
+        if self._send_error is not None:
+            raise ConnectError(
+                f"Unrecoverable exception from producer send callback: {self._send_error}"
+            )
+
+    def commit_offsets(self) -> None:
+        """Write the offsets of every acknowledged record to the offset store, then ``commit``."""
+        self._next_commit = time.monotonic() + self.flush_interval
+        if self.producer is not None:
+            self.producer.poll(0)
+        ready = self.submitted.drain()
+        if ready:
+            self.offsets.put_many(self.connector, ready)
+            self.log.debug("Committed offsets of %d partitions", len(ready))
+        if self._started:
+            self.plugin.commit()
+
+    def cancel(self) -> None:
+        self.stage.cancel()
+        self._stop_plugin()
+
+    def _stop_plugin(self) -> None:
+        if self._started and not self._plugin_stopped.is_set():
+            self._plugin_stopped.set()
+            self.plugin.stop()
+
+    def close(self) -> None:
+        try:
+            if self.producer is not None:
+                remaining = self.producer.flush(self.flush_timeout)
+                if remaining:
+                    self.log.warning("%d records were not acknowledged before stop", remaining)
+                self.commit_offsets()
+        except Exception:
+            self.log.exception("Failed to commit offsets on stop")
+        finally:
+            self._stop_plugin()
+            if self.producer is not None:
+                self.producer.close()
+
+
+__all__ = ["Batching", "StageSpec", "WorkerSourceTask"]

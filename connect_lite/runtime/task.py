@@ -1,0 +1,159 @@
+"""WorkerTask: the thread that runs one task and owns every state transition of it."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import MutableMapping
+from typing import Any
+
+from connect_lite.runtime.states import State, TargetState
+from connect_lite.runtime.status import StatusReporter, trace_of
+
+
+def version_of(plugin: Any) -> str | None:
+    """A plugin's ``version()``, or None if it raises."""
+    try:
+        return str(plugin.version())
+    except Exception:
+        return None
+
+
+class TaskLogAdapter(logging.LoggerAdapter[logging.Logger]):
+    """Prefixes every log line with ``[connector|task-N]``."""
+
+    def process(
+        self, msg: Any, kwargs: MutableMapping[str, Any]
+    ) -> tuple[Any, MutableMapping[str, Any]]:
+        context = self.extra["context"] if self.extra else ""
+        return f"[{context}] {msg}", kwargs
+
+
+class WorkerTask(ABC):
+    """Template for source and sink tasks: ``run`` drives start, the loop, pause and stop."""
+
+    def __init__(
+        self,
+        connector: str,
+        task: int,
+        status: StatusReporter,
+        target: TargetState,
+    ) -> None:
+        self.connector = connector
+        self.task = task
+        self.status = status
+        self.log = TaskLogAdapter(
+            logging.getLogger(f"connect_lite.task.{connector}"),
+            {"context": f"{connector}|task-{task}"},
+        )
+        self._target = target
+        self._stopping = threading.Event()
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self.failed = False
+        self.version: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.connector}-{self.task}"
+
+    # -- control, called by the worker ------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.run, name=f"task-{self.id}", daemon=True)
+        self._thread.start()
+
+    def transition_to(self, target: TargetState) -> None:
+        with self._cond:
+            self._target = target
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        """Ask the task to stop; returns at once. ``join`` waits for it."""
+        self._stopping.set()
+        with self._cond:
+            self._cond.notify_all()
+        try:
+            self.cancel()
+        except Exception as error:  # e.g. Spark already shut down: nothing left to cancel
+            self.log.debug("Cancelling the task's work failed: %s", error)
+
+    def join(self, timeout: float | None) -> bool:
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    # -- the template ----------------------------------------------------------------------
+    def run(self) -> None:
+        try:
+            self.initialize()
+            if not self.stopping:
+                self._execute()
+        except Exception as error:
+            if not self.stopping:
+                self.failed = True
+                self.log.exception("Task threw an uncaught and unrecoverable exception")
+                self.status.task(
+                    self.connector, self.task, State.FAILED, trace_of(error), self.version
+                )
+        finally:
+            try:
+                self.close()
+            except Exception:
+                self.log.exception("Error while closing the task")
+            if not self.failed and self.stopping:
+                self.log.info("Task stopped")
+
+    def _execute(self) -> None:
+        reported: State | None = None
+        while not self.stopping:
+            if self._await_unpaused(reported):
+                reported = State.PAUSED
+                continue
+            if reported is not State.RUNNING:
+                self.status.task(self.connector, self.task, State.RUNNING, None, self.version)
+                self.on_resumed()
+                reported = State.RUNNING
+            self.iteration()
+
+    def _await_unpaused(self, reported: State | None) -> bool:
+        """True while paused: reports PAUSED once and waits for a change."""
+        with self._cond:
+            if self._target is TargetState.RUNNING:
+                return False
+            if reported is not State.PAUSED:
+                self.on_paused()
+                self.status.task(self.connector, self.task, State.PAUSED, None, self.version)
+            self._cond.wait(0.5)
+        self.on_idle()
+        return True
+
+    # -- hooks -----------------------------------------------------------------------------
+    @abstractmethod
+    def initialize(self) -> None:
+        """Create the plugin task and its clients, call its ``start``."""
+
+    @abstractmethod
+    def iteration(self) -> None:
+        """One poll/put cycle."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Commit what is safe, call the plugin's ``stop``, release clients."""
+
+    def on_paused(self) -> None:  # noqa: B027  # optional hook
+        """Called once when the task becomes paused."""
+
+    def on_resumed(self) -> None:  # noqa: B027  # optional hook
+        """Called once when the task (re)starts running."""
+
+    def on_idle(self) -> None:  # noqa: B027  # optional hook
+        """Called about twice a second while paused (a sink keeps its consumer alive)."""
+
+    def cancel(self) -> None:  # noqa: B027  # optional hook
+        """Interrupt blocking work (for example cancel the task's Spark jobs)."""

@@ -1,0 +1,258 @@
+"""Worker: creates connector instances and task threads, and stops them."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from connect_lite.api.connector import SinkConnector, SinkTask, SourceConnector, SourceTask
+from connect_lite.api.errors import ConfigError, ConnectError
+from connect_lite.kafka.clients import consumer_config, producer_config
+from connect_lite.kafka.consumer import Consumer
+from connect_lite.kafka.producer import Producer
+from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.stage import SinkStage, SourceStage, StageSpec, TransformSpec
+from connect_lite.plugins.isolation import public_class_name
+from connect_lite.plugins.registry import Plugins
+from connect_lite.plugins.types import PluginDesc, PluginType
+from connect_lite.runtime import components
+from connect_lite.runtime.connector import WorkerConnector
+from connect_lite.runtime.sink_task import WorkerSinkTask
+from connect_lite.runtime.source_task import DEFAULT_BATCHING, Batching, WorkerSourceTask
+from connect_lite.runtime.states import State, TargetState
+from connect_lite.runtime.status import StatusReporter, trace_of
+from connect_lite.runtime.task import WorkerTask
+from connect_lite.storage.base import Stores
+
+log = logging.getLogger(__name__)
+
+CONNECTOR_TYPES = [PluginType.SOURCE, PluginType.SINK]
+
+
+class Worker:
+    """Runs connectors and tasks of this process. Not thread-safe: the herder serialises calls."""
+
+    def __init__(
+        self,
+        worker_props: Mapping[str, str],
+        plugins: Plugins,
+        stores: Stores,
+        spark: SparkRuntime,
+        status: StatusReporter,
+        *,
+        flush_interval_ms: int,
+        flush_timeout_ms: int,
+        shutdown_timeout_ms: int,
+        batching: Batching = DEFAULT_BATCHING,
+    ) -> None:
+        self.props = dict(worker_props)
+        self.plugins = plugins
+        self.stores = stores
+        self.spark = spark
+        self.status = status
+        self.flush_interval_ms = flush_interval_ms
+        self.flush_timeout_ms = flush_timeout_ms
+        self.shutdown_timeout_ms = shutdown_timeout_ms
+        self.batching = batching
+        self.connectors: dict[str, WorkerConnector] = {}
+        self.tasks: dict[tuple[str, int], WorkerTask] = {}
+
+    # -- plugins ---------------------------------------------------------------------------
+    def connector_desc(self, config: Mapping[str, str]) -> PluginDesc:
+        class_name = config.get("connector.class")
+        if not class_name:
+            raise ConfigError("Connector config contains no connector type")
+        return self.plugins.find(
+            class_name, CONNECTOR_TYPES, config.get("connector.plugin.version")
+        )
+
+    def connector_type(self, config: Mapping[str, str]) -> str:
+        try:
+            return self.plugins.connector_type(self.connector_desc(config).cls)
+        except ConnectError:
+            return "unknown"
+
+    # -- connectors ------------------------------------------------------------------------
+    def start_connector(
+        self,
+        name: str,
+        config: Mapping[str, str],
+        target: TargetState,
+        on_reconfigure: Callable[[str], None],
+    ) -> WorkerConnector:
+        """Instantiate the connector and bring it to ``target``; on failure: FAILED, raise."""
+        if name in self.connectors:
+            raise ConnectError(f"Connector {name} already running")
+        self.status.connector(name, State.UNASSIGNED)
+        try:
+            desc = self.connector_desc(config)
+            instance = self.plugins.new_instance(desc)
+        except Exception as error:
+            self.status.connector(name, State.FAILED, trace_of(error))
+            raise
+        runner = WorkerConnector(
+            name, instance, _plugin_config(config), self.status, on_reconfigure
+        )
+        self.connectors[name] = runner
+        runner.transition_to(target)
+        log.info("[%s] Connector is %s", name, target.value)
+        return runner
+
+    def stop_connector(self, name: str) -> None:
+        runner = self.connectors.pop(name, None)
+        if runner is not None:
+            runner.shutdown()
+
+    def transition_connector(self, name: str, target: TargetState) -> None:
+        runner = self.connectors.get(name)
+        if runner is not None:
+            runner.transition_to(target)
+
+    def connector_task_configs(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
+        """Ask the running connector for task configs, enforcing ``tasks.max``."""
+        runner = self.connectors[name]
+        max_tasks = int(config.get("tasks.max", "1"))
+        configs = runner.task_configs(max_tasks)
+        enforce = str(config.get("tasks.max.enforce", "true")).lower() != "false"
+        if len(configs) > max_tasks:
+            if enforce:
+                raise ConnectError(
+                    f"The connector {name} has generated {len(configs)} tasks, which is greater "
+                    f"than {max_tasks}, the maximum number of tasks it is configured to create. "
+                    "This behaviour should be considered a bug and is disallowed. If necessary, "
+                    "it can be permitted by reconfiguring the connector with "
+                    "'tasks.max.enforce' set to false; however, this option will be removed in "
+                    "a future release of Kafka Connect."
+                )
+            log.warning("[%s] generated %d tasks, more than tasks.max", name, len(configs))
+        task_class = runner.task_class()
+        is_sink = isinstance(runner.instance, SinkConnector)
+        out = []
+        for task_config in configs:
+            task_config = dict(task_config)
+            task_config["task.class"] = public_class_name(task_class)
+            if is_sink:
+                for key in ("topics", "topics.regex"):
+                    if config.get(key):
+                        task_config[key] = config[key]
+            out.append(task_config)
+        return out
+
+    # -- tasks -----------------------------------------------------------------------------
+    def start_task(
+        self,
+        name: str,
+        task: int,
+        connector_config: Mapping[str, str],
+        task_config: Mapping[str, str],
+        target: TargetState,
+    ) -> None:
+        """Create and start one task thread. A failure to build it marks the task FAILED."""
+        self.status.task(name, task, State.UNASSIGNED)
+        try:
+            runner = self._build_task(name, task, connector_config, task_config, target)
+        except Exception as error:
+            log.exception("[%s|task-%d] Failed to start task", name, task)
+            self.status.task(name, task, State.FAILED, trace_of(error))
+            return
+        self.tasks[(name, task)] = runner
+        runner.start()
+
+    def _build_task(
+        self,
+        name: str,
+        task: int,
+        connector_config: Mapping[str, str],
+        task_config: Mapping[str, str],
+        target: TargetState,
+    ) -> WorkerTask:
+        runner = self.connectors.get(name)
+        if runner is None:
+            raise ConnectError(f"Connector {name} is not running")
+        task_class = runner.task_class()
+        plugin = task_class()
+        spec = self._stage_spec(name, task, connector_config)
+        plugin_config = {k: v for k, v in task_config.items() if k != "task.class"}
+        common: dict[str, Any] = {
+            "connector": name,
+            "task": task,
+            "status": self.status,
+            "target": target,
+            "task_config": plugin_config,
+            "flush_interval_ms": self.flush_interval_ms,
+            "batching": self.batching,
+        }
+        group = f"connect-lite:{name}-{task}"
+        overrides = {
+            p: components.prefixed(connector_config, f"{p}.override.")
+            for p in ("producer", "consumer")
+        }
+        if isinstance(plugin, SourceTask) and isinstance(runner.instance, SourceConnector):
+            producer_conf = producer_config(self.props, name, task, overrides["producer"])
+            return WorkerSourceTask(
+                plugin=plugin,
+                stage=SourceStage(self.spark, spec, group),
+                producer_factory=functools.partial(Producer, producer_conf),
+                offsets=self.stores.offsets,
+                flush_timeout_ms=self.flush_timeout_ms,
+                **common,
+            )
+        if isinstance(plugin, SinkTask) and isinstance(runner.instance, SinkConnector):
+            group_id = overrides["consumer"].get("group.id") or f"connect-{name}"
+            consumer_conf = consumer_config(self.props, name, task, group_id, overrides["consumer"])
+            return WorkerSinkTask(
+                plugin=plugin,
+                stage=SinkStage(self.spark, spec, group),
+                consumer_factory=functools.partial(Consumer, consumer_conf),
+                **common,
+            )
+        raise ConnectError(f"Task class {task_class.__qualname__} does not match its connector")
+
+    def _stage_spec(self, name: str, task: int, config: Mapping[str, str]) -> StageSpec:
+        chain = components.transform_chain(self.plugins, config)
+        return StageSpec(
+            stage_id=f"{name}-{task}-{uuid.uuid4().hex[:8]}",
+            key_converter=components.converter_factory(self.plugins, "key", config, self.props),
+            value_converter=components.converter_factory(self.plugins, "value", config, self.props),
+            header_converter=components.converter_factory(
+                self.plugins, "header", config, self.props
+            ),
+            transforms=tuple(TransformSpec(t, p, n) for t, p, n in chain),
+        )
+
+    def transition_tasks(self, name: str, target: TargetState) -> None:
+        for (connector, _), runner in self.tasks.items():
+            if connector == name:
+                runner.transition_to(target)
+
+    def task_ids(self, name: str) -> list[int]:
+        return sorted(t for (c, t) in self.tasks if c == name)
+
+    def stop_tasks(self, name: str, ids: list[int] | None = None) -> None:
+        """Stop tasks and wait for them, within task.shutdown.graceful.timeout.ms in total."""
+        keys = [(name, t) for t in (ids if ids is not None else self.task_ids(name))]
+        self._stop_and_await([k for k in keys if k in self.tasks])
+
+    def _stop_and_await(self, keys: list[tuple[str, int]]) -> None:
+        runners = [self.tasks.pop(k) for k in keys]
+        for runner in runners:
+            runner.stop()
+        deadline = time.monotonic() + self.shutdown_timeout_ms / 1000
+        for runner in runners:
+            if not runner.join(max(deadline - time.monotonic(), 0.0)):
+                log.error("[%s] Graceful stop of task failed", runner.id)
+
+    def shutdown(self) -> None:
+        """Stop every task and connector of this worker."""
+        self._stop_and_await(list(self.tasks))
+        for name in list(self.connectors):
+            self.stop_connector(name)
+
+
+def _plugin_config(config: Mapping[str, str]) -> dict[str, str]:
+    """The config a connector's ``start`` sees: everything but the KIP-891 version keys."""
+    return {k: v for k, v in config.items() if not k.endswith(".plugin.version")}

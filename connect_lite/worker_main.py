@@ -1,0 +1,128 @@
+"""Composition root: builds a worker from its properties and starts every part in order."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from connect_lite.cli import ConnectorFileError, Runtime
+from connect_lite.config.properties import load_connector_file, load_properties
+from connect_lite.config.worker import WorkerConfig
+from connect_lite.herder import StandaloneHerder
+from connect_lite.kafka.admin import Admin
+from connect_lite.kafka.broker import EmbeddedBroker
+from connect_lite.kafka.clients import admin_config
+from connect_lite.loggers import Loggers
+from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.plugins.registry import Plugins
+from connect_lite.rest.app import create_app
+from connect_lite.rest.server import RestServer
+from connect_lite.runtime.status import StatusReporter
+from connect_lite.runtime.worker import Worker
+from connect_lite.storage.sqlite import open_sqlite_stores
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunningWorker:
+    herder: StandaloneHerder
+    rest_url: str
+    runtime: Runtime
+    broker: EmbeddedBroker | None
+
+    def stop(self) -> None:
+        self.runtime.stop()
+
+
+def start_worker(properties_path: str, connector_files: list[str]) -> RunningWorker:
+    """Start a worker; on any failure, stop what was started and re-raise."""
+    runtime = Runtime()
+    try:
+        return _start(load_properties(properties_path), connector_files, runtime)
+    except BaseException:
+        runtime.stop()
+        raise
+
+
+def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) -> RunningWorker:
+    config = WorkerConfig(props)
+    broker = None
+    if config.embedded_broker_enable:
+        broker = EmbeddedBroker(port=config.embedded_broker_port)
+        broker.start()
+        runtime.add("embedded broker", broker.stop)
+        props = {**props, "bootstrap.servers": broker.bootstrap_servers}
+        config = WorkerConfig(props)
+        log.info("Embedded broker listening at %s", broker.bootstrap_servers)
+    cluster_id = Admin(admin_config(config.raw, {})).cluster_id(timeout=30)
+
+    state_file = os.path.abspath(config.state_storage_file)
+    os.makedirs(os.path.dirname(state_file), exist_ok=True)
+    stores = open_sqlite_stores(state_file)
+    if stores.close is not None:
+        runtime.add("state store", stores.close)
+    plugins = Plugins(config.plugin_path)
+    spark = SparkRuntime(config.spark_conf())
+    runtime.add("spark", spark.stop)
+    spark.start_in_background()
+
+    herder_box: dict[str, Any] = {}
+    app = create_app(_LazyHerder(herder_box), Loggers())
+    server = RestServer(app, config.listeners)
+    server.start()
+    runtime.add("REST server", server.stop)
+    worker_id = config.worker_id(server.host, server.port)
+    worker_props = dict(config.raw)
+    for kind in ("key", "value", "header"):
+        worker_props.setdefault(f"{kind}.converter", config.converter(kind))
+    worker = Worker(
+        worker_props,
+        plugins,
+        stores,
+        spark,
+        StatusReporter(stores.statuses, worker_id),
+        flush_interval_ms=config.offset_flush_interval_ms,
+        flush_timeout_ms=config.offset_flush_timeout_ms,
+        shutdown_timeout_ms=config.task_shutdown_graceful_timeout_ms,
+    )
+    herder = StandaloneHerder(worker, stores, config, worker_id, cluster_id)
+    herder_box["herder"] = herder
+    runtime.add("herder", herder.stop)
+    herder.start()
+    for path in connector_files:
+        _create_from_file(herder, path)
+    herder.ready()
+    return RunningWorker(herder, server.url, runtime, broker)
+
+
+def _create_from_file(herder: StandaloneHerder, path: str) -> None:
+    try:
+        name, config, initial_state = load_connector_file(path)
+        if name in herder.connectors():
+            log.info("[%s] Connector from %s already exists; keeping the stored one", name, path)
+            return
+        herder.create_connector(name, config, initial_state)
+    except Exception as error:
+        raise ConnectorFileError(f"Failed to create connector from {path}: {error}") from error
+
+
+class _LazyHerder:
+    """Lets the REST server bind (and answer /health with 503) before the herder exists."""
+
+    def __init__(self, box: dict[str, Any]) -> None:
+        self._box = box
+
+    def __getattr__(self, name: str) -> Any:
+        herder = self._box.get("herder")
+        if herder is None:
+            if name == "health":
+                from connect_lite.runtime.entities import WorkerHealth
+
+                return lambda: WorkerHealth("starting", "Worker is still starting up.")
+            from connect_lite.api.errors import ConnectError
+
+            raise ConnectError("Worker is still starting up.")
+        return getattr(herder, name)

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Sets up .venv on first use (and again whenever pyproject.toml changes). Safe to run every time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v java >/dev/null 2>&1; then
+  cat >&2 <<'MSG'
+connect-lite needs Java 17 or newer (PySpark 4 runs on the JVM), and `java` is not on PATH.
+Install it, then run this command again:
+  Debian/Ubuntu:  sudo apt-get install -y openjdk-17-jre-headless
+  Fedora/RHEL:    sudo dnf install -y java-17-openjdk-headless
+  macOS:          brew install openjdk@17
+Or set JAVA_HOME and put $JAVA_HOME/bin on PATH.
+MSG
+  exit 1
+fi
+
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "connect-lite needs Python 3.11 or newer; '$PYTHON' is $("$PYTHON" --version 2>&1)." >&2
+  exit 1
+fi
+
+stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  echo "Setting up .venv (first use or dependencies changed)..." >&2
+  [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e '.[dev]'
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi

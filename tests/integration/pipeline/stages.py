@@ -1,0 +1,48 @@
+"""Helpers shared by the stage tests: spec builders and a consumed-message stand-in."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+from connect_lite.pipeline import StageSpec, TransformSpec
+from tests.integration.pipeline import plugins
+
+
+@dataclass
+class Message:
+    """What the Kafka consumer hands the sink stage."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]] | None = field(default_factory=list)
+    timestamp: int = 1_700_000_000_000
+    timestamp_type: Any = 1
+
+
+def spec(
+    stage_id: str,
+    value: Any = plugins.Utf8Converter,
+    transforms: tuple[TransformSpec, ...] = (),
+    key: Any = plugins.Utf8Converter,
+    header_fail_on: str | None = None,
+    builds: str | None = None,
+    key_fail_on: str | None = None,
+    value_fail_on: str | None = None,
+    value_args: tuple[Any, ...] = (),
+) -> StageSpec:
+    """A StageSpec of test converters; factories log their builds to ``builds``."""
+    cfg = {"fail_on": value_fail_on} if value_fail_on else {}
+    key_cfg = {"fail_on": key_fail_on} if key_fail_on else {}
+    value_factory = functools.partial(plugins.build, value, builds, *value_args, **cfg)
+    return StageSpec(
+        stage_id,
+        functools.partial(plugins.key_build, key, builds, **key_cfg),
+        value_factory,
+        functools.partial(plugins.Utf8HeaderConverter, header_fail_on),
+        transforms,
+    )

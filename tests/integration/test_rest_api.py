@@ -1,0 +1,423 @@
+"""The REST API of a real worker: every route of the standalone herder, with its error cases."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.integration.worker_process import WorkerProcess, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def source_config(topic: str, **extra: str) -> dict[str, str]:
+    return {"connector.class": "ScriptedSource", "topic": topic, "tasks.max": "1", **extra}
+
+
+def sink_config(topic: str, out: Path, **extra: str) -> dict[str, str]:
+    return {
+        "connector.class": "RecordingSink",
+        "topics": topic,
+        "output.file": str(out),
+        "tasks.max": "1",
+        **extra,
+    }
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_root_and_health(worker: WorkerProcess) -> None:
+    root = worker.rest.get("/")
+    assert root.status == 200
+    assert set(root.body) == {"version", "commit", "kafka_cluster_id"}
+    assert root.body["kafka_cluster_id"]
+    health = worker.rest.get("/health")
+    assert health.status == 200
+    assert health.body == {
+        "status": "healthy",
+        "message": "Worker has completed startup and is ready to handle requests.",
+    }
+
+
+def test_file_pipeline_copies_a_file_through_kafka(worker: WorkerProcess) -> None:
+    src = worker.workdir / "in.txt"
+    dst = worker.workdir / "out.txt"
+    src.write_text("".join(f"line {i}\n" for i in range(500)))
+    topic = unique("files")
+    created = worker.rest.post(
+        "/connectors",
+        {
+            "name": unique("file-source"),
+            "config": {
+                "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+                "file": str(src),
+                "topic": topic,
+            },
+        },
+    )
+    assert created.status == 201, created.body
+    sink = worker.rest.put(
+        f"/connectors/{unique('file-sink')}/config",
+        {"connector.class": "FileStreamSink", "file": str(dst), "topics": topic},
+    )
+    assert sink.status == 201, sink.body
+    wait_for(lambda: len(lines(dst)) == 500, 120, what="500 lines in the sink file")
+    assert dst.read_text() == src.read_text()
+    with src.open("a") as more:
+        more.write("one more\n")
+    wait_for(lambda: lines(dst)[-1:] == ["one more"], 60, what="the appended line")
+
+
+def test_create_shapes_and_lookups(worker: WorkerProcess) -> None:
+    name = unique("src")
+    created = worker.rest.post(
+        "/connectors", {"name": f"  {name} ", "config": source_config(unique("t"))}
+    )
+    assert created.status == 201
+    assert created.headers["Location"].endswith(f"/connectors/{name}")
+    assert created.body["name"] == name
+    assert created.body["type"] == "source"
+    assert created.body["config"]["name"] == name
+    assert created.body["tasks"] == [{"connector": name, "task": 0}]
+    assert name in worker.rest.get("/connectors").body
+    assert worker.rest.get(f"/connectors/{name}").body["tasks"] == [{"connector": name, "task": 0}]
+    assert worker.rest.get(f"/connectors/{name}/config").body["connector.class"] == "ScriptedSource"
+    tasks = worker.rest.get(f"/connectors/{name}/tasks").body
+    assert tasks[0]["id"] == {"connector": name, "task": 0}
+    assert tasks[0]["config"]["task.class"] == "testkit.ScriptedSourceTask"
+    status = worker.wait_running(name)
+    assert status["type"] == "source"
+    assert status["connector"]["worker_id"] == f"127.0.0.1:{worker.port}"
+    assert status["connector"]["version"] == "1.0.0"
+    task = worker.rest.get(f"/connectors/{name}/tasks/0/status")
+    assert task.status == 200
+    assert task.body == {
+        "id": 0,
+        "state": "RUNNING",
+        "worker_id": f"127.0.0.1:{worker.port}",
+        "version": "1.0.0",
+    }
+    expanded = worker.rest.get("/connectors?expand=status&expand=info").body[name]
+    assert expanded["status"]["connector"]["state"] == "RUNNING"
+    assert expanded["info"]["name"] == name
+    assert set(worker.rest.get("/connectors?expand=info").body[name]) == {"info"}
+
+
+def test_create_errors(worker: WorkerProcess) -> None:
+    name = unique("dup")
+    assert (
+        worker.rest.post("/connectors", {"name": name, "config": source_config("t")}).status == 201
+    )
+    dup = worker.rest.post("/connectors", {"name": name, "config": source_config("t")})
+    assert (dup.status, dup.body) == (
+        409,
+        {"error_code": 409, "message": f"Connector {name} already exists"},
+    )
+    invalid = worker.rest.post(
+        "/connectors",
+        {
+            "name": unique("bad"),
+            "config": {"connector.class": "ScriptedSource", "tasks.max": "0", "topic": "t"},
+        },
+    )
+    assert invalid.status == 400
+    assert invalid.body["message"] == (
+        "Connector configuration is invalid and contains the following 1 error(s):\n"
+        "Invalid value 0 for configuration tasks.max: Value must be at least 1\n"
+        "You can also find the above list of errors at the endpoint "
+        "`/connector-plugins/{connectorType}/config/validate`"
+    )
+    unknown = worker.rest.post(
+        "/connectors", {"name": unique("x"), "config": {"connector.class": "NoSuchConnector"}}
+    )
+    assert unknown.status == 400
+    assert unknown.body["message"].startswith(
+        "Failed to find any class that implements Connector and which name matches NoSuchConnector"
+    )
+    mismatch = worker.rest.post(
+        "/connectors", {"name": "a", "config": {**source_config("t"), "name": "b"}}
+    )
+    assert mismatch.status == 400
+    assert (
+        mismatch.body["message"]
+        == "Connector name configuration (b) doesn't match connector name in the URL (a)"
+    )
+    for bad in ("", "a/b", "bad\nname"):
+        response = worker.rest.post("/connectors", {"name": bad, "config": source_config("t")})
+        assert response.status == 400, (bad, response.body)
+    assert worker.rest.request("POST", "/connectors", raw=b"{not json").status == 400
+    null_value = worker.rest.post(
+        "/connectors", {"name": unique("n"), "config": {**source_config("t"), "topic": None}}
+    )
+    assert null_value.status == 400
+    assert (
+        "Null value can not be supplied as the configuration value." in null_value.body["message"]
+    )
+    state = worker.rest.post(
+        "/connectors", {"name": unique("s"), "config": source_config("t"), "initial_state": "BOGUS"}
+    )
+    assert state.status == 400
+    assert name in worker.rest.get("/connectors").body
+
+
+def test_put_and_patch_config(worker: WorkerProcess) -> None:
+    name = unique("cfg")
+    first = worker.rest.put(f"/connectors/{name}/config", source_config(unique("t")))
+    assert first.status == 201 and first.headers["Location"].endswith(f"/connectors/{name}")
+    second = worker.rest.put(f"/connectors/{name}/config/", source_config("other"))
+    assert second.status == 200
+    assert worker.rest.get(f"/connectors/{name}/config").body["topic"] == "other"
+    patched = worker.rest.patch(
+        f"/connectors/{name}/config", {"topic": "patched", "max.records": None}
+    )
+    assert patched.status == 200 and patched.body["config"]["topic"] == "patched"
+    assert worker.rest.patch("/connectors/missing/config", {"a": "b"}).status == 404
+    mismatch = worker.rest.put(
+        f"/connectors/{name}/config", {**source_config("t"), "name": "other"}
+    )
+    assert mismatch.status == 400
+    worker.wait_running(name)
+
+
+def test_pause_resume_stop(worker: WorkerProcess, tmp_path: Path) -> None:
+    topic = unique("t")
+    out = worker.workdir / f"{topic}.jsonl"
+    source, sink = unique("src"), unique("sink")
+    assert (
+        worker.rest.post(
+            "/connectors", {"name": source, "config": source_config(topic, **{"max.records": "50"})}
+        ).status
+        == 201
+    )
+    assert (
+        worker.rest.post("/connectors", {"name": sink, "config": sink_config(topic, out)}).status
+        == 201
+    )
+    wait_for(lambda: len(lines(out)) == 50, 120, what="50 records in the sink")
+    assert worker.rest.put(f"/connectors/{sink}/pause").status == 202
+    paused = wait_for(
+        lambda: (
+            (s := worker.status(sink))["connector"]["state"] == "PAUSED"
+            and [t["state"] for t in s["tasks"]] == ["PAUSED"]
+            and s
+        ),
+        60,
+        what="sink PAUSED",
+    )
+    assert paused["tasks"][0]["id"] == 0
+    assert (
+        worker.rest.put(
+            f"/connectors/{source}/config", source_config(topic, **{"max.records": "80"})
+        ).status
+        == 200
+    )
+    assert worker.rest.put(f"/connectors/{sink}/resume").status == 202
+    worker.wait_running(sink)
+    wait_for(lambda: len(lines(out)) == 80, 120, what="80 records after resume")
+    assert worker.rest.put(f"/connectors/{source}/stop").status == 204
+    assert worker.rest.put(f"/connectors/{source}/stop").status == 204
+    stopped = worker.status(source)
+    assert stopped["connector"]["state"] == "STOPPED" and stopped["tasks"] == []
+    assert worker.rest.get(f"/connectors/{source}/tasks").body == []
+    assert worker.rest.get(f"/connectors/{source}").body["tasks"] == []
+    assert worker.rest.get(f"/connectors/{source}/config").status == 200
+    assert worker.rest.put(f"/connectors/{source}/resume").status == 202
+    worker.wait_running(source)
+    for verb in ("pause", "resume", "stop"):
+        missing = worker.rest.put(f"/connectors/missing/{verb}")
+        assert (missing.status, missing.body["message"]) == (404, "Unknown connector missing")
+
+
+def test_restart_variants(worker: WorkerProcess) -> None:
+    name = unique("rst")
+    assert (
+        worker.rest.post("/connectors", {"name": name, "config": source_config(unique("t"))}).status
+        == 201
+    )
+    worker.wait_running(name)
+    plain = worker.rest.post(f"/connectors/{name}/restart")
+    assert plain.status == 204 and plain.raw == b""
+    worker.wait_running(name)
+    plan = worker.rest.post(f"/connectors/{name}/restart?includeTasks=TRUE")
+    assert plan.status == 202
+    assert plan.body["connector"]["state"] == "RESTARTING"
+    assert [t["state"] for t in plan.body["tasks"]] == ["RESTARTING"]
+    worker.wait_running(name)
+    only_failed = worker.rest.post(f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true")
+    assert only_failed.status == 202
+    assert only_failed.body["connector"]["state"] == "RUNNING"
+    assert [t["state"] for t in only_failed.body["tasks"]] == ["RUNNING"]
+    assert worker.rest.post(f"/connectors/{name}/tasks/0/restart").status == 204
+    worker.wait_running(name)
+    missing_task = worker.rest.post(f"/connectors/{name}/tasks/7/restart")
+    assert (missing_task.status, missing_task.body["message"]) == (404, f"Task {name}-7 not found")
+    assert (
+        worker.rest.post("/connectors/missing/restart").body["message"]
+        == "Connector missing not found"
+    )
+    assert (
+        worker.rest.post("/connectors/missing/restart?onlyFailed=true").body["message"]
+        == "Unknown connector: missing"
+    )
+
+
+def test_failures_show_in_status_and_restart_only_failed(worker: WorkerProcess) -> None:
+    broken = unique("broken")
+    created = worker.rest.post(
+        "/connectors", {"name": broken, "config": source_config("t", **{"fail.on.start": "true"})}
+    )
+    assert created.status in (201, 500), created.body
+    status = wait_for(
+        lambda: (s := worker.status(broken)) and s["connector"]["state"] == "FAILED" and s, 60
+    )
+    assert "scripted connector start failure" in status["connector"]["trace"]
+    flaky = unique("flaky")
+    assert (
+        worker.rest.post(
+            "/connectors",
+            {"name": flaky, "config": source_config(unique("t"), **{"task.fail.after": "30"})},
+        ).status
+        == 201
+    )
+    failed = wait_for(
+        lambda: (s := worker.status(flaky))["tasks"] and s["tasks"][0]["state"] == "FAILED" and s,
+        120,
+    )
+    assert "scripted task failure after 30 records" in failed["tasks"][0]["trace"]
+    assert failed["connector"]["state"] == "RUNNING"
+    plan = worker.rest.post(f"/connectors/{flaky}/restart?includeTasks=true&onlyFailed=true").body
+    assert plan["connector"]["state"] == "RUNNING"
+    assert plan["tasks"][0]["state"] == "RESTARTING"
+
+
+def test_too_many_tasks_fails_the_connector(worker: WorkerProcess) -> None:
+    name = unique("many")
+    worker.rest.post(
+        "/connectors",
+        {
+            "name": name,
+            "config": {"connector.class": "TooManyTasks", "topic": "t", "tasks.max": "2"},
+        },
+    )
+    status = wait_for(
+        lambda: (s := worker.status(name)) and s["connector"]["state"] == "FAILED" and s, 60
+    )
+    assert (
+        f"The connector {name} has generated 3 tasks, which is greater than 2"
+        in status["connector"]["trace"]
+    )
+
+
+def test_sink_rewind_with_context_offset(worker: WorkerProcess) -> None:
+    topic = unique("rw")
+    out = worker.workdir / f"{topic}.jsonl"
+    source = unique("src")
+    assert (
+        worker.rest.post(
+            "/connectors", {"name": source, "config": source_config(topic, **{"max.records": "20"})}
+        ).status
+        == 201
+    )
+    probe = worker.workdir / f"{topic}-probe.jsonl"
+    assert (
+        worker.rest.post(
+            "/connectors", {"name": unique("probe"), "config": sink_config(topic, probe)}
+        ).status
+        == 201
+    )
+    wait_for(lambda: len(lines(probe)) == 20, 120, what="20 records")
+    sink = unique("rewinder")
+    assert (
+        worker.rest.post(
+            "/connectors", {"name": sink, "config": sink_config(topic, out, **{"rewind.to": "15"})}
+        ).status
+        == 201
+    )
+    import json
+
+    wait_for(lambda: len(lines(out)) >= 5, 120)
+    offsets = sorted({json.loads(line)["offset"] for line in lines(out)})
+    assert offsets[0] >= 15
+
+
+def test_delete(worker: WorkerProcess) -> None:
+    name = unique("del")
+    assert (
+        worker.rest.post("/connectors", {"name": name, "config": source_config(unique("t"))}).status
+        == 201
+    )
+    worker.wait_running(name)
+    deleted = worker.rest.delete(f"/connectors/{name}")
+    assert deleted.status == 204
+    assert worker.rest.get(f"/connectors/{name}").body == {
+        "error_code": 404,
+        "message": f"Connector {name} not found",
+    }
+    assert (
+        worker.rest.get(f"/connectors/{name}/status").body["message"]
+        == f"No status found for connector {name}"
+    )
+    assert (
+        worker.rest.get(f"/connectors/{name}/tasks/0/status").body["message"]
+        == f"No status found for task {name}-0"
+    )
+    assert name not in worker.rest.get("/connectors").body
+    assert worker.rest.delete(f"/connectors/{name}").status == 404
+
+
+def test_connector_plugins(worker: WorkerProcess) -> None:
+    connectors = worker.rest.get("/connector-plugins").body
+    classes = {p["class"] for p in connectors}
+    assert {
+        "filestream.source.FileStreamSourceConnector",
+        "filestream.sink.FileStreamSinkConnector",
+    } <= classes
+    assert {p["type"] for p in connectors} == {"source", "sink"}
+    everything = worker.rest.get("/connector-plugins?connectorsOnly=false").body
+    types = {p["type"] for p in everything}
+    assert {"source", "sink", "converter", "header_converter"} <= types
+    config = worker.rest.get("/connector-plugins/FileStreamSource/config")
+    assert config.status == 200
+    assert {"file", "topic", "batch.size"} <= {k["name"] for k in config.body}
+    assert worker.rest.get("/connector-plugins/Nope/config").status == 404
+    validate = worker.rest.put(
+        "/connector-plugins/FileStreamSourceConnector/config/validate",
+        {"connector.class": "FileStreamSource", "name": "v", "topic": "t", "tasks.max": "x"},
+    )
+    assert validate.status == 200
+    assert validate.body["name"] == "FileStreamSource"
+    assert validate.body["error_count"] == 2
+    by_name = {c["value"]["name"]: c for c in validate.body["configs"]}
+    assert "Not a number of type INT" in by_name["tasks.max"]["value"]["errors"][0]
+    mismatch = worker.rest.put(
+        "/connector-plugins/FileStreamSink/config/validate", {"connector.class": "FileStreamSource"}
+    )
+    assert mismatch.status == 400
+    assert (
+        mismatch.body["message"]
+        == "Included connector type FileStreamSource does not match request type FileStreamSink"
+    )
+
+
+def test_http_details(worker: WorkerProcess) -> None:
+    unknown = worker.rest.get("/no/such/route")
+    assert unknown.status == 404 and unknown.headers["Content-Type"].startswith("application/json")
+    assert unknown.body == {"error_code": 404, "message": "HTTP 404 Not Found"}
+    wrong = worker.rest.request("DELETE", "/connector-plugins")
+    assert wrong.status == 405 and wrong.body["error_code"] == 405
+    assert worker.rest.get("/connectors/").status == 200
+    assert worker.rest.get("/connectors/x/tasks/notanumber/status").status == 404
+    loggers = worker.rest.get("/admin/loggers").body
+    assert "root" in loggers
+    changed = worker.rest.put("/admin/loggers/connect_lite.herder", {"level": "DEBUG"})
+    assert changed.status == 200 and "connect_lite.herder" in changed.body
+    assert worker.rest.get("/admin/loggers/connect_lite.herder").body["level"] == "DEBUG"
+    assert worker.rest.put("/admin/loggers/x", {"level": "LOUD"}).status == 404

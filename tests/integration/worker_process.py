@@ -1,0 +1,202 @@
+"""Runs a real connect-lite worker process (python app.py) and talks to it over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+TEST_PLUGINS = REPO / "tests" / "plugins"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(
+    condition: Callable[[], Any], timeout: float = 60, interval: float = 0.2, what: str = ""
+) -> Any:
+    """Poll until condition() is truthy; fail with the last value seen."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = condition()
+        except Exception as error:  # keep polling; report the last error on timeout
+            last = error
+        else:
+            if last:
+                return last
+        time.sleep(interval)
+    raise AssertionError(
+        f"timed out after {timeout}s waiting for {what or condition}: last={last!r}"
+    )
+
+
+@dataclass
+class Response:
+    status: int
+    body: Any
+    headers: dict[str, str]
+    raw: bytes
+
+
+class Rest:
+    """A tiny REST client over urllib: no extra dependency, real HTTP."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base.rstrip("/")
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        raw: bytes | None = None,
+        content_type: str = "application/json",
+    ) -> Response:
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        req = urllib.request.Request(self.base + path, data=data, method=method)
+        if data is not None:
+            req.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(req, timeout=120) as resp:
+                return _response(resp.status, resp.read(), dict(resp.headers))
+        except urllib.error.HTTPError as err:
+            return _response(err.code, err.read(), dict(err.headers))
+
+    def get(self, path: str) -> Response:
+        return self.request("GET", path)
+
+    def post(self, path: str, body: Any = None) -> Response:
+        return self.request("POST", path, body)
+
+    def put(self, path: str, body: Any = None) -> Response:
+        return self.request("PUT", path, body)
+
+    def patch(self, path: str, body: Any = None) -> Response:
+        return self.request("PATCH", path, body)
+
+    def delete(self, path: str) -> Response:
+        return self.request("DELETE", path)
+
+
+def _response(status: int, raw: bytes, headers: dict[str, str]) -> Response:
+    try:
+        body = json.loads(raw) if raw else None
+    except ValueError:
+        body = raw.decode(errors="replace")
+    return Response(status, body, headers, raw)
+
+
+class WorkerProcess:
+    """``python app.py worker.properties [files]`` in a subprocess, with its log in a file."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        bootstrap_servers: str | None,
+        extra: dict[str, str] | None = None,
+        connector_files: list[str] | None = None,
+        port: int | None = None,
+    ) -> None:
+        self.workdir = workdir
+        self.port = port or free_port()
+        self.props_path = workdir / "worker.properties"
+        props = {
+            "listeners": f"http://127.0.0.1:{self.port}",
+            "state.storage.file": str(workdir / "state.db"),
+            "plugin.path": f"{REPO / 'plugins'},{TEST_PLUGINS}",
+            "offset.flush.interval.ms": "500",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "spark.master": "local[2]",
+            "consumer.session.timeout.ms": "6000",
+        }
+        if bootstrap_servers:
+            props["bootstrap.servers"] = bootstrap_servers
+        props.update(extra or {})
+        self.props_path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        self.connector_files = connector_files or []
+        self.rest = Rest(f"http://127.0.0.1:{self.port}")
+        self.log_path = workdir / "worker.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, wait_healthy: bool = True) -> WorkerProcess:
+        log = open(self.log_path, "ab")  # noqa: SIM115  # closed with the process
+        self.proc = subprocess.Popen(
+            [sys.executable, str(REPO / "app.py"), str(self.props_path), *self.connector_files],
+            cwd=self.workdir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        if wait_healthy:
+            self.wait_healthy()
+        return self
+
+    def wait_healthy(self, timeout: float = 120) -> None:
+        def healthy() -> bool:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise AssertionError(f"worker exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                return self.rest.get("/health").status == 200
+            except OSError:
+                return False
+
+        try:
+            wait_for(healthy, timeout, what="worker /health")
+        except AssertionError:
+            raise AssertionError(f"worker not healthy; log:\n{self.log()[-5000:]}") from None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def terminate(self, timeout: float = 60) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                self.terminate()
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    # -- conveniences ----------------------------------------------------------------------
+    def status(self, name: str) -> Any:
+        return self.rest.get(f"/connectors/{name}/status").body
+
+    def wait_running(self, name: str, tasks: int = 1, timeout: float = 120) -> Any:
+        def running() -> Any:
+            r = self.rest.get(f"/connectors/{name}/status")
+            body = r.body
+            ok = (
+                r.status == 200
+                and body["connector"]["state"] == "RUNNING"
+                and len(body["tasks"]) == tasks
+                and all(t["state"] == "RUNNING" for t in body["tasks"])
+            )
+            return body if ok else None
+
+        return wait_for(running, timeout, what=f"{name} RUNNING with {tasks} tasks")

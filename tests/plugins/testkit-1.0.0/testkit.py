@@ -1,0 +1,162 @@
+"""Connectors for integration tests: scripted failures, sink rewinds and too many tasks."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from connect_lite.api import (
+    ConfigDef,
+    Importance,
+    Schema,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+    TopicPartition,
+    Type,
+)
+
+VERSION = "1.0.0"
+
+
+class ScriptedSourceConnector(SourceConnector):
+    """Emits ``value-N`` records; ``fail.on.start`` / ``task.fail.after`` script failures."""
+
+    def version(self) -> str:
+        return VERSION
+
+    def config(self) -> ConfigDef:
+        return (
+            ConfigDef()
+            .define("topic", Type.STRING, doc="Target topic.", importance=Importance.HIGH)
+            .define("max.records", Type.LONG, -1, doc="Stop emitting after this many; -1: never.")
+            .define("task.fail.after", Type.LONG, -1, doc="poll() raises after this many records.")
+            .define("fail.on.start", Type.BOOLEAN, False, doc="start() raises.")
+            .define("tasks", Type.INT, 1, doc="How many task configs to generate.")
+        )
+
+    def start(self, config: dict[str, str]) -> None:
+        if config.get("fail.on.start", "false") == "true":
+            raise RuntimeError("scripted connector start failure")
+        self._config = dict(config)
+
+    def task_class(self) -> type[Any]:
+        return ScriptedSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        count = int(self._config.get("tasks", "1"))
+        return [{**self._config, "task.index": str(i)} for i in range(count)]
+
+    def stop(self) -> None:
+        pass
+
+
+class ScriptedSourceTask(SourceTask):
+    def version(self) -> str:
+        return VERSION
+
+    def start(self, config: dict[str, str]) -> None:
+        self.topic = config["topic"]
+        self.partition = {"task": config.get("task.index", "0")}
+        self.limit = int(config.get("max.records", "-1"))
+        self.fail_after = int(config.get("task.fail.after", "-1"))
+        self._stopped = threading.Event()
+        stored = self.context.offset_storage_reader().offset(self.partition)
+        self.next = int(stored["next"]) if stored else 0
+
+    def poll(self) -> list[SourceRecord] | None:
+        if 0 <= self.fail_after <= self.next:
+            raise RuntimeError(f"scripted task failure after {self.next} records")
+        end = self.next + 100
+        if self.limit >= 0:
+            end = min(end, self.limit)
+        if self.fail_after >= 0:
+            end = min(end, self.fail_after)
+        if end <= self.next:
+            self._stopped.wait(0.1)
+            return None
+        records = [
+            SourceRecord(
+                self.partition,
+                {"next": n + 1},
+                self.topic,
+                f"value-{n}",
+                key=str(n),
+                key_schema=Schema.STRING_SCHEMA,
+                value_schema=Schema.STRING_SCHEMA,
+            )
+            for n in range(self.next, end)
+        ]
+        self.next = end
+        return records
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+
+class RecordingSinkConnector(SinkConnector):
+    """Writes every record it gets to ``output.file`` as a JSON line; can rewind on open."""
+
+    def version(self) -> str:
+        return VERSION
+
+    def config(self) -> ConfigDef:
+        return (
+            ConfigDef()
+            .define("output.file", Type.STRING, doc="JSON lines file.", importance=Importance.HIGH)
+            .define("rewind.to", Type.LONG, -1, doc="On first open, rewind partitions here.")
+            .define("fail.on.put", Type.BOOLEAN, False, doc="put() raises.")
+        )
+
+    def start(self, config: dict[str, str]) -> None:
+        self._config = dict(config)
+
+    def task_class(self) -> type[Any]:
+        return RecordingSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self._config) for _ in range(max_tasks)]
+
+    def stop(self) -> None:
+        pass
+
+
+class RecordingSinkTask(SinkTask):
+    def version(self) -> str:
+        return VERSION
+
+    def start(self, config: dict[str, str]) -> None:
+        self.path = config["output.file"]
+        self.rewind_to = int(config.get("rewind.to", "-1"))
+        self.fail = config.get("fail.on.put", "false") == "true"
+        self.rewound: set[TopicPartition] = set()
+
+    def open(self, partitions: list[TopicPartition]) -> None:
+        if self.rewind_to < 0:
+            return
+        for tp in partitions:
+            if tp not in self.rewound:
+                self.rewound.add(tp)
+                self.context.offset(tp, self.rewind_to)
+
+    def put(self, records: list[SinkRecord]) -> None:
+        if self.fail and records:
+            raise RuntimeError("scripted put failure")
+        with open(self.path, "a", encoding="utf-8") as out:
+            for r in records:
+                row = {"topic": r.topic, "partition": r.kafka_partition, "offset": r.kafka_offset}
+                out.write(json.dumps({**row, "key": r.key, "value": r.value}) + "\n")
+
+    def stop(self) -> None:
+        pass
+
+
+class TooManyTasksConnector(ScriptedSourceConnector):
+    """Generates one task config more than tasks.max."""
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self._config) for _ in range(max_tasks + 1)]
