@@ -32,6 +32,8 @@ PRODUCER_DEFAULTS: dict[str, str] = {
     "enable.idempotence": "false",
     "max.in.flight.requests.per.connection": "1",
     "delivery.timeout.ms": str(INT_MAX),
+    # Java's partitioner: a keyed record lands on the partition a Java client would pick.
+    "partitioner": "murmur2_random",
 }
 
 # Consumer fetch tuning. librdkafka's defaults (1 MiB per partition, 100k queued messages) give

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
@@ -70,10 +71,12 @@ def test_file_pipeline_copies_a_file_through_kafka(worker: WorkerProcess) -> Non
     )
     assert sink.status == 201, sink.body
     wait_for(lambda: len(lines(dst)) == 500, 120, what="500 lines in the sink file")
-    assert dst.read_text() == src.read_text()
+    # The broker auto-created the topic with several partitions: order holds per partition only.
+    assert sorted(lines(dst)) == sorted(lines(src))
     with src.open("a") as more:
         more.write("one more\n")
-    wait_for(lambda: lines(dst)[-1:] == ["one more"], 60, what="the appended line")
+    wait_for(lambda: "one more" in lines(dst), 60, what="the appended line")
+    assert len(lines(dst)) == 501
 
 
 def test_create_shapes_and_lookups(worker: WorkerProcess) -> None:
@@ -341,11 +344,13 @@ def test_sink_rewind_with_context_offset(worker: WorkerProcess) -> None:
         ).status
         == 201
     )
-    import json
 
-    wait_for(lambda: len(lines(out)) >= 5, 120)
-    offsets = sorted({json.loads(line)["offset"] for line in lines(out)})
-    assert offsets[0] >= 15
+    wait_for(lambda: len(lines(out)) >= 5, 120, what="records after the rewind")
+    rows = [json.loads(line) for line in lines(out)]
+    assert sorted(r["offset"] for r in rows) == [15, 16, 17, 18, 19]
+    assert [r["value"] for r in sorted(rows, key=lambda r: r["offset"])] == [
+        f"value-{n}" for n in range(15, 20)
+    ]
 
 
 def test_delete(worker: WorkerProcess) -> None:

@@ -86,6 +86,7 @@ class ScriptedSourceTask(SourceTask):
                 self.topic,
                 f"value-{n}",
                 key=str(n),
+                kafka_partition=0,
                 key_schema=Schema.STRING_SCHEMA,
                 value_schema=Schema.STRING_SCHEMA,
             )
