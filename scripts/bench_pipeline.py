@@ -1,0 +1,202 @@
+"""Benchmark: file -> Kafka and Kafka -> file pipelines against the raw confluent-kafka client.
+
+Everything runs in one go on the same embedded broker (Tansu): the raw producer and consumer
+give the baseline, then a real worker process (python app.py, real Spark) runs a
+FileStreamSource and a FileStreamSink over the same JSON records. It prints records/s for each
+and the ratio pipeline / raw client.
+
+    .venv/bin/python scripts/bench_pipeline.py [--records 1000000] [--converter string|json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from confluent_kafka import Consumer, Producer
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
+from connect_lite.kafka.clients import CONSUMER_DEFAULTS  # noqa: E402
+from connect_lite.storage.sqlite import open_sqlite_stores  # noqa: E402
+from tests.integration.worker_process import WorkerProcess, wait_for  # noqa: E402
+
+CONVERTERS = {
+    "string": "org.apache.kafka.connect.storage.StringConverter",
+    "json": "org.apache.kafka.connect.json.JsonConverter",
+}
+
+
+def make_records(path: Path, count: int) -> int:
+    """Write ``count`` JSON lines of about 100 bytes; returns the file size."""
+    with path.open("w") as out:
+        for n in range(count):
+            out.write(
+                json.dumps(
+                    {
+                        "id": n,
+                        "user": f"user-{n % 9973:05d}",
+                        "score": n % 1000 / 10,
+                        "tags": ["a", "b"],
+                        "note": "x" * 24,
+                    }
+                )
+                + "\n"
+            )
+    return path.stat().st_size
+
+
+def raw_produce(bootstrap: str, topic: str, lines: list[bytes]) -> float:
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    start = time.perf_counter()
+    for line in lines:
+        while True:
+            try:
+                producer.produce(topic, line)
+                break
+            except BufferError:
+                producer.poll(0.05)
+    producer.flush(120)
+    return len(lines) / (time.perf_counter() - start)
+
+
+def raw_consume(bootstrap: str, topic: str, count: int) -> float:
+    conf = {
+        "bootstrap.servers": bootstrap,
+        "group.id": f"bench-{uuid.uuid4().hex[:6]}",
+        **CONSUMER_DEFAULTS,
+    }
+    consumer = Consumer(conf)
+    consumer.subscribe([topic])
+    seen = 0
+    start = None
+    deadline = time.monotonic() + 300
+    while seen < count and time.monotonic() < deadline:
+        batch = consumer.consume(100_000, 1.0)
+        if batch and start is None:
+            start = time.perf_counter()
+        seen += sum(1 for m in batch if not m.error())
+    elapsed = time.perf_counter() - (start or time.perf_counter())
+    consumer.close()
+    if seen < count:
+        raise SystemExit(f"raw consumer saw only {seen} of {count} records")
+    return count / elapsed
+
+
+def committed_position(state_file: Path, connector: str) -> int:
+    """The committed source offset, read through the store interface (WAL allows a reader)."""
+    stores = open_sqlite_stores(str(state_file))
+    try:
+        return max((o.get("position", 0) for _, o in stores.offsets.all(connector)), default=0)
+    finally:
+        stores.close()
+
+
+def count_lines(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with path.open("rb") as f:
+        return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+
+
+def run_pipelines(
+    worker: WorkerProcess, work: Path, src: Path, size: int, count: int, converter: str
+) -> tuple[float, float]:
+    topic = f"bench-{uuid.uuid4().hex[:8]}"
+    conv = {"key.converter": converter, "value.converter": converter}
+    if converter == CONVERTERS["json"]:
+        conv |= {"value.converter.schemas.enable": "false", "key.converter.schemas.enable": "false"}
+    source = {
+        "connector.class": "FileStreamSource",
+        "file": str(src),
+        "topic": topic,
+        "batch.size": "20000",
+        **conv,
+    }
+    start = time.perf_counter()
+    assert worker.rest.put("/connectors/bench-source/config", source).status == 201
+    wait_for(
+        lambda: committed_position(worker.workdir / "state.db", "bench-source") >= size,
+        1200,
+        interval=0.05,
+        what="all source offsets committed",
+    )
+    source_rate = count / (time.perf_counter() - start)
+    out = work / "out.txt"
+    sink = {"connector.class": "FileStreamSink", "file": str(out), "topics": topic, **conv}
+    start = time.perf_counter()
+    assert worker.rest.put("/connectors/bench-sink/config", sink).status == 201
+    wait_for(lambda: count_lines(out) >= count, 1200, interval=0.05, what="all lines written")
+    sink_rate = count / (time.perf_counter() - start)
+    return source_rate, sink_rate
+
+
+def warm_up(worker: WorkerProcess, work: Path) -> None:
+    """Start Spark and run its first jobs, so the figures measure steady throughput."""
+    src = work / "warm.txt"
+    make_records(src, 1000)
+    out = work / "warm-out.txt"
+    topic = f"warm-{uuid.uuid4().hex[:6]}"
+    worker.rest.put(
+        "/connectors/warm-source/config",
+        {"connector.class": "FileStreamSource", "file": str(src), "topic": topic},
+    )
+    worker.rest.put(
+        "/connectors/warm-sink/config",
+        {"connector.class": "FileStreamSink", "file": str(out), "topics": topic},
+    )
+    wait_for(lambda: count_lines(out) >= 1000, 300, what="warm-up records")
+    for name in ("warm-source", "warm-sink"):
+        worker.rest.delete(f"/connectors/{name}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--converter", choices=sorted(CONVERTERS), default="string")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker() as broker:
+        work = Path(tmp)
+        src = work / "records.jsonl"
+        size = make_records(src, args.records)
+        lines = src.read_bytes().splitlines()
+        print(
+            f"{args.records:,} records, {size / args.records:.0f} bytes each on average, "
+            f"converter {args.converter}, broker {broker.bootstrap_servers}"
+        )
+        raw_topic = f"raw-{uuid.uuid4().hex[:8]}"
+        produce_rate = raw_produce(broker.bootstrap_servers, raw_topic, lines)
+        consume_rate = raw_consume(broker.bootstrap_servers, raw_topic, args.records)
+        del lines
+        worker = WorkerProcess(
+            work, broker.bootstrap_servers, extra={"offset.flush.interval.ms": "200"}
+        ).start()
+        try:
+            warm_up(worker, work)
+            source_rate, sink_rate = run_pipelines(
+                worker, work, src, size, args.records, CONVERTERS[args.converter]
+            )
+        finally:
+            worker.stop()
+    print(f"{'path':<42}{'records/s':>12}{'ratio':>8}")
+    print(f"{'raw confluent-kafka producer':<42}{produce_rate:>12,.0f}{'1.00':>8}")
+    print(
+        f"{'source pipeline (file -> Spark -> Kafka)':<42}{source_rate:>12,.0f}"
+        f"{source_rate / produce_rate:>8.2f}"
+    )
+    print(f"{'raw confluent-kafka consumer':<42}{consume_rate:>12,.0f}{'1.00':>8}")
+    print(
+        f"{'sink pipeline (Kafka -> Spark -> file)':<42}{sink_rate:>12,.0f}"
+        f"{sink_rate / consume_rate:>8.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
