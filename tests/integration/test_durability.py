@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
@@ -89,25 +90,27 @@ def test_kill_9_mid_stream_loses_no_record_and_no_config(
 def test_graceful_stop_commits_offsets_so_nothing_is_sent_twice(
     bootstrap_servers: str, tmp_path: Path
 ) -> None:
-    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    """The periodic flush never runs here: only the commits made on SIGTERM can prevent
+    the source from re-reading, and the sink from re-consuming, after the restart."""
+    src, dst = tmp_path / "in.txt", tmp_path / "out.jsonl"
     topic = f"graceful-{uuid.uuid4().hex[:8]}"
     append(src, 0, 3_000)
-    worker = WorkerProcess(
-        tmp_path, bootstrap_servers, extra={"offset.flush.interval.ms": "600000"}
-    )
-    worker.start()
+    source = {"connector.class": "FileStreamSource", "file": str(src), "topic": topic}
+    sink = {"connector.class": "RecordingSink", "output.file": str(dst), "topics": topic}
+    slow_flush = {"offset.flush.interval.ms": "600000"}
+    worker = WorkerProcess(tmp_path, bootstrap_servers, extra=slow_flush).start()
     try:
-        file_pipeline(worker, src, dst, topic)
-        wait_for(lambda: len(lines(dst)) == 3_000, 120, what="3000 lines")
+        assert worker.rest.put("/connectors/copy-in/config", source).status == 201
+        assert worker.rest.put("/connectors/copy-out/config", sink).status == 201
+        wait_for(lambda: len(lines(dst)) == 3_000, 120, what="3000 records")
         assert worker.terminate() == 0
     finally:
         worker.stop()
     append(src, 3_000, 500)
-    again = WorkerProcess(tmp_path, bootstrap_servers, port=worker.port).start()
+    again = WorkerProcess(tmp_path, bootstrap_servers, extra=slow_flush, port=worker.port).start()
     try:
-        again.wait_running("copy-in")
-        wait_for(lambda: len(lines(dst)) >= 3_500, 120, what="the 500 new lines")
-        # Offsets were committed on SIGTERM (the periodic flush never ran): no duplicates.
-        assert sorted(lines(dst)) == sorted(lines(src))
+        wait_for(lambda: len(lines(dst)) >= 3_500, 120, what="the 500 new records")
+        values = [json.loads(line)["value"] for line in lines(dst)]
+        assert sorted(values) == sorted(lines(src))
     finally:
         again.stop()
