@@ -46,10 +46,24 @@ class Producer:
 
     ``max_block_s`` plays the part of Java's ``max.block.ms``: when the local queue stays full
     that long, ``produce`` raises RetriableError instead of waiting on.
+
+    With ``on_error``, only failed deliveries are reported (to ``on_error``, from poll/flush)
+    and records are produced without per-record callbacks: a record counts as delivered once
+    ``flush`` returns 0 without an error having been reported. That saves a Python callback per
+    record, about 5 µs, which is most of the cost of producing from Python.
     """
 
-    def __init__(self, config: Mapping[str, str], max_block_s: float = 60.0) -> None:
-        self._producer = new_client(confluent_kafka.Producer, config, "producer")
+    def __init__(
+        self,
+        config: Mapping[str, str],
+        max_block_s: float = 60.0,
+        on_error: Callable[[ConnectError], None] | None = None,
+    ) -> None:
+        conf: dict[str, Any] = dict(config)
+        if on_error is not None:
+            conf["delivery.report.only.error"] = True
+            conf["on_delivery"] = _adapt(lambda err, meta: on_error(err) if err else None)
+        self._producer = new_client(confluent_kafka.Producer, conf, "producer")
         self._max_block_s = max_block_s
         self._last_callback: DeliveryCallback | None = None
         self._last_adapted: Callable[[Any, Any], None] = _adapt(lambda err, meta: None)

@@ -38,6 +38,12 @@ class SubmittedRecords:
     def ack(batch: SubmittedBatch) -> None:
         batch.pending -= 1
 
+    def ack_all(self) -> None:
+        """Every submitted record was delivered (the producer flushed without an error)."""
+        for batch in self._batches:
+            if not batch.failed:
+                batch.pending = 0
+
     def drain(self) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
         """Offsets newly committable since the last drain, by canonical partition key."""
         while self._batches and self._batches[0].pending <= 0 and not self._batches[0].failed:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +13,7 @@ from connect_lite.api.connector import OffsetStorageReader, SourceTask, SourceTa
 from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import RecordMetadata, SourceRecord
 from connect_lite.kafka.producer import Producer
-from connect_lite.pipeline.stage import SourceStage, StageSpec
+from connect_lite.pipeline.stage import SourceBatchResult, SourceStage, StageSpec
 from connect_lite.runtime.offsets import (
     StoreOffsetReader,
     SubmittedBatch,
@@ -27,7 +28,7 @@ from connect_lite.storage.base import OffsetStore
 class Batching:
     """How records are grouped into one Spark job: large under load, small when trickling."""
 
-    max_records: int = 100_000
+    max_records: int = 200_000
     max_wait_ms: int = 500
 
 
@@ -78,10 +79,17 @@ class WorkerSourceTask(WorkerTask):
         self._plugin_stopped = threading.Event()
         self._started = False
         self._wants_commit_record = type(plugin).commit_record is not SourceTask.commit_record
+        self._stage_pool = ThreadPoolExecutor(1, thread_name_prefix=f"stage-{self.id}")
+        self._in_flight: tuple[list[SourceRecord], Future[SourceBatchResult]] | None = None
 
     def initialize(self) -> None:
         self.version = version_of(self.plugin)
-        self.producer = self._producer_factory()
+        # Per-record delivery callbacks only when the task wants commit_record; otherwise only
+        # failures are reported and a flush at commit time acknowledges everything before it.
+        if self._wants_commit_record:
+            self.producer = self._producer_factory()
+        else:
+            self.producer = self._producer_factory(on_error=self._on_delivery_error)
         self.plugin.context = _Context(
             StoreOffsetReader(self.offsets, self.connector), self.task_config
         )
@@ -90,14 +98,29 @@ class WorkerSourceTask(WorkerTask):
         self.log.info("Source task started")
 
     def iteration(self) -> None:
+        """Poll the next batch while Spark runs the previous one, then produce the previous.
+
+        ``poll`` stays on this thread; the stage waits on Spark's JVM and Python worker
+        processes, so the two overlap for real. Batches are produced in order."""
         self._check_send_error()
         batch = self._collect()
+        previous, self._in_flight = self._in_flight, None
         if batch:
-            self._send(batch)
+            self._in_flight = (batch, self._stage_pool.submit(self.stage.run, batch))
+        if previous is not None:
+            self._send(previous[0], previous[1].result())
         assert self.producer is not None
         self.producer.poll(0)
         if time.monotonic() >= self._next_commit:
             self.commit_offsets()
+
+    def on_paused(self) -> None:
+        self._finish_in_flight()
+
+    def _finish_in_flight(self) -> None:
+        previous, self._in_flight = self._in_flight, None
+        if previous is not None:
+            self._send(previous[0], previous[1].result())
 
     def _collect(self) -> list[SourceRecord]:
         batch: list[SourceRecord] = []
@@ -111,8 +134,7 @@ class WorkerSourceTask(WorkerTask):
                 break
         return batch
 
-    def _send(self, batch: list[SourceRecord]) -> None:
-        result = self.stage.run(batch)
+    def _send(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
         producer = self.producer
         assert producer is not None
         submitted = self.submitted.submit(len(result.records), offsets_of(batch))
@@ -121,8 +143,14 @@ class WorkerSourceTask(WorkerTask):
             for i, dropped in enumerate(batch):
                 if i not in produced_indexes:
                     self.plugin.commit_record(dropped, None)
+        if not self._wants_commit_record:
+            produce = producer.produce
+            for out in result.records:
+                produce(
+                    out.topic, out.value, out.key, out.headers or None, out.partition, out.timestamp
+                )
+            return
         for out in result.records:
-            record: SourceRecord | None = batch[out.index] if self._wants_commit_record else None
             producer.produce(
                 out.topic,
                 out.value,
@@ -130,7 +158,7 @@ class WorkerSourceTask(WorkerTask):
                 headers=out.headers or None,
                 partition=out.partition,
                 timestamp=out.timestamp,
-                on_delivery=functools.partial(self._on_delivery, submitted, record),
+                on_delivery=functools.partial(self._on_delivery, submitted, batch[out.index]),
             )
 
     def _on_delivery(
@@ -148,6 +176,9 @@ class WorkerSourceTask(WorkerTask):
         if record is not None:
             self.plugin.commit_record(record, metadata)
 
+    def _on_delivery_error(self, error: Any) -> None:
+        self._send_error = str(error)
+
     def _check_send_error(self) -> None:
         if self._send_error is not None:
             raise ConnectError(
@@ -158,7 +189,10 @@ class WorkerSourceTask(WorkerTask):
         """Write the offsets of every acknowledged record to the offset store, then ``commit``."""
         self._next_commit = time.monotonic() + self.flush_interval
         if self.producer is not None:
-            self.producer.poll(0)
+            if self._wants_commit_record:
+                self.producer.poll(0)
+            elif self.producer.flush(self.flush_timeout) == 0 and self._send_error is None:
+                self.submitted.ack_all()
         ready = self.submitted.drain()
         if ready:
             self.offsets.put_many(self.connector, ready)
@@ -177,6 +211,11 @@ class WorkerSourceTask(WorkerTask):
 
     def close(self) -> None:
         try:
+            if not self.failed and not self.stopping:
+                self._finish_in_flight()
+            # A batch still in the stage when stopping is dropped: its offsets were never
+            # committed, so it is polled again after a restart.
+            self._stage_pool.shutdown(wait=True, cancel_futures=True)
             if self.producer is not None:
                 remaining = self.producer.flush(self.flush_timeout)
                 if remaining:

@@ -426,3 +426,45 @@ def test_http_details(worker: WorkerProcess) -> None:
     assert changed.status == 200 and "connect_lite.herder" in changed.body
     assert worker.rest.get("/admin/loggers/connect_lite.herder").body["level"] == "DEBUG"
     assert worker.rest.put("/admin/loggers/x", {"level": "LOUD"}).status == 404
+
+
+def test_transforms_and_predicates_run_in_the_stage(worker: WorkerProcess) -> None:
+    topic = unique("tx")
+    out = worker.workdir / f"{topic}.jsonl"
+    commits = worker.workdir / f"{topic}.commits"
+    source = source_config(
+        topic,
+        **{
+            "max.records": "10",
+            "commit.log": str(commits),
+            "transforms": "dropOdd,up",
+            "transforms.dropOdd.type": "DropAll",
+            "transforms.dropOdd.predicate": "isEven",
+            "transforms.dropOdd.negate": "true",
+            "transforms.up.type": "testkit.UppercaseTransformation",
+            "transforms.up.predicate": "isSmall",
+            "predicates": "isEven,isSmall",
+            "predicates.isEven.type": "ValueMatches",
+            "predicates.isEven.pattern": r"value-\d*[02468]",
+            "predicates.isSmall.type": "ValueMatchesPredicate",
+            "predicates.isSmall.pattern": "value-[0-4]",
+        },
+    )
+    assert (
+        worker.rest.post("/connectors", {"name": unique("tx-src"), "config": source}).status == 201
+    )
+    assert (
+        worker.rest.post(
+            "/connectors", {"name": unique("tx-sink"), "config": sink_config(topic, out)}
+        ).status
+        == 201
+    )
+    wait_for(lambda: len(lines(out)) == 5, 120, what="the 5 even records")
+    values = sorted(json.loads(line)["value"] for line in lines(out))
+    assert values == ["VALUE-0", "VALUE-2", "VALUE-4", "value-6", "value-8"]
+    wait_for(lambda: "commit" in lines(commits), 60, what="a commit() call")
+    records = [line.split() for line in lines(commits) if line.startswith("record ")]
+    filtered = sorted(r[1] for r in records if r[2] == "filtered")
+    assert filtered == ["value-1", "value-3", "value-5", "value-7", "value-9"]
+    sent = [r for r in records if r[2] != "filtered"]
+    assert len(sent) == 5 and all(r[2].startswith(f"{topic}/0/") for r in sent)

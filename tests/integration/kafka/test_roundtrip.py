@@ -152,3 +152,26 @@ def test_delivery_failure_reaches_the_callback_as_a_connect_error() -> None:
     err, meta = reports[0]
     assert isinstance(err, ConnectError) and "nowhere" in str(err) and meta is None
     assert producer.close(timeout=1) == 0
+
+
+def test_error_only_reports_call_on_error_and_flush_returns_zero_on_success(
+    bootstrap_servers: str,
+) -> None:
+    from connect_lite.api.errors import ConnectError
+    from connect_lite.kafka.producer import Producer as ConnectProducer
+
+    errors: list[ConnectError] = []
+    good = ConnectProducer({"bootstrap.servers": bootstrap_servers}, on_error=errors.append)
+    for n in range(100):
+        good.produce("error-only-ok", f"v{n}".encode())
+    assert good.flush(30) == 0
+    assert errors == []
+    good.close()
+    dead = ConnectProducer(
+        {"bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": "300"}, on_error=errors.append
+    )
+    dead.produce("error-only-dead", b"v")
+    assert dead.flush(10) == 0
+    assert len(errors) == 1 and isinstance(errors[0], ConnectError)
+    assert "error-only-dead" in str(errors[0])
+    dead.close()

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import threading
 from typing import Any
 
 from connect_lite.api import (
     ConfigDef,
     Importance,
+    Predicate,
+    RecordMetadata,
     Schema,
     SinkConnector,
     SinkRecord,
@@ -17,6 +21,7 @@ from connect_lite.api import (
     SourceRecord,
     SourceTask,
     TopicPartition,
+    Transformation,
     Type,
 )
 
@@ -37,6 +42,7 @@ class ScriptedSourceConnector(SourceConnector):
             .define("task.fail.after", Type.LONG, -1, doc="poll() raises after this many records.")
             .define("fail.on.start", Type.BOOLEAN, False, doc="start() raises.")
             .define("tasks", Type.INT, 1, doc="How many task configs to generate.")
+            .define("commit.log", Type.STRING, None, doc="File that commit calls are logged to.")
         )
 
     def start(self, config: dict[str, str]) -> None:
@@ -67,6 +73,23 @@ class ScriptedSourceTask(SourceTask):
         self._stopped = threading.Event()
         stored = self.context.offset_storage_reader().offset(self.partition)
         self.next = int(stored["next"]) if stored else 0
+        self.commit_log = config.get("commit.log")
+
+    def _log(self, line: str) -> None:
+        if self.commit_log:
+            with open(self.commit_log, "a", encoding="utf-8") as out:
+                out.write(line + "\n")
+
+    def commit(self) -> None:
+        self._log("commit")
+
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        where = (
+            "filtered"
+            if metadata is None
+            else f"{metadata.topic}/{metadata.partition}/{metadata.offset}"
+        )
+        self._log(f"record {record.value} {where}")
 
     def poll(self) -> list[SourceRecord] | None:
         if 0 <= self.fail_after <= self.next:
@@ -161,3 +184,41 @@ class TooManyTasksConnector(ScriptedSourceConnector):
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return [dict(self._config) for _ in range(max_tasks + 1)]
+
+
+class UppercaseTransformation(Transformation[Any]):
+    """Upper-cases string values."""
+
+    def version(self) -> str:
+        return VERSION
+
+    def apply(self, record: Any) -> Any:
+        if isinstance(record.value, str):
+            return dataclasses.replace(record, value=record.value.upper())
+        return record
+
+
+class DropAllTransformation(Transformation[Any]):
+    """Drops every record it is applied to (use with a predicate)."""
+
+    def version(self) -> str:
+        return VERSION
+
+    def apply(self, record: Any) -> Any:
+        return None
+
+
+class ValueMatchesPredicate(Predicate[Any]):
+    """True when the string value fully matches ``pattern``."""
+
+    def version(self) -> str:
+        return VERSION
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define("pattern", Type.STRING, doc="A regular expression.")
+
+    def configure(self, config: dict[str, str]) -> None:
+        self.pattern = re.compile(config["pattern"])
+
+    def test(self, record: Any) -> bool:
+        return isinstance(record.value, str) and self.pattern.fullmatch(record.value) is not None
