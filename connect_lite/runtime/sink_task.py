@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from connect_lite.api.connector import SinkTask, SinkTaskContext
 from connect_lite.api.records import TopicPartition
 from connect_lite.kafka.consumer import Consumer
-from connect_lite.pipeline.stage import SinkStage
+from connect_lite.pipeline.stage import SinkBatchResult, SinkStage
 from connect_lite.runtime.source_task import DEFAULT_BATCHING, Batching
 from connect_lite.runtime.task import WorkerTask, version_of
 
@@ -80,6 +81,8 @@ class WorkerSinkTask(WorkerTask):
         self._next_commit = time.monotonic() + self.flush_interval
         self._started = False
         self._context = _Context(self, task_config)
+        self._stage_pool = ThreadPoolExecutor(1, thread_name_prefix=f"stage-{self.id}")
+        self._in_flight: tuple[list[Any], Future[SinkBatchResult]] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self) -> None:
@@ -96,10 +99,20 @@ class WorkerSinkTask(WorkerTask):
         self.log.info("Sink task started, subscribed to %s", pattern or topics)
 
     def iteration(self) -> None:
+        """Consume the next batch while Spark runs the previous one, then put the previous.
+
+        The consumer stays on this thread (rebalance callbacks run here). A revocation or a
+        pause first delivers the batch in flight; a rewind asked for during ``put`` drops the
+        batch in flight and seeks its partitions back, so no record is skipped."""
         assert self.consumer is not None
         messages = self._collect()
+        previous, self._in_flight = self._in_flight, None
         if messages:
-            self._deliver(messages)
+            self._in_flight = (messages, self._stage_pool.submit(self.stage.run, messages))
+        if previous is not None:
+            self._deliver(*previous)
+            if self._context.rewinds:
+                self._drop_in_flight()
         self._apply_rewinds()
         if self._context.commit_requested or time.monotonic() >= self._next_commit:
             self.commit_offsets()
@@ -120,12 +133,26 @@ class WorkerSinkTask(WorkerTask):
             batch.extend(got)
         return batch
 
-    def _deliver(self, messages: list[Any]) -> None:
-        result = self.stage.run(messages)
-        self.plugin.put(list(result.records))
+    def _deliver(self, messages: list[Any], result: Future[SinkBatchResult]) -> None:
+        self.plugin.put(list(result.result().records))
         for message in messages:
             tp = TopicPartition(message.topic, message.partition)
             self.current[tp] = message.offset + 1
+
+    def _finish_in_flight(self) -> None:
+        previous, self._in_flight = self._in_flight, None
+        if previous is not None:
+            self._deliver(*previous)
+
+    def _drop_in_flight(self) -> None:
+        """Forget the batch in flight; its partitions are read again from its first offsets."""
+        dropped, self._in_flight = self._in_flight, None
+        if dropped is None:
+            return
+        dropped[1].exception()  # wait for the stage; its result is not wanted
+        for message in dropped[0]:
+            tp = TopicPartition(message.topic, message.partition)
+            self._context.rewinds.setdefault(tp, message.offset)
 
     def _apply_rewinds(self) -> None:
         rewinds, self._context.rewinds = self._context.rewinds, {}
@@ -165,6 +192,7 @@ class WorkerSinkTask(WorkerTask):
 
     def _on_revoke(self, partitions: list[TopicPartition]) -> None:
         try:
+            self._finish_in_flight()
             self.commit_offsets(partitions)
         finally:
             self.plugin.close(list(partitions))
@@ -187,6 +215,7 @@ class WorkerSinkTask(WorkerTask):
             self.consumer.resume(tps)
 
     def on_paused(self) -> None:
+        self._finish_in_flight()
         if self.consumer is not None and self.assigned:
             self.consumer.pause(list(self.assigned))
 
@@ -208,6 +237,8 @@ class WorkerSinkTask(WorkerTask):
         self.stage.cancel()
 
     def close(self) -> None:
+        # A batch still in the stage when stopping is dropped: its offsets were not committed.
+        self._stage_pool.shutdown(wait=True, cancel_futures=True)
         try:
             if self._started and not self.failed:
                 self.commit_offsets()

@@ -134,6 +134,9 @@ class RecordingSinkConnector(SinkConnector):
             .define("output.file", Type.STRING, doc="JSON lines file.", importance=Importance.HIGH)
             .define("rewind.to", Type.LONG, -1, doc="On first open, rewind partitions here.")
             .define("fail.on.put", Type.BOOLEAN, False, doc="put() raises.")
+            .define(
+                "replay.once.at", Type.LONG, -1, doc="Once an offset >= this is put, rewind to 0."
+            )
         )
 
     def start(self, config: dict[str, str]) -> None:
@@ -158,6 +161,7 @@ class RecordingSinkTask(SinkTask):
         self.rewind_to = int(config.get("rewind.to", "-1"))
         self.fail = config.get("fail.on.put", "false") == "true"
         self.rewound: set[TopicPartition] = set()
+        self.replay_at = int(config.get("replay.once.at", "-1"))
 
     def open(self, partitions: list[TopicPartition]) -> None:
         if self.rewind_to < 0:
@@ -174,6 +178,10 @@ class RecordingSinkTask(SinkTask):
             for r in records:
                 row = {"topic": r.topic, "partition": r.kafka_partition, "offset": r.kafka_offset}
                 out.write(json.dumps({**row, "key": r.key, "value": r.value}) + "\n")
+        if self.replay_at >= 0 and any(r.kafka_offset >= self.replay_at for r in records):
+            self.replay_at = -1
+            for tp in {TopicPartition(r.topic, r.kafka_partition) for r in records}:
+                self.context.offset(tp, 0)
 
     def stop(self) -> None:
         pass
