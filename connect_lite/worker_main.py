@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 from dataclasses import dataclass
@@ -95,7 +96,17 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
     for path in connector_files:
         _create_from_file(herder, path)
     herder.ready()
+    tune_garbage_collector()
     return RunningWorker(herder, server.url, runtime, broker)
+
+
+def tune_garbage_collector() -> None:
+    """Batches of 100,000s of short-lived records make CPython's default thresholds run a
+    full collection many times a batch, rescanning every long-lived object; measured, that
+    was a third of a stage's time. Collect less often, and leave start-up objects out."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
 
 
 def _create_from_file(herder: StandaloneHerder, path: str) -> None:

@@ -34,6 +34,10 @@ PRODUCER_DEFAULTS: dict[str, str] = {
     "delivery.timeout.ms": str(INT_MAX),
     # Java's partitioner: a keyed record lands on the partition a Java client would pick.
     "partitioner": "murmur2_random",
+    # A source batch is up to 200,000 records; librdkafka's default local queue holds 100,000,
+    # so produce() kept blocking halfway through each batch. Memory stays bounded by
+    # queue.buffering.max.kbytes (1 GiB by default).
+    "queue.buffering.max.messages": "1000000",
 }
 
 # Consumer fetch tuning. librdkafka's defaults (1 MiB per partition, 100k queued messages) give
