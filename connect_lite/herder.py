@@ -22,11 +22,15 @@ from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.runtime.entities import (
     ConfigInfos,
     ConnectorInfo,
+    ConnectorOffsets,
     ConnectorStateInfo,
+    Message,
     ServerInfo,
     TaskInfo,
     WorkerHealth,
 )
+from connect_lite.runtime.offsets_api import ConnectorOffsetsAPI
+from connect_lite.runtime.offsets_body import not_stopped_message, require_offsets
 from connect_lite.runtime.states import ConnectorStatus, State, TargetState, TaskStatus
 from connect_lite.runtime.worker import Worker
 from connect_lite.storage.base import Stores
@@ -79,6 +83,7 @@ class StandaloneHerder:
         self._lock = threading.RLock()
         self._ready = False
         self._reconfigurer = ThreadPoolExecutor(1, thread_name_prefix="herder-reconfigure")
+        self._offsets = ConnectorOffsetsAPI(worker.plugins, stores.offsets, worker.props)
 
     # -- lifecycle -------------------------------------------------------------------------
     @_serialised
@@ -232,10 +237,18 @@ class StandaloneHerder:
         return self.connector_info(name)
 
     @_serialised
-    def delete_connector(self, name: str) -> None:
-        self._config_or_404(name)
+    def delete_connector(self, name: str, include_offsets: bool = False) -> None:
+        """Delete a connector; with ``include_offsets`` (a connect-lite extension) reset its
+        offsets first, after its tasks stopped. If the reset fails, nothing is deleted."""
+        config = self._config_or_404(name)
         self.worker.stop_tasks(name)
         self.worker.stop_connector(name)
+        if include_offsets:
+            try:
+                self._offsets.reset(name, config)
+            except Exception:
+                self._start_connector(name, keep_tasks=True)
+                raise
         self.stores.configs.remove_connector(name)
         self.stores.statuses.delete_connector(name)
         log.info("[%s] Connector deleted", name)
@@ -291,6 +304,29 @@ class StandaloneHerder:
         if config is None:
             raise NotFoundError(f"Unknown connector {name}")
         return config
+
+    # -- offsets (KIP-875) -----------------------------------------------------------------
+    def connector_offsets(self, name: str) -> ConnectorOffsets:
+        return self._offsets.read(name, self._config_or_404(name))
+
+    @_serialised
+    def alter_connector_offsets(self, name: str, offsets: ConnectorOffsets) -> Message:
+        require_offsets(offsets)
+        config = self._config_or_404(name)
+        self._require_stopped(name)
+        return self._offsets.alter(name, config, offsets)
+
+    @_serialised
+    def reset_connector_offsets(self, name: str) -> Message:
+        config = self._config_or_404(name)
+        self._require_stopped(name)
+        return self._offsets.reset(name, config)
+
+    def _require_stopped(self, name: str) -> None:
+        """Offsets change only while the connector is STOPPED and has no tasks at all."""
+        stopped = self.stores.configs.get_target_state(name) is TargetState.STOPPED
+        if not stopped or self.stores.configs.get_task_configs(name) or self.worker.task_ids(name):
+            raise BadRequestError(not_stopped_message(name))
 
     # -- restart ---------------------------------------------------------------------------
     @_serialised

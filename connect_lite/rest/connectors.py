@@ -10,7 +10,14 @@ from flask import Blueprint, Response, request
 
 from connect_lite.api.errors import NotFoundError
 from connect_lite.rest import render
-from connect_lite.rest.parsing import bool_arg, config_map, create_request, json_body, with_name
+from connect_lite.rest.parsing import (
+    bool_arg,
+    config_map,
+    create_request,
+    json_body,
+    offsets_request,
+    with_name,
+)
 from connect_lite.rest.services import herder
 
 log = logging.getLogger(__name__)
@@ -143,5 +150,22 @@ def restart_task(connector: str, task: int) -> Response:
 
 @bp.delete(CONNECTOR)
 def delete_connector(connector: str) -> Response:
-    herder().delete_connector(connector)
+    # includeOffsets=true also resets the connector's offsets: a connect-lite extension.
+    herder().delete_connector(connector, bool_arg("includeOffsets", False))
     return render.empty(204)
+
+
+@bp.get(CONNECTOR + "/offsets")
+def connector_offsets(connector: str) -> Response:
+    return render.json_response(render.connector_offsets(herder().connector_offsets(connector)))
+
+
+@bp.patch(CONNECTOR + "/offsets")
+def alter_connector_offsets(connector: str) -> Response:
+    answer = herder().alter_connector_offsets(connector, offsets_request())
+    return render.json_response(render.message(answer))
+
+
+@bp.delete(CONNECTOR + "/offsets")
+def reset_connector_offsets(connector: str) -> Response:
+    return render.json_response(render.message(herder().reset_connector_offsets(connector)))

@@ -10,10 +10,13 @@ from flask import request
 from werkzeug.exceptions import UnsupportedMediaType
 
 from connect_lite.api.errors import BadRequestError
+from connect_lite.runtime.entities import ConnectorOffset, ConnectorOffsets
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 INITIAL_STATES = ("RUNNING", "PAUSED", "STOPPED")
 CREATE_FIELDS = ("name", "config", "initial_state")
+OFFSETS_FIELDS = ("offsets",)
+OFFSET_FIELDS = ("partition", "offset")
 
 
 class JsonNumber(str):
@@ -131,6 +134,61 @@ def _initial_state(value: Any) -> str | None:
             f"Invalid initial_state '{state}': must be one of {', '.join(INITIAL_STATES)}."
         )
     return state.upper()
+
+
+def offsets_request() -> ConnectorOffsets:
+    """Parse ``PATCH /connectors/{name}/offsets``: ``{"offsets": [{"partition", "offset"}]}``.
+
+    Only the JSON shape is checked here (400s); an absent body or list is an empty request,
+    which the herder refuses with Kafka's message. Numbers become int or float."""
+    body = json_body(required=False)
+    if body is None:
+        return ConnectorOffsets([])
+    if not isinstance(body, dict):
+        raise BadRequestError(f"The request body must be a JSON object, not {kind(body)}.")
+    _no_unknown_fields(body, OFFSETS_FIELDS, "the request body")
+    entries = body.get("offsets")
+    if entries is None:
+        return ConnectorOffsets([])
+    if not isinstance(entries, list):
+        raise BadRequestError(f"'offsets' must be a JSON array, not {kind(entries)}.")
+    return ConnectorOffsets([_offset_entry(entry) for entry in entries])
+
+
+def _offset_entry(entry: Any) -> ConnectorOffset:
+    if not isinstance(entry, dict):
+        raise BadRequestError(f"Each entry of 'offsets' must be a JSON object, not {kind(entry)}.")
+    _no_unknown_fields(entry, OFFSET_FIELDS, "an 'offsets' entry")
+    return ConnectorOffset(_object_or_null(entry, "partition"), _object_or_null(entry, "offset"))
+
+
+def _object_or_null(entry: dict[str, Any], field: str) -> dict[str, Any] | None:
+    value = entry.get(field)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BadRequestError(f"'{field}' must be a JSON object or null, not {kind(value)}.")
+    return {key: plain_json(v) for key, v in value.items()}
+
+
+def _no_unknown_fields(body: dict[str, Any], known: tuple[str, ...], where: str) -> None:
+    unknown = sorted(set(body) - set(known))
+    if unknown:
+        raise BadRequestError(
+            f'Unrecognized field "{unknown[0]}" in {where}: known fields are {", ".join(known)}.'
+        )
+
+
+def plain_json(value: Any) -> Any:
+    """A parsed JSON value with JsonNumber texts turned into int or float."""
+    if isinstance(value, JsonNumber):
+        text = str.__str__(value)
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    if isinstance(value, dict):
+        return {key: plain_json(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [plain_json(v) for v in value]
+    return value
 
 
 def with_name(name: str, config: dict[str, str | None]) -> dict[str, str | None]:

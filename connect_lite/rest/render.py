@@ -11,7 +11,9 @@ from connect_lite.plugins.types import PluginDesc
 from connect_lite.runtime.entities import (
     ConfigInfos,
     ConnectorInfo,
+    ConnectorOffsets,
     ConnectorStateInfo,
+    Message,
     ServerInfo,
     TaskInfo,
     WorkerHealth,
@@ -108,3 +110,11 @@ def config_infos(infos: ConfigInfos) -> dict[str, Any]:
 
 def logger_level(level: LoggerLevel) -> dict[str, Any]:
     return {"level": level.level, "last_modified": level.last_modified}
+
+
+def connector_offsets(offsets: ConnectorOffsets) -> dict[str, Any]:
+    return {"offsets": [{"partition": o.partition, "offset": o.offset} for o in offsets.offsets]}
+
+
+def message(answer: Message) -> dict[str, Any]:
+    return {"message": answer.message}

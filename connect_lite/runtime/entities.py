@@ -52,3 +52,25 @@ class ServerInfo:
 class WorkerHealth:
     status: str  # "healthy" | "starting" | "unhealthy"
     message: str
+
+
+@dataclass(frozen=True)
+class ConnectorOffset:
+    """One KIP-875 offset entry: a partition and its offset (None = no offset / delete it)."""
+
+    partition: dict[str, Any] | None
+    offset: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class ConnectorOffsets:
+    """The body of ``GET``/``PATCH /connectors/{name}/offsets``."""
+
+    offsets: list[ConnectorOffset] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Message:
+    """A ``{"message": ...}`` answer, such as the offsets API's success messages."""
+
+    message: str

@@ -9,7 +9,9 @@ from connect_lite.plugins.types import PluginDesc
 from connect_lite.runtime.entities import (
     ConfigInfos,
     ConnectorInfo,
+    ConnectorOffsets,
     ConnectorStateInfo,
+    Message,
     ServerInfo,
     TaskInfo,
     WorkerHealth,
@@ -74,8 +76,19 @@ class HerderAPI(Protocol):
 
     def restart_task(self, name: str, task: int) -> None: ...
 
-    def delete_connector(self, name: str) -> None:
-        """404 ``Connector {name} not found``."""
+    def delete_connector(self, name: str, include_offsets: bool = False) -> None:
+        """404 ``Connector {name} not found``. With ``include_offsets`` (a connect-lite
+        extension) the connector's offsets are reset in the same operation."""
+
+    def connector_offsets(self, name: str) -> ConnectorOffsets:
+        """KIP-875: source offsets from the store, sink offsets of the consumer group.
+        404 ``Connector {name} not found``; 500 if they cannot be read."""
+
+    def alter_connector_offsets(self, name: str, offsets: ConnectorOffsets) -> Message:
+        """KIP-875 alter; the connector must be STOPPED (400). 404 if unknown."""
+
+    def reset_connector_offsets(self, name: str) -> Message:
+        """KIP-875 reset (idempotent); the connector must be STOPPED (400). 404 if unknown."""
 
     def plugins(self, connectors_only: bool) -> list[PluginDesc]: ...
 

@@ -28,6 +28,36 @@ from connect_lite.api import (
 VERSION = "1.0.0"
 
 
+def _define_alter_keys(config: ConfigDef) -> ConfigDef:
+    return config.define(
+        "alter.offsets",
+        Type.STRING,
+        "false",
+        doc="What alter_offsets does: true, false, unsupported (NotImplementedError), error.",
+    ).define("alter.log", Type.STRING, None, doc="File each alter_offsets call is logged to.")
+
+
+def scripted_alter_offsets(config: dict[str, str], offsets: dict[Any, Any]) -> bool:
+    """The KIP-875 hook of both test connectors, scripted by ``alter.offsets``."""
+    if config.get("alter.log"):
+        rows = [{"partition": _jsonable(p), "offset": o} for p, o in offsets.items()]
+        rows.sort(key=lambda row: json.dumps(row, sort_keys=True))
+        with open(config["alter.log"], "a", encoding="utf-8") as out:
+            out.write(json.dumps(rows) + "\n")
+    mode = config.get("alter.offsets", "false")
+    if mode == "unsupported":
+        raise NotImplementedError("scripted: no external offsets")
+    if mode == "error":
+        raise RuntimeError("scripted alter_offsets failure")
+    return mode == "true"
+
+
+def _jsonable(partition: Any) -> Any:
+    if isinstance(partition, TopicPartition):
+        return [partition.topic, partition.partition]
+    return dict(partition)
+
+
 class ScriptedSourceConnector(SourceConnector):
     """Emits ``value-N`` records; ``fail.on.start`` / ``task.fail.after`` script failures."""
 
@@ -35,7 +65,7 @@ class ScriptedSourceConnector(SourceConnector):
         return VERSION
 
     def config(self) -> ConfigDef:
-        return (
+        return _define_alter_keys(
             ConfigDef()
             .define("topic", Type.STRING, doc="Target topic.", importance=Importance.HIGH)
             .define("max.records", Type.LONG, -1, doc="Stop emitting after this many; -1: never.")
@@ -44,6 +74,9 @@ class ScriptedSourceConnector(SourceConnector):
             .define("tasks", Type.INT, 1, doc="How many task configs to generate.")
             .define("commit.log", Type.STRING, None, doc="File that commit calls are logged to.")
         )
+
+    def alter_offsets(self, connector_config: dict[str, str], offsets: dict[Any, Any]) -> bool:
+        return scripted_alter_offsets(connector_config, offsets)
 
     def start(self, config: dict[str, str]) -> None:
         if config.get("fail.on.start", "false") == "true":
@@ -129,7 +162,7 @@ class RecordingSinkConnector(SinkConnector):
         return VERSION
 
     def config(self) -> ConfigDef:
-        return (
+        return _define_alter_keys(
             ConfigDef()
             .define("output.file", Type.STRING, doc="JSON lines file.", importance=Importance.HIGH)
             .define("rewind.to", Type.LONG, -1, doc="On first open, rewind partitions here.")
@@ -144,6 +177,9 @@ class RecordingSinkConnector(SinkConnector):
 
     def task_class(self) -> type[Any]:
         return RecordingSinkTask
+
+    def alter_offsets(self, connector_config: dict[str, str], offsets: dict[Any, Any]) -> bool:
+        return scripted_alter_offsets(connector_config, offsets)
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return [dict(self._config) for _ in range(max_tasks)]

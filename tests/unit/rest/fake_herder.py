@@ -14,7 +14,10 @@ from connect_lite.plugins.types import PluginDesc, PluginRef, PluginType
 from connect_lite.runtime.entities import (
     ConfigInfos,
     ConnectorInfo,
+    ConnectorOffset,
+    ConnectorOffsets,
     ConnectorStateInfo,
+    Message,
     ServerInfo,
     TaskInfo,
     WorkerHealth,
@@ -170,10 +173,27 @@ class FakeHerder:
         self._check(name)
         self.task_status(name, task)
 
-    def delete_connector(self, name: str) -> None:
+    def delete_connector(self, name: str, include_offsets: bool = False) -> None:
         self._check(name)
-        self.calls.append(("delete", name))
+        self.calls.append(("delete", name, include_offsets))
         del self.configs[name]
+
+    def connector_offsets(self, name: str) -> ConnectorOffsets:
+        self._check(name)
+        self.calls.append(("offsets", name))
+        return ConnectorOffsets([ConnectorOffset({"file": "a.txt"}, {"position": 42})])
+
+    def alter_connector_offsets(self, name: str, offsets: ConnectorOffsets) -> Message:
+        if not offsets.offsets:
+            raise BadRequestError("Partitions / offsets need to be provided")
+        self._check(name)
+        self.calls.append(("alter_offsets", name, offsets))
+        return Message("altered")
+
+    def reset_connector_offsets(self, name: str) -> Message:
+        self._check(name)
+        self.calls.append(("reset_offsets", name))
+        return Message("reset")
 
     def plugins(self, connectors_only: bool) -> list[PluginDesc]:
         self.calls.append(("plugins", connectors_only))
