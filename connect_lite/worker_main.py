@@ -88,6 +88,7 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
         flush_interval_ms=config.offset_flush_interval_ms,
         flush_timeout_ms=config.offset_flush_timeout_ms,
         shutdown_timeout_ms=config.task_shutdown_graceful_timeout_ms,
+        topic_creation_enable=config.topic_creation_enable,
     )
     herder = StandaloneHerder(worker, stores, config, worker_id, cluster_id)
     herder_box["herder"] = herder

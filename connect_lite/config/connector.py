@@ -26,6 +26,7 @@ from connect_lite.config.framework import (
     uses_topic_creation,
 )
 from connect_lite.config.override_policy import OVERRIDE_PREFIXES
+from connect_lite.config.topic_creation import topic_creation_def
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.runtime.entities import ConfigInfos
@@ -56,6 +57,8 @@ def validate_connector_config(
     framework_def = enrich(
         plugins, worker, sink_config_def() if is_sink else source_config_def(), props
     )
+    if not is_sink and worker.topic_creation_enable and uses_topic_creation(props):
+        framework_def = framework_def.merged(topic_creation_def(props))
     framework_values = framework_def.validate(props)
     if is_sink:
         check_sink_config(props, framework_values)

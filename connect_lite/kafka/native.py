@@ -54,6 +54,8 @@ def new_client(factory: Callable[[dict[str, Any]], C], config: Mapping[str, str]
             client = factory(conf)
         except (KafkaException, ValueError, TypeError) as exc:
             key = unknown_key(exc)
+            if key is not None and key not in conf and f"topic.{key}" in conf:
+                key = f"topic.{key}"  # librdkafka names topic.* properties without the prefix
             if key is None or key not in conf:
                 raise ConfigError(f"Invalid {what} configuration: {describe(exc)}") from exc
             dropped.append(key)

@@ -20,7 +20,7 @@ from connect_lite.plugins.versions import select_version, sorted_versions, versi
 
 log = logging.getLogger(__name__)
 
-BUILTIN_MODULES: list[str] = ["connect_lite.converters"]
+BUILTIN_MODULES: list[str] = ["connect_lite.converters", "connect_lite.transforms"]
 """Modules (or packages, scanned with all their submodules) that hold the built-in plugins."""
 
 UNDEFINED = "undefined"

@@ -21,6 +21,7 @@ from connect_lite.runtime.offsets import (
     offsets_of,
 )
 from connect_lite.runtime.task import WorkerTask, version_of
+from connect_lite.runtime.topic_creation import TopicCreator
 from connect_lite.storage.base import OffsetStore
 
 
@@ -61,9 +62,11 @@ class WorkerSourceTask(WorkerTask):
         flush_interval_ms: int,
         flush_timeout_ms: int,
         batching: Batching = DEFAULT_BATCHING,
+        topic_creator: TopicCreator | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.topic_creator = topic_creator
         self.plugin = plugin
         self.task_config = task_config
         self.stage = stage
@@ -137,6 +140,8 @@ class WorkerSourceTask(WorkerTask):
     def _send(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
         producer = self.producer
         assert producer is not None
+        if self.topic_creator is not None:  # before the producer's first send to a new topic
+            self.topic_creator.ensure({out.topic for out in result.records})
         submitted = self.submitted.submit(len(result.records), offsets_of(batch))
         if self._wants_commit_record:
             produced_indexes = {p.index for p in result.records}

@@ -11,7 +11,9 @@ from typing import Any
 
 from connect_lite.api.connector import SinkConnector, SinkTask, SourceConnector, SourceTask
 from connect_lite.api.errors import ConfigError, ConnectError
-from connect_lite.kafka.clients import consumer_config, producer_config
+from connect_lite.config.topic_creation import uses_topic_creation
+from connect_lite.kafka.admin import Admin
+from connect_lite.kafka.clients import admin_config, consumer_config, producer_config
 from connect_lite.kafka.consumer import Consumer
 from connect_lite.kafka.producer import Producer
 from connect_lite.pipeline.session import SparkRuntime
@@ -26,6 +28,7 @@ from connect_lite.runtime.source_task import DEFAULT_BATCHING, Batching, WorkerS
 from connect_lite.runtime.states import State, TargetState
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task import WorkerTask
+from connect_lite.runtime.topic_creation import TopicCreation, TopicCreator
 from connect_lite.storage.base import Stores
 
 log = logging.getLogger(__name__)
@@ -48,7 +51,9 @@ class Worker:
         flush_timeout_ms: int,
         shutdown_timeout_ms: int,
         batching: Batching = DEFAULT_BATCHING,
+        topic_creation_enable: bool = True,
     ) -> None:
+        self.topic_creation_enable = topic_creation_enable
         self.props = dict(worker_props)
         self.plugins = plugins
         self.stores = stores
@@ -195,6 +200,7 @@ class Worker:
             producer_conf = producer_config(self.props, name, task, overrides["producer"])
             return WorkerSourceTask(
                 plugin=plugin,
+                topic_creator=self._topic_creator(name, task, connector_config),
                 stage=SourceStage(self.spark, spec, group),
                 producer_factory=functools.partial(Producer, producer_conf),
                 offsets=self.stores.offsets,
@@ -202,6 +208,10 @@ class Worker:
                 **common,
             )
         if isinstance(plugin, SinkTask) and isinstance(runner.instance, SinkConnector):
+            if uses_topic_creation(connector_config):
+                log.warning(
+                    "[%s|task-%d] topic.creation.* is ignored on sink connectors", name, task
+                )
             group_id = overrides["consumer"].get("group.id") or f"connect-{name}"
             consumer_conf = consumer_config(self.props, name, task, group_id, overrides["consumer"])
             return WorkerSinkTask(
@@ -211,6 +221,23 @@ class Worker:
                 **common,
             )
         raise ConnectError(f"Task class {task_class.__qualname__} does not match its connector")
+
+    def _topic_creator(
+        self, name: str, task: int, config: Mapping[str, str]
+    ) -> TopicCreator | None:
+        """KIP-158: a creator when the connector sets topic.creation.* and the worker allows it."""
+        if not uses_topic_creation(config):
+            return None
+        if not self.topic_creation_enable:
+            log.warning(
+                "[%s|task-%d] topic.creation.* is ignored: the worker has topic.creation.enable="
+                "false, so new topics are left to the broker",
+                name,
+                task,
+            )
+            return None
+        admin = Admin(admin_config(self.props, components.prefixed(config, "admin.override.")))
+        return TopicCreator(admin, TopicCreation.from_config(config), f"{name}|task-{task}")
 
     def _stage_spec(self, name: str, task: int, config: Mapping[str, str]) -> StageSpec:
         chain = components.transform_chain(self.plugins, config)

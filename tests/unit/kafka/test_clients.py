@@ -189,3 +189,16 @@ def test_a_bad_value_is_a_config_error() -> None:
 )
 def test_regex_subscription_is_anchored(java: str, librdkafka: str) -> None:
     assert subscription_pattern(java) == librdkafka
+
+
+def test_unknown_topic_prefixed_worker_keys_are_dropped_not_fatal() -> None:
+    import confluent_kafka
+
+    from connect_lite.kafka.native import new_client
+
+    client = new_client(
+        confluent_kafka.admin.AdminClient,
+        {"bootstrap.servers": "127.0.0.1:1", "topic.creation.enable": "false"},
+        "admin client",
+    )
+    assert client is not None

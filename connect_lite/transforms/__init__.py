@@ -1,0 +1,1 @@
+"""Built-in transformations, answering to Kafka's Java class names."""

@@ -1,0 +1,46 @@
+"""RegexRouter: Kafka's full-match rename with Java replacement syntax."""
+
+from __future__ import annotations
+
+import pytest
+
+from connect_lite.api import ConfigError, SinkRecord, SourceRecord
+from connect_lite.transforms.regex_router import RegexRouter, java_replacement
+
+
+def router(regex: str, replacement: str) -> RegexRouter:
+    r = RegexRouter()
+    r.configure({"regex": regex, "replacement": replacement})
+    return r
+
+
+def test_renames_on_full_match_only() -> None:
+    r = router("(.*)-raw", "$1-clean")
+    record = SourceRecord({"p": 1}, {"o": 1}, "orders-raw", "v")
+    renamed = r.apply(record)
+    assert renamed.topic == "orders-clean" and renamed.value == "v"
+    assert renamed.source_offset == {"o": 1}
+    assert r.apply(SourceRecord(None, None, "orders-raw-x", "v")).topic == "orders-raw-x"
+    sink = SinkRecord("orders-raw", 0, 5, None, "v")
+    assert r.apply(sink).topic == "orders-clean"
+
+
+def test_java_replacement_syntax() -> None:
+    assert java_replacement("$1") == "\\g<1>"
+    assert java_replacement("${name}-x") == "\\g<name>-x"
+    assert java_replacement("cost\\$5") == "cost$5"
+    assert java_replacement("a\\\\b") == "a\\\\b"
+    assert (
+        router("(?P<name>\\w+)\\.(\\d+)", "${name}_$2")
+        .apply(SourceRecord(None, None, "events.42", "v"))
+        .topic
+        == "events_42"
+    )
+
+
+def test_config_errors() -> None:
+    with pytest.raises(ConfigError):
+        RegexRouter().configure({"regex": "(", "replacement": "x"})
+    with pytest.raises(ConfigError):
+        RegexRouter().configure({"regex": "a"})
+    assert RegexRouter.__connect_aliases__ == ("org.apache.kafka.connect.transforms.RegexRouter",)
