@@ -8,13 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.worker_process import WorkerProcess, wait_for
+from tests.integration.worker_process import WorkerProcess, lines, wait_for
 
 pytestmark = pytest.mark.integration
-
-
-def lines(path: Path) -> list[str]:
-    return path.read_text().splitlines() if path.exists() else []
 
 
 def append(path: Path, start: int, count: int) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,14 @@ from confluent_kafka import Consumer
 
 from connect_lite.api.records import TopicPartition
 from connect_lite.kafka.admin import Admin
-from tests.integration.worker_process import Response, WorkerProcess, wait_for
+from tests.integration.worker_process import (
+    Response,
+    WorkerProcess,
+    sink_config,
+    source_config,
+    unique,
+    wait_for,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -33,24 +39,6 @@ def not_stopped(name: str) -> str:
         "be done for the specified connector by issuing a 'PUT' request to the "
         f"'/connectors/{name}/stop' endpoint"
     )
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def source_config(topic: str, **extra: str) -> dict[str, str]:
-    return {"connector.class": "ScriptedSource", "topic": topic, "tasks.max": "1", **extra}
-
-
-def sink_config(topic: str, out: Path, **extra: str) -> dict[str, str]:
-    return {
-        "connector.class": "RecordingSink",
-        "topics": topic,
-        "output.file": str(out),
-        "tasks.max": "1",
-        **extra,
-    }
 
 
 def rows(path: Path) -> list[dict[str, Any]]:

@@ -3,36 +3,20 @@
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.integration.worker_process import WorkerProcess, wait_for
+from tests.integration.worker_process import (
+    WorkerProcess,
+    lines,
+    sink_config,
+    source_config,
+    unique,
+    wait_for,
+)
 
 pytestmark = pytest.mark.integration
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def source_config(topic: str, **extra: str) -> dict[str, str]:
-    return {"connector.class": "ScriptedSource", "topic": topic, "tasks.max": "1", **extra}
-
-
-def sink_config(topic: str, out: Path, **extra: str) -> dict[str, str]:
-    return {
-        "connector.class": "RecordingSink",
-        "topics": topic,
-        "output.file": str(out),
-        "tasks.max": "1",
-        **extra,
-    }
-
-
-def lines(path: Path) -> list[str]:
-    return path.read_text().splitlines() if path.exists() else []
 
 
 def test_root_and_health(worker: WorkerProcess) -> None:

@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,32 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def unique(prefix: str) -> str:
+    """A name no other test uses: prefix plus 8 random hex digits."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def source_config(topic: str, **extra: str) -> dict[str, str]:
+    """A testkit ScriptedSource writing value-N records to ``topic``."""
+    return {"connector.class": "ScriptedSource", "topic": topic, "tasks.max": "1", **extra}
+
+
+def sink_config(topic: str, out: Path, **extra: str) -> dict[str, str]:
+    """A testkit RecordingSink writing what it gets to ``out`` as JSON lines."""
+    return {
+        "connector.class": "RecordingSink",
+        "topics": topic,
+        "output.file": str(out),
+        "tasks.max": "1",
+        **extra,
+    }
+
+
+def lines(path: Path) -> list[str]:
+    """The lines of a file, or none if it does not exist yet."""
+    return path.read_text().splitlines() if path.exists() else []
 
 
 def wait_for(
