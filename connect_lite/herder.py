@@ -18,6 +18,7 @@ from connect_lite.api.errors import (
 )
 from connect_lite.config import connector as connector_config
 from connect_lite.config.worker import WorkerConfig
+from connect_lite.metrics import WorkerMetrics
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.runtime.entities import (
     ConfigInfos,
@@ -84,6 +85,7 @@ class StandaloneHerder:
         self._ready = False
         self._reconfigurer = ThreadPoolExecutor(1, thread_name_prefix="herder-reconfigure")
         self._offsets = ConnectorOffsetsAPI(worker.plugins, stores.offsets, worker.props)
+        self.metrics_registry = WorkerMetrics(stores.configs, worker.topic_tracker)
 
     # -- lifecycle -------------------------------------------------------------------------
     @_serialised
@@ -251,6 +253,7 @@ class StandaloneHerder:
                 raise
         self.stores.configs.remove_connector(name)
         self.stores.statuses.delete_connector(name)
+        self.worker.topic_tracker.forget(name)  # as KIP-558 says, even when reset is disallowed
         log.info("[%s] Connector deleted", name)
 
     def _reconfigure(self, name: str, config: dict[str, str]) -> None:
@@ -258,7 +261,22 @@ class StandaloneHerder:
         self.worker.stop_tasks(name)
         self.worker.stop_connector(name)
         self.stores.configs.put_connector_config(name, config)
+        if self.worker.connector_type(config) == "sink":
+            self.worker.topic_tracker.keep_only_consumed(name, config)
         self._start_connector(name)
+
+    # -- active topics (KIP-558) -----------------------------------------------------------
+    def connector_topics(self, name: str) -> list[str]:
+        """The connector's active topics; [] for a connector that never existed, as Kafka."""
+        return self.worker.topic_tracker.topics(name)
+
+    @_serialised
+    def reset_connector_topics(self, name: str) -> None:
+        self.worker.topic_tracker.reset(name)
+
+    def metrics(self) -> bytes:
+        """Every metric in Prometheus text format."""
+        return self.metrics_registry.exposition()
 
     # -- target states ---------------------------------------------------------------------
     @_serialised

@@ -21,6 +21,7 @@ from connect_lite.plugins.registry import Plugins
 from connect_lite.rest.app import create_app
 from connect_lite.rest.server import RestServer
 from connect_lite.runtime.status import StatusReporter
+from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.runtime.worker import Worker
 from connect_lite.storage.sqlite import open_sqlite_stores
 
@@ -89,6 +90,9 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
         flush_timeout_ms=config.offset_flush_timeout_ms,
         shutdown_timeout_ms=config.task_shutdown_graceful_timeout_ms,
         topic_creation_enable=config.topic_creation_enable,
+        topic_tracker=TopicTracker(
+            stores.topics, config.topic_tracking_enable, config.topic_tracking_allow_reset
+        ),
     )
     herder = StandaloneHerder(worker, stores, config, worker_id, cluster_id)
     herder_box["herder"] = herder

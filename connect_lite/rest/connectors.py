@@ -169,3 +169,16 @@ def alter_connector_offsets(connector: str) -> Response:
 @bp.delete(CONNECTOR + "/offsets")
 def reset_connector_offsets(connector: str) -> Response:
     return render.json_response(render.message(herder().reset_connector_offsets(connector)))
+
+
+@bp.get(CONNECTOR + "/topics")
+def connector_topics(connector: str) -> Response:
+    return render.json_response(
+        render.active_topics(connector, herder().connector_topics(connector))
+    )
+
+
+@bp.put(CONNECTOR + "/topics/reset")
+def reset_connector_topics(connector: str) -> Response:
+    herder().reset_connector_topics(connector)
+    return render.empty(202)

@@ -118,3 +118,8 @@ def connector_offsets(offsets: ConnectorOffsets) -> dict[str, Any]:
 
 def message(answer: Message) -> dict[str, Any]:
     return {"message": answer.message}
+
+
+def active_topics(connector: str, topics: list[str]) -> dict[str, Any]:
+    """KIP-558's answer: the connector name is the key, not a field."""
+    return {connector: {"topics": list(topics)}}

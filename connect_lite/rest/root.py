@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
+from connect_lite.metrics import CONTENT_TYPE
 from connect_lite.rest import render
 from connect_lite.rest.services import herder
 
@@ -22,3 +23,8 @@ def server_info() -> Response:
 def health() -> Response:
     status = herder().health()
     return render.json_response(render.worker_status(status), HEALTH_STATUS.get(status.status, 500))
+
+
+@bp.get("/metrics")
+def metrics() -> Response:
+    return Response(herder().metrics(), mimetype=None, content_type=CONTENT_TYPE)

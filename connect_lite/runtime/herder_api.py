@@ -96,3 +96,12 @@ class HerderAPI(Protocol):
         """ConfigKeyInfo JSON objects. 404 ``Unknown plugin {plugin}.``"""
 
     def validate_config(self, plugin: str, config: Mapping[str, str | None]) -> ConfigInfos: ...
+
+    def connector_topics(self, name: str) -> list[str]:
+        """KIP-558 active topics. 403 ``Topic tracking is disabled.``"""
+
+    def reset_connector_topics(self, name: str) -> None:
+        """403 ``Topic tracking is disabled.`` / ``Topic tracking reset is disabled.``"""
+
+    def metrics(self) -> bytes:
+        """Every metric in Prometheus text format."""

@@ -13,6 +13,7 @@ from connect_lite.kafka.consumer import Consumer
 from connect_lite.pipeline.stage import SinkBatchResult, SinkStage
 from connect_lite.runtime.source_task import DEFAULT_BATCHING, Batching
 from connect_lite.runtime.task import WorkerTask, version_of
+from connect_lite.runtime.topic_tracking import TopicTracker
 
 
 class _Context(SinkTaskContext):
@@ -64,9 +65,11 @@ class WorkerSinkTask(WorkerTask):
         consumer_factory: Any,
         flush_interval_ms: int,
         batching: Batching = DEFAULT_BATCHING,
+        topic_tracker: TopicTracker | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.topic_tracker = topic_tracker
         self.plugin = plugin
         self.task_config = task_config
         self.stage = stage
@@ -106,6 +109,8 @@ class WorkerSinkTask(WorkerTask):
         batch in flight and seeks its partitions back, so no record is skipped."""
         assert self.consumer is not None
         messages = self._collect()
+        if messages and self.topic_tracker is not None:  # as received, before transforms
+            self.topic_tracker.record(self.connector, {m.topic for m in messages}, self.task)
         previous, self._in_flight = self._in_flight, None
         if messages:
             self._in_flight = (messages, self._stage_pool.submit(self.stage.run, messages))

@@ -22,6 +22,7 @@ from connect_lite.runtime.offsets import (
 )
 from connect_lite.runtime.task import WorkerTask, version_of
 from connect_lite.runtime.topic_creation import TopicCreator
+from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.base import OffsetStore
 
 
@@ -63,10 +64,12 @@ class WorkerSourceTask(WorkerTask):
         flush_timeout_ms: int,
         batching: Batching = DEFAULT_BATCHING,
         topic_creator: TopicCreator | None = None,
+        topic_tracker: TopicTracker | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.topic_creator = topic_creator
+        self.topic_tracker = topic_tracker
         self.plugin = plugin
         self.task_config = task_config
         self.stage = stage
@@ -140,8 +143,11 @@ class WorkerSourceTask(WorkerTask):
     def _send(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
         producer = self.producer
         assert producer is not None
+        topics = {out.topic for out in result.records}  # after transforms: the real destinations
         if self.topic_creator is not None:  # before the producer's first send to a new topic
-            self.topic_creator.ensure({out.topic for out in result.records})
+            self.topic_creator.ensure(topics)
+        if self.topic_tracker is not None:
+            self.topic_tracker.record(self.connector, topics, self.task)
         submitted = self.submitted.submit(len(result.records), offsets_of(batch))
         if self._wants_commit_record:
             produced_indexes = {p.index for p in result.records}

@@ -29,6 +29,7 @@ from connect_lite.runtime.states import State, TargetState
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task import WorkerTask
 from connect_lite.runtime.topic_creation import TopicCreation, TopicCreator
+from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.base import Stores
 
 log = logging.getLogger(__name__)
@@ -52,8 +53,10 @@ class Worker:
         shutdown_timeout_ms: int,
         batching: Batching = DEFAULT_BATCHING,
         topic_creation_enable: bool = True,
+        topic_tracker: TopicTracker | None = None,
     ) -> None:
         self.topic_creation_enable = topic_creation_enable
+        self.topic_tracker = topic_tracker or TopicTracker(stores.topics, True, True)
         self.props = dict(worker_props)
         self.plugins = plugins
         self.stores = stores
@@ -190,6 +193,7 @@ class Worker:
             "task_config": plugin_config,
             "flush_interval_ms": self.flush_interval_ms,
             "batching": self.batching,
+            "topic_tracker": self.topic_tracker,
         }
         group = f"connect-lite:{name}-{task}"
         overrides = {

@@ -55,6 +55,7 @@ class FakeHerder:
         self.health_value = WorkerHealth("healthy", "Worker has completed startup and is ready.")
         self.missing_status: set[str] = set()  # connectors whose status lookup says 404
         self.fail_with: Exception | None = None
+        self.topics: dict[str, list[str]] = {}
 
     # -- helpers -------------------------------------------------------------------------
     def _check(self, name: str, message: str = "Connector {} not found") -> None:
@@ -213,6 +214,19 @@ class FakeHerder:
             {"definition": None, "value": {"name": k, "errors": [NULL_VALUE]}} for k in nulls
         ]
         return ConfigInfos(config.get("connector.class", ""), len(nulls), ["Common"], configs)
+
+    def connector_topics(self, name: str) -> list[str]:
+        if self.fail_with is not None:  # no existence check: Kafka answers [] for any name
+            raise self.fail_with
+        self.calls.append(("topics", name))
+        return sorted(self.topics.get(name, []))
+
+    def reset_connector_topics(self, name: str) -> None:
+        self.calls.append(("reset_topics", name))
+        self.topics.pop(name, None)
+
+    def metrics(self) -> bytes:
+        return b"# HELP fake_metric A metric.\n# TYPE fake_metric gauge\nfake_metric 1.0\n"
 
 
 def _conforms(herder: FakeHerder) -> HerderAPI:

@@ -1,0 +1,92 @@
+"""KIP-558: the topics each connector has used, recorded once per topic and kept in SQLite."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Iterable, Mapping
+
+from connect_lite.api.errors import ForbiddenError
+from connect_lite.storage.base import TopicStore, TopicUse
+
+log = logging.getLogger(__name__)
+
+TRACKING_DISABLED = "Topic tracking is disabled."
+RESET_DISABLED = "Topic tracking reset is disabled."
+
+
+class TopicTracker:
+    """Records ``(connector, topic, task, discovery time)`` the first time a task uses a topic.
+
+    The in-memory view is checked first, so a topic costs one store write, not one per record;
+    tasks racing on the same topic are harmless (the store keeps the first record)."""
+
+    def __init__(self, store: TopicStore, enabled: bool, allow_reset: bool) -> None:
+        self.store = store
+        self.enabled = enabled
+        self.allow_reset = allow_reset
+        self._known: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def record(self, connector: str, topics: Iterable[str], task: int) -> None:
+        if not self.enabled:
+            return
+        known = self._known_topics(connector)
+        new = [t for t in topics if t not in known]
+        for topic in new:
+            self.store.put(TopicUse(connector, topic, task, int(time.time() * 1000)))
+            with self._lock:
+                known.add(topic)
+            log.debug("[%s|task-%d] now uses topic %s", connector, task, topic)
+
+    def _known_topics(self, connector: str) -> set[str]:
+        with self._lock:
+            known = self._known.get(connector)
+            if known is None:
+                known = {u.topic for u in self.store.topics(connector)}
+                self._known[connector] = known
+            return known
+
+    def topics(self, connector: str) -> list[str]:
+        """The active topics, sorted; 403 when tracking is disabled."""
+        if not self.enabled:
+            raise ForbiddenError(TRACKING_DISABLED)
+        return [u.topic for u in self.store.topics(connector)]
+
+    def reset(self, connector: str) -> None:
+        """Forget every topic of the connector; 403 when tracking or reset is disabled."""
+        if not self.enabled:
+            raise ForbiddenError(TRACKING_DISABLED)
+        if not self.allow_reset:
+            raise ForbiddenError(RESET_DISABLED)
+        self.forget(connector)
+
+    def forget(self, connector: str) -> None:
+        """Clear the set whatever the settings (a deleted connector's set goes with it)."""
+        with self._lock:
+            self.store.reset(connector)
+            self._known.pop(connector, None)
+
+    def keep_only_consumed(self, connector: str, config: Mapping[str, str]) -> None:
+        """After a sink's reconfiguration, drop topics it no longer consumes."""
+        listed = {t.strip() for t in (config.get("topics") or "").split(",") if t.strip()}
+        regex = config.get("topics.regex") or ""
+        pattern = re.compile(regex) if regex else None
+
+        def consumed(topic: str) -> bool:
+            return topic in listed or (pattern is not None and pattern.fullmatch(topic) is not None)
+
+        with self._lock:
+            unused = [u.topic for u in self.store.topics(connector) if not consumed(u.topic)]
+            if unused:
+                self.store.remove(connector, unused)
+                self._known.pop(connector, None)
+        if unused:
+            log.info(
+                "[%s] No longer consumes %s: removed from its active topics", connector, unused
+            )
+
+    def counts(self, connectors: Iterable[str]) -> dict[str, int]:
+        return {name: len(self.store.topics(name)) for name in connectors}

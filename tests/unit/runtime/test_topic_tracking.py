@@ -1,0 +1,76 @@
+"""KIP-558 recording: once per topic, first task wins, settings, sink reconfiguration."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from connect_lite.api.errors import ForbiddenError
+from connect_lite.runtime.topic_tracking import TopicTracker
+from connect_lite.storage.memory import open_memory_stores
+
+
+def tracker(enabled: bool = True, allow_reset: bool = True) -> TopicTracker:
+    return TopicTracker(open_memory_stores().topics, enabled, allow_reset)
+
+
+def test_records_once_per_topic_and_keeps_the_first_task() -> None:
+    t = tracker()
+    writes: list[str] = []
+    put = t.store.put
+    t.store.put = lambda use: writes.append(use.topic) or put(use)  # type: ignore[method-assign, func-returns-value]
+    t.record("c", ["a", "b"], 0)
+    t.record("c", ["a", "b", "a"], 1)
+    assert writes == ["a", "b"]
+    assert t.topics("c") == ["a", "b"]
+    assert {u.topic: u.task for u in t.store.topics("c")} == {"a": 0, "b": 0}
+    assert t.topics("other") == []
+
+
+def test_concurrent_tasks_racing_on_a_topic_are_harmless() -> None:
+    t = tracker()
+    threads = [threading.Thread(target=t.record, args=("c", ["x", "y"], n)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert t.topics("c") == ["x", "y"]
+
+
+def test_reset_then_new_traffic_records_again() -> None:
+    t = tracker()
+    t.record("c", ["a"], 0)
+    t.reset("c")
+    assert t.topics("c") == []
+    t.record("c", ["a"], 0)
+    assert t.topics("c") == ["a"]
+
+
+def test_disabled_records_nothing_and_forbids_both_endpoints() -> None:
+    t = tracker(enabled=False, allow_reset=False)
+    t.record("c", ["a"], 0)
+    assert t.store.topics("c") == []
+    for call in (lambda: t.topics("c"), lambda: t.reset("c")):
+        with pytest.raises(ForbiddenError, match=r"^Topic tracking is disabled\.$"):
+            call()
+
+
+def test_reset_disallowed_but_forget_still_clears() -> None:
+    t = tracker(allow_reset=False)
+    t.record("c", ["a"], 0)
+    with pytest.raises(ForbiddenError, match=r"^Topic tracking reset is disabled\.$"):
+        t.reset("c")
+    t.forget("c")
+    assert t.topics("c") == []
+
+
+def test_sink_reconfiguration_keeps_only_consumed_topics() -> None:
+    t = tracker()
+    t.record("s", ["orders", "payments", "audit-1", "audit-2"], 0)
+    t.keep_only_consumed("s", {"topics": "orders, payments"})
+    assert t.topics("s") == ["orders", "payments"]
+    t.keep_only_consumed("s", {"topics.regex": "pay.*"})
+    assert t.topics("s") == ["payments"]
+    t.record("s", ["orders"], 0)  # the in-memory view was refreshed: recorded again
+    assert t.topics("s") == ["orders", "payments"]
