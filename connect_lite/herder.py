@@ -85,7 +85,9 @@ class StandaloneHerder:
         self._ready = False
         self._reconfigurer = ThreadPoolExecutor(1, thread_name_prefix="herder-reconfigure")
         self._offsets = ConnectorOffsetsAPI(worker.plugins, stores.offsets, worker.props)
-        self.metrics_registry = WorkerMetrics(stores.configs, worker.topic_tracker)
+        self.metrics_registry = WorkerMetrics(
+            stores.configs, worker.topic_tracker, worker.running_plugins
+        )
 
     # -- lifecycle -------------------------------------------------------------------------
     @_serialised

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
 from connect_lite.runtime.topic_tracking import TopicTracker
+from connect_lite.runtime.worker import RunningPlugin
 from connect_lite.storage.base import ConfigStore
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -34,12 +35,83 @@ class _ActiveTopics(Collector):
         yield gauge
 
 
-class WorkerMetrics:
-    """The worker's metric registry; read at scrape time from the stores."""
+_CONVERTER_ROLES = ("key_converter", "value_converter", "header_converter")
 
-    def __init__(self, configs: ConfigStore, tracker: TopicTracker) -> None:
+
+class _PluginInfo(Collector):
+    """KIP-891's constant metrics: class and version of every running plugin, as info metrics."""
+
+    def __init__(self, running: Callable[[], Sequence[RunningPlugin]]) -> None:
+        self.running = running
+
+    def collect(self) -> Iterator[Metric]:
+        plugins = list(self.running())
+        connectors = InfoMetricFamily(
+            "kafka_connect_connector",
+            "Class, type and version of each running connector (KIP-891).",
+            labels=["connector"],
+        )
+        tasks = InfoMetricFamily(
+            "kafka_connect_connector_task",
+            "Task class and version, and its key, value and header converters (KIP-891).",
+            labels=["connector", "task"],
+        )
+        for plugin in plugins:
+            if plugin.role == "connector":
+                connectors.add_metric(
+                    [plugin.connector],
+                    {
+                        "connector_class": plugin.class_name,
+                        "connector_type": plugin.connector_type,
+                        "connector_version": plugin.version or "",
+                    },
+                )
+        for (connector, task), info in _task_infos(plugins).items():
+            tasks.add_metric([connector, str(task)], info)
+        yield connectors
+        yield tasks
+        yield from (_alias_family(plugins, role) for role in ("transform", "predicate"))
+
+
+def _task_infos(plugins: Sequence[RunningPlugin]) -> dict[tuple[str, int], dict[str, str]]:
+    infos: dict[tuple[str, int], dict[str, str]] = {}
+    for plugin in plugins:
+        if plugin.task is None or plugin.role not in ("task", *_CONVERTER_ROLES):
+            continue
+        info = infos.setdefault((plugin.connector, plugin.task), {})
+        info[f"{plugin.role}_class"] = plugin.class_name
+        info[f"{plugin.role}_version"] = plugin.version or ""
+    return infos
+
+
+def _alias_family(plugins: Sequence[RunningPlugin], role: str) -> InfoMetricFamily:
+    family = InfoMetricFamily(
+        f"kafka_connect_connector_{role}",
+        f"Class and version of each {role} a task runs, by alias (KIP-891).",
+        labels=["connector", "task", role],
+    )
+    for plugin in plugins:
+        if plugin.role == role and plugin.task is not None:
+            family.add_metric(
+                [plugin.connector, str(plugin.task), plugin.alias],
+                {f"{role}_class": plugin.class_name, f"{role}_version": plugin.version or ""},
+            )
+    return family
+
+
+class WorkerMetrics:
+    """The worker's metric registry; read at scrape time from the stores and the worker."""
+
+    def __init__(
+        self,
+        configs: ConfigStore,
+        tracker: TopicTracker,
+        running: Callable[[], Sequence[RunningPlugin]] | None = None,
+    ) -> None:
         self.registry = CollectorRegistry()
         self.registry.register(_ActiveTopics(configs, tracker))
+        if running is not None:
+            self.registry.register(_PluginInfo(running))
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -13,6 +13,7 @@ from connect_lite.config.enrich import (
     PluginLookup,
     enrich,
     is_version_not_found,
+    newest_first,
     version_requirement,
 )
 from connect_lite.config.framework import (
@@ -29,6 +30,7 @@ from connect_lite.config.override_policy import OVERRIDE_PREFIXES
 from connect_lite.config.topic_creation import topic_creation_def
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.plugins.types import PluginDesc, PluginType
+from connect_lite.plugins.versions import InvalidVersionSpecError
 from connect_lite.runtime.entities import ConfigInfos
 
 NULL_VALUE_MESSAGE = "Null value can not be supplied as the configuration value."
@@ -117,6 +119,8 @@ def plugin_config_keys(
         desc = plugins.find(plugin_name, list(PluginType), version_requirement(version))
     except NotFoundError:
         raise NotFoundError(f"Unknown plugin {plugin_name}.") from None
+    except InvalidVersionSpecError as exc:
+        raise BadRequestError(f"Invalid version specification: {version}") from exc
     except ConfigError as exc:
         raise BadRequestError(str(exc)) from exc
     own: ConfigDef = plugins.new_instance(desc).config()
@@ -161,7 +165,9 @@ def _version_not_found(
     values["connector.class"].errors.append(str(error))
     version_value = values["connector.plugin.version"]
     version_value.errors.append(str(error))
-    version_value.recommended_values = plugins.versions(conn_class, CONNECTOR_TYPES)
+    version_value.recommended_values = list(
+        newest_first(plugins.versions(conn_class, CONNECTOR_TYPES))
+    )
     return _result(conn_class, [base], [values], props)
 
 

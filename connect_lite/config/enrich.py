@@ -39,7 +39,11 @@ class PluginLookup(Protocol):
     """What configuration needs of the plugin registry (connect_lite.plugins.registry.Plugins)."""
 
     def find(
-        self, name: str, types: Iterable[PluginType], version: str | None = None
+        self,
+        name: str,
+        types: Iterable[PluginType],
+        version: str | None = None,
+        prefer_location: str | None = None,
     ) -> PluginDesc: ...
 
     def versions(self, name: str, types: Iterable[PluginType]) -> list[str]: ...
@@ -83,6 +87,11 @@ def _versions(plugins: PluginLookup, name: str | None, types: Iterable[PluginTyp
         return []
 
 
+def newest_first(versions: list[str]) -> tuple[str, ...]:
+    """Installed versions as ``.plugin.version`` keys recommend them: newest first."""
+    return tuple(reversed(versions))
+
+
 def _class_names(plugins: PluginLookup, types: Iterable[PluginType]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(desc.class_name for desc in plugins.all(list(types))))
 
@@ -103,11 +112,33 @@ def class_problem(
     return invalid(name, value, f"Not a {_KIND_NAMES.get(types[0], types[0].value)}")
 
 
-def class_validator(plugins: PluginLookup, types: tuple[PluginType, ...]) -> Validator:
+def class_validator(
+    plugins: PluginLookup, types: tuple[PluginType, ...], version: str | None = None
+) -> Validator:
+    """Errors for a class key: unknown class, wrong type, or (KIP-891) no installed version
+    matching ``version``, which is then reported on the class and the version key alike."""
+
     def check(name: str, value: Any) -> str | None:
-        return None if value is None else class_problem(plugins, name, str(value), types)
+        if value is None:
+            return None
+        problem = class_problem(plugins, name, str(value), types)
+        if problem is None and version is not None:
+            problem = _version_not_found(plugins, str(value), types, version)
+        return problem
 
     return check
+
+
+def _version_not_found(
+    plugins: PluginLookup, class_name: str, types: tuple[PluginType, ...], version: str
+) -> str | None:
+    try:
+        plugins.find(class_name, types, version_requirement(version))
+    except ConfigError as exc:
+        return str(exc) if is_version_not_found(exc) else None
+    except (NotFoundError, BadRequestError):
+        return None
+    return None
 
 
 def version_validator(
@@ -134,8 +165,36 @@ def _latest(plugins: PluginLookup, name: str | None, types: tuple[PluginType, ..
     return versions[-1] if versions else None
 
 
+def _bundled(
+    plugins: PluginLookup, name: str | None, types: tuple[PluginType, ...], location: str | None
+) -> str | None:
+    """The version picked when none is given: the connector's bundled copy, else the latest."""
+    if not name:
+        return None
+    try:
+        return plugins.find(name, types, None, location).version
+    except (NotFoundError, ConfigError):
+        return None
+
+
+def connector_location(plugins: PluginLookup, props: Mapping[str, str | None]) -> str | None:
+    """The plugin location of the connector version the config selects (None if none)."""
+    conn_class = props.get("connector.class")
+    if not conn_class:
+        return None
+    try:
+        requirement = version_requirement(props.get("connector.plugin.version"))
+        return plugins.find(conn_class, CONNECTOR_TYPES, requirement).location
+    except (NotFoundError, ConfigError, BadRequestError):
+        return None
+
+
 def _converter_keys(
-    d: ConfigDef, plugins: PluginLookup, worker: WorkerConfig, props: Mapping[str, str | None]
+    d: ConfigDef,
+    plugins: PluginLookup,
+    worker: WorkerConfig,
+    props: Mapping[str, str | None],
+    location: str | None,
 ) -> None:
     """Worker defaults, class validators and version recommenders for the converter keys."""
     for kind in CONVERTER_KINDS:
@@ -143,20 +202,22 @@ def _converter_keys(
         class_key, version_key = f"{kind}.converter", f"{kind}.converter.plugin.version"
         chosen = props.get(class_key) or worker.converter(kind)
         if props.get(class_key):
-            default_version = _latest(plugins, chosen, types)
+            requirement = props.get(version_key)
+            default_version = _bundled(plugins, chosen, types, location)
         else:
-            default_version = worker.converter_version(kind) or _latest(plugins, chosen, types)
+            requirement = worker.converter_version(kind)
+            default_version = requirement or _latest(plugins, chosen, types)
         d.keys[class_key] = replace(
             d.keys[class_key],
             default=worker.converter(kind),
-            validator=class_validator(plugins, types),
+            validator=class_validator(plugins, types, requirement),
             recommender=Fixed(_class_names(plugins, types)),
         )
         d.keys[version_key] = replace(
             d.keys[version_key],
             default=default_version,
             validator=version_validator(plugins, chosen, types),
-            recommender=Fixed(tuple(_versions(plugins, chosen, types)), bool(chosen)),
+            recommender=Fixed(newest_first(_versions(plugins, chosen, types)), bool(chosen)),
         )
 
 
@@ -166,7 +227,7 @@ def _connector_version_key(d: ConfigDef, plugins: PluginLookup, props: Mapping[s
     d.keys["connector.plugin.version"] = replace(
         d.keys["connector.plugin.version"],
         default=versions[-1] if versions else None,
-        recommender=Fixed(tuple(versions), conn_class is not None),
+        recommender=Fixed(newest_first(versions), conn_class is not None),
     )
 
 
@@ -195,12 +256,17 @@ def _alias_header_keys(alias_kind: str, prefix: str, alias: str, group: str) -> 
 
 
 def _plugin_own_keys(
-    plugins: PluginLookup, cls_name: str | None, version: str | None, types: tuple[PluginType, ...]
+    plugins: PluginLookup,
+    cls_name: str | None,
+    version: str | None,
+    types: tuple[PluginType, ...],
+    location: str | None,
 ) -> list[ConfigKey]:
+    """The config keys of the version of the plugin that would be picked."""
     if not cls_name:
         return []
     try:
-        desc = plugins.find(cls_name, types, version_requirement(version))
+        desc = plugins.find(cls_name, types, version_requirement(version), location)
         config_def = plugins.new_instance(desc).config()
     except (NotFoundError, ConfigError, BadRequestError):
         return []  # reported on the .type / .plugin.version keys
@@ -213,6 +279,7 @@ def _embed_alias(
     props: Mapping[str, str | None],
     alias_kind: str,
     alias: str,
+    location: str | None = None,
 ) -> None:
     """Declare ``<alias_kind>.<alias>.*``: type, plugin.version, implicit keys, plugin keys."""
     types = (PluginType.TRANSFORMATION,) if alias_kind == "transforms" else (PluginType.PREDICATE,)
@@ -220,7 +287,8 @@ def _embed_alias(
     prefix = f"{alias_kind}.{alias}."
     group = f"{'Transforms' if alias_kind == 'transforms' else 'Predicates'}: {alias}"
     cls_name = props.get(f"{prefix}type")
-    type_check = class_validator(plugins, types)
+    version = props.get(f"{prefix}plugin.version")
+    type_check = class_validator(plugins, types, version)
 
     def type_validator(name: str, value: Any) -> str | None:
         negate, predicate = f"{prefix}negate", f"{prefix}predicate"
@@ -248,18 +316,18 @@ def _embed_alias(
         ConfigKey(
             f"{prefix}plugin.version",
             Type.STRING,
-            versions[-1] if versions else None,
+            _bundled(plugins, cls_name, types, location),
             version_validator(plugins, cls_name, types),
             Importance.LOW,
             f"Version or version range of the '{alias}' {kind.lower()}.",
-            Fixed(tuple(versions), cls_name is not None),
+            Fixed(newest_first(versions), cls_name is not None),
             f"Version for {alias}",
             group,
         ),
         *_alias_header_keys(alias_kind, prefix, alias, group),
     ]
     taken = {key.name for key in keys}
-    own = _plugin_own_keys(plugins, cls_name, props.get(f"{prefix}plugin.version"), types)
+    own = _plugin_own_keys(plugins, cls_name, version, types, location)
     for key in own:
         if prefix + key.name not in taken:
             keys.append(_embedded(key, prefix, group))
@@ -288,10 +356,11 @@ def enrich(
     """A copy of ``base`` with plugin-aware defaults, validators and the alias keys."""
     d = ConfigDef(base.keys.values())
     _connector_version_key(d, plugins, props)
-    _converter_keys(d, plugins, worker, props)
+    location = connector_location(plugins, props)
+    _converter_keys(d, plugins, worker, props, location)
     for alias_kind in ("transforms", "predicates"):
         for alias in _aliases(props, alias_kind):
-            _embed_alias(d, plugins, props, alias_kind, alias)
+            _embed_alias(d, plugins, props, alias_kind, alias, location)
     return d
 
 
@@ -301,6 +370,7 @@ __all__ = [
     "Fixed",
     "PluginLookup",
     "class_problem",
+    "connector_location",
     "enrich",
     "is_version_not_found",
     "version_requirement",

@@ -110,14 +110,21 @@ class Plugins:
         )
 
     def find(
-        self, name: str, types: Iterable[PluginType], version: str | None = None
+        self,
+        name: str,
+        types: Iterable[PluginType],
+        version: str | None = None,
+        prefer_location: str | None = None,
     ) -> PluginDesc:
-        """The plugin a class name, alias or Java name denotes, at the requested version."""
+        """The plugin a class name, alias or Java name denotes, at the requested version.
+
+        ``prefer_location`` is the location of the connector a component is loaded for: a
+        matching copy there wins over newer copies elsewhere (KIP-891 bundles)."""
         wanted = list(types)
         descs = self._copies(name, wanted)
         if not descs:
             raise NotFoundError(_not_found_message(name, wanted, self.all(wanted)))
-        return select_version(descs, version)
+        return select_version(descs, version, prefer_location)
 
     def versions(self, name: str, types: Iterable[PluginType]) -> list[str]:
         """The installed versions of a plugin, ascending."""

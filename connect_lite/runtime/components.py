@@ -8,13 +8,16 @@ from typing import Any
 
 from connect_lite.api.errors import ConfigError
 from connect_lite.plugins.registry import Plugins
-from connect_lite.plugins.types import PluginRef, PluginType
+from connect_lite.plugins.types import PluginDesc, PluginRef, PluginType
 
 _CONVERTER_KEYS = {
     "key": PluginType.CONVERTER,
     "value": PluginType.CONVERTER,
     "header": PluginType.HEADER_CONVERTER,
 }
+Chosen = list[tuple[str, str, PluginDesc]]
+"""(role, alias, desc) of each component picked for a task; alias is "" for converters."""
+
 _RESERVED_TRANSFORM_KEYS = {"type", "predicate", "negate", "plugin.version"}
 
 
@@ -49,18 +52,24 @@ def converter_factory(
     which: str,
     connector_config: Mapping[str, str],
     worker_props: Mapping[str, str],
+    prefer_location: str | None = None,
+    chosen: Chosen | None = None,
 ) -> Callable[[], Any]:
     """The factory for the key, value or header converter of a connector.
 
-    As in Kafka, a converter named in the connector config takes its settings from the
-    connector config; otherwise the worker's converter and settings apply."""
+    As in Kafka, a converter named in the connector config takes its settings (and its
+    ``.plugin.version``) from the connector config; otherwise the worker's converter,
+    settings and version apply. A matching copy in ``prefer_location`` (the connector's
+    own location) wins over other copies."""
     key = f"{which}.converter"
     source = connector_config if connector_config.get(key) else worker_props
     class_name = source.get(key)
     if not class_name:
         raise ConfigError(f'Missing required configuration "{key}" which has no default value.')
     version = source.get(f"{key}.plugin.version")
-    desc = plugins.find(class_name, [_CONVERTER_KEYS[which]], version)
+    desc = plugins.find(class_name, [_CONVERTER_KEYS[which]], version, prefer_location)
+    if chosen is not None:
+        chosen.append((f"{which}_converter", "", desc))
     settings = {k: v for k, v in prefixed(source, key + ".").items() if k != "plugin.version"}
     if which == "header":
         return functools.partial(build_header_converter, desc.ref, settings)
@@ -68,7 +77,10 @@ def converter_factory(
 
 
 def transform_chain(
-    plugins: Plugins, connector_config: Mapping[str, str]
+    plugins: Plugins,
+    connector_config: Mapping[str, str],
+    prefer_location: str | None = None,
+    chosen: Chosen | None = None,
 ) -> list[tuple[Callable[[], Any], Callable[[], Any] | None, bool]]:
     """(transform factory, predicate factory or None, negate) per alias in ``transforms``."""
     chain: list[tuple[Callable[[], Any], Callable[[], Any] | None, bool]] = []
@@ -76,24 +88,39 @@ def transform_chain(
         prefix = f"transforms.{alias}."
         settings = prefixed(connector_config, prefix)
         desc = plugins.find(
-            settings.get("type", ""), [PluginType.TRANSFORMATION], settings.get("plugin.version")
+            settings.get("type", ""),
+            [PluginType.TRANSFORMATION],
+            settings.get("plugin.version"),
+            prefer_location,
         )
+        if chosen is not None:
+            chosen.append(("transform", alias, desc))
         own = {k: v for k, v in settings.items() if k not in _RESERVED_TRANSFORM_KEYS}
         predicate = None
         if settings.get("predicate"):
-            predicate = _predicate_factory(plugins, connector_config, settings["predicate"])
+            predicate = _predicate_factory(
+                plugins, connector_config, settings["predicate"], prefer_location, chosen
+            )
         negate = str(settings.get("negate", "false")).strip().lower() == "true"
         chain.append((functools.partial(build_configured, desc.ref, own), predicate, negate))
     return chain
 
 
 def _predicate_factory(
-    plugins: Plugins, connector_config: Mapping[str, str], alias: str
+    plugins: Plugins,
+    connector_config: Mapping[str, str],
+    alias: str,
+    prefer_location: str | None,
+    chosen: Chosen | None,
 ) -> Callable[[], Any]:
     settings = prefixed(connector_config, f"predicates.{alias}.")
     if "type" not in settings:
         raise ConfigError(f"Predicate {alias} is used but not defined in 'predicates'")
-    desc = plugins.find(settings["type"], [PluginType.PREDICATE], settings.get("plugin.version"))
+    desc = plugins.find(
+        settings["type"], [PluginType.PREDICATE], settings.get("plugin.version"), prefer_location
+    )
+    if chosen is not None:
+        chosen.append(("predicate", alias, desc))
     own = {k: v for k, v in settings.items() if k not in ("type", "plugin.version")}
     return functools.partial(build_configured, desc.ref, own)
 

@@ -37,8 +37,11 @@ class WorkerConnector:
         config: dict[str, str],
         status: StatusReporter,
         on_reconfigure: Callable[[str], None],
+        location: str | None = None,
     ) -> None:
         self.name = name
+        self.location = location
+        """The plugin location the connector class was loaded from (None: built-in)."""
         self.instance = instance
         self.config = config
         self.status = status

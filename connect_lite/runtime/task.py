@@ -53,6 +53,8 @@ class WorkerTask(ABC):
         self._thread: threading.Thread | None = None
         self.failed = False
         self.version: str | None = None
+        self.components: list[tuple[str, str, Any]] = []
+        """(role, alias, PluginDesc) of the converters, transforms and predicates it runs."""
 
     @property
     def id(self) -> str:

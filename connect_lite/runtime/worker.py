@@ -7,6 +7,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from connect_lite.api.connector import SinkConnector, SinkTask, SourceConnector, SourceTask
@@ -35,6 +36,23 @@ from connect_lite.storage.base import Stores
 log = logging.getLogger(__name__)
 
 CONNECTOR_TYPES = [PluginType.SOURCE, PluginType.SINK]
+
+
+@dataclass(frozen=True)
+class RunningPlugin:
+    """One plugin instance this worker runs, as the KIP-891 info metrics show it.
+
+    ``role`` is connector, task, key_converter, value_converter, header_converter, transform
+    or predicate; ``task`` is None for the connector; ``alias`` names a transform/predicate;
+    ``connector_type`` is set for the connector role."""
+
+    connector: str
+    task: int | None
+    role: str
+    alias: str
+    class_name: str
+    version: str | None
+    connector_type: str = ""
 
 
 class Worker:
@@ -103,7 +121,7 @@ class Worker:
             self.status.connector(name, State.FAILED, trace_of(error))
             raise
         runner = WorkerConnector(
-            name, instance, _plugin_config(config), self.status, on_reconfigure
+            name, instance, _plugin_config(config), self.status, on_reconfigure, desc.location
         )
         self.connectors[name] = runner
         runner.transition_to(target)
@@ -161,12 +179,14 @@ class Worker:
     ) -> None:
         """Create and start one task thread. A failure to build it marks the task FAILED."""
         self.status.task(name, task, State.UNASSIGNED)
+        chosen: components.Chosen = []
         try:
-            runner = self._build_task(name, task, connector_config, task_config, target)
+            runner = self._build_task(name, task, connector_config, task_config, target, chosen)
         except Exception as error:
             log.exception("[%s|task-%d] Failed to start task", name, task)
             self.status.task(name, task, State.FAILED, trace_of(error))
             return
+        runner.components = list(chosen)
         self.tasks[(name, task)] = runner
         runner.start()
 
@@ -177,13 +197,14 @@ class Worker:
         connector_config: Mapping[str, str],
         task_config: Mapping[str, str],
         target: TargetState,
+        chosen: components.Chosen,
     ) -> WorkerTask:
         runner = self.connectors.get(name)
         if runner is None:
             raise ConnectError(f"Connector {name} is not running")
         task_class = runner.task_class()
         plugin = task_class()
-        spec = self._stage_spec(name, task, connector_config)
+        spec = self._stage_spec(name, task, connector_config, runner.location, chosen)
         plugin_config = {k: v for k, v in task_config.items() if k != "task.class"}
         common: dict[str, Any] = {
             "connector": name,
@@ -243,17 +264,50 @@ class Worker:
         admin = Admin(admin_config(self.props, components.prefixed(config, "admin.override.")))
         return TopicCreator(admin, TopicCreation.from_config(config), f"{name}|task-{task}")
 
-    def _stage_spec(self, name: str, task: int, config: Mapping[str, str]) -> StageSpec:
-        chain = components.transform_chain(self.plugins, config)
+    def _stage_spec(
+        self,
+        name: str,
+        task: int,
+        config: Mapping[str, str],
+        location: str | None,
+        chosen: components.Chosen,
+    ) -> StageSpec:
+        """Converters and transforms of a task; companions prefer the connector's location."""
+
+        def converter(which: str) -> Callable[[], Any]:
+            return components.converter_factory(
+                self.plugins, which, config, self.props, location, chosen
+            )
+
+        converters = [converter(which) for which in ("key", "value", "header")]
+        chain = components.transform_chain(self.plugins, config, location, chosen)
         return StageSpec(
             stage_id=f"{name}-{task}-{uuid.uuid4().hex[:8]}",
-            key_converter=components.converter_factory(self.plugins, "key", config, self.props),
-            value_converter=components.converter_factory(self.plugins, "value", config, self.props),
-            header_converter=components.converter_factory(
-                self.plugins, "header", config, self.props
-            ),
+            key_converter=converters[0],
+            value_converter=converters[1],
+            header_converter=converters[2],
             transforms=tuple(TransformSpec(t, p, n) for t, p, n in chain),
         )
+
+    def running_plugins(self) -> list[RunningPlugin]:
+        """Read-only view of the connectors, tasks and components running now."""
+        out = []
+        for name, connector in list(self.connectors.items()):
+            cls = type(connector.instance)
+            kind = self.plugins.connector_type(cls)
+            out.append(
+                RunningPlugin(
+                    name, None, "connector", "", public_class_name(cls), connector.version, kind
+                )
+            )
+        for (name, task), runner in sorted(list(self.tasks.items())):
+            plugin = getattr(runner, "plugin", None)
+            if plugin is not None:
+                task_class = public_class_name(type(plugin))
+                out.append(RunningPlugin(name, task, "task", "", task_class, runner.version))
+            for role, alias, desc in runner.components:
+                out.append(RunningPlugin(name, task, role, alias, desc.class_name, desc.version))
+        return out
 
     def transition_tasks(self, name: str, target: TargetState) -> None:
         for (connector, _), runner in self.tasks.items():

@@ -1,4 +1,4 @@
-"""A small plugin that exists at two versions: every class reports acme_helpers.VERSION.
+"""A small plugin that exists at three versions: every class reports acme_helpers.VERSION.
 
 The source task emits numbered string records with source offsets (``{"position": next}``)
 and resumes from its committed offset; the sink task appends what it got to ``RECEIVED``
@@ -21,6 +21,7 @@ from acme_pkg import describe
 from connect_lite.api import (
     ConfigDef,
     Converter,
+    HeaderConverter,
     Importance,
     Predicate,
     Schema,
@@ -183,6 +184,29 @@ class VersionedConverter(Converter):
         return None if value is None else tag(value).encode("utf-8")
 
     def to_connect_data(self, topic: str, value: bytes | None) -> SchemaAndValue:
+        if value is None:
+            return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, None)
+        return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, untag(value.decode("utf-8")))
+
+
+class VersionedHeaderConverter(HeaderConverter):
+    """Writes header values as ``<version>:<str(value)>``; reads back only its own version's."""
+
+    def version(self) -> str:
+        return VERSION
+
+    def config(self) -> ConfigDef:
+        return ConfigDef()
+
+    def configure(self, config: dict[str, Any]) -> None:
+        pass
+
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
+        return None if value is None else tag(value).encode("utf-8")
+
+    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
         if value is None:
             return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, None)
         return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, untag(value.decode("utf-8")))

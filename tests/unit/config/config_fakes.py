@@ -121,7 +121,11 @@ class FakePlugins:
         ]
 
     def find(
-        self, name: str, types: Iterable[PluginType], version: str | None = None
+        self,
+        name: str,
+        types: Iterable[PluginType],
+        version: str | None = None,
+        prefer_location: str | None = None,
     ) -> PluginDesc:
         types = list(types)
         copies = self._copies(name, types)

@@ -57,7 +57,7 @@ def test_listing_order_is_kafkas(plugins: Plugins) -> None:
     assert listed == sorted(listed, key=lambda x: (ALL.index(x[0]), x[1], x[2]))
     assert [t for t, _, _ in listed][:2] == [T.SINK, T.SINK]
     versions = [v for t, c, v in listed if c == "acme_versioned.VersionedSourceConnector"]
-    assert versions == ["1.0.0", "2.0.0"]
+    assert versions == ["1.0.0", "2.0.0", "3.0.0"]
     assert {d.type for d in plugins.all([T.SOURCE, T.SINK])} == {T.SOURCE, T.SINK}
 
 
@@ -120,7 +120,7 @@ def test_several_versions_of_one_class_do_not_collide(plugins: Plugins) -> None:
 
 
 def test_find_picks_latest_or_the_exact_version(plugins: Plugins) -> None:
-    for requirement, expected in ((None, "2.0.0"), ("latest", "2.0.0"), ("1.0.0", "1.0.0")):
+    for requirement, expected in ((None, "3.0.0"), ("latest", "3.0.0"), ("1.0.0", "1.0.0")):
         desc = plugins.find("VersionedSource", [T.SOURCE], requirement)
         assert desc.version == expected
         assert plugins.new_instance(desc).version() == expected
@@ -139,13 +139,14 @@ def test_find_errors_are_worded_as_kafka(plugins: Plugins) -> None:
         plugins.find("X", [T.CONVERTER])
     with pytest.raises(NotFoundError):
         plugins.find("VersionedSourceConnector", [T.SINK])
-    with pytest.raises(ConfigError, match=r"Invalid version specification: \[1.0,2.0\)"):
-        plugins.find("VersionedSource", [T.SOURCE], "[1.0,2.0)")  # Maven ranges: a later issue
+    assert plugins.find("VersionedSource", [T.SOURCE], "[1.0,2.0)").version == "1.0.0"
+    with pytest.raises(ConfigError, match=r"^Unbounded range: \[1.0,2.0$"):
+        plugins.find("VersionedSource", [T.SOURCE], "[1.0,2.0")
     with pytest.raises(ConfigError) as version:
-        plugins.find("VersionedSource", [T.SOURCE], "3.0.0")
+        plugins.find("VersionedSource", [T.SOURCE], "9.0.0")
     assert str(version.value) == (
         "Plugin acme_versioned.VersionedSourceConnector not found that matches the version "
-        "range [3.0.0], available versions: [1.0.0, 2.0.0]"
+        "range [9.0.0], available versions: [1.0.0, 2.0.0, 3.0.0]"
     )
 
 

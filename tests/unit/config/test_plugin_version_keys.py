@@ -1,0 +1,67 @@
+"""KIP-891 version keys in validation, against the real registry and the versioned test plugin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connect_lite.config.connector import validate_connector_config
+from connect_lite.config.worker import WorkerConfig
+from connect_lite.plugins.registry import Plugins
+from connect_lite.runtime import components
+
+PLUGINS = str(Path(__file__).resolve().parents[2] / "plugins")
+SOURCE = "acme_versioned.VersionedSourceConnector"
+CONVERTER = "acme_versioned.VersionedConverter"
+BROKER = {"bootstrap.servers": "127.0.0.1:9092"}
+
+
+@pytest.fixture(scope="module")
+def plugins() -> Plugins:
+    return Plugins([PLUGINS])
+
+
+def _configs(plugins: Plugins, worker: WorkerConfig, config: dict[str, Any]) -> dict[str, Any]:
+    infos = validate_connector_config(plugins, worker, config)
+    return {c["value"]["name"]: c["value"] for c in infos.configs if c["value"]}
+
+
+def test_an_invalid_worker_version_key_fails_only_connectors_that_inherit_it(
+    plugins: Plugins,
+) -> None:
+    worker = WorkerConfig(
+        {**BROKER, "value.converter": CONVERTER, "value.converter.plugin.version": "[9.0"}
+    )  # the worker config itself is accepted
+    inherits = _configs(plugins, worker, {"connector.class": SOURCE})
+    assert inherits["value.converter.plugin.version"]["errors"] == ["Unbounded range: [9.0"]
+    with pytest.raises(Exception, match="Unbounded range"):
+        components.converter_factory(plugins, "value", {}, worker.raw)
+    own = {"connector.class": SOURCE, "value.converter": CONVERTER}
+    assert _configs(plugins, worker, own)["value.converter.plugin.version"]["errors"] == []
+    factory = components.converter_factory(plugins, "value", own, worker.raw)
+    assert factory().version() == "3.0.0"
+
+
+def test_a_connector_version_key_without_its_class_is_ignored(plugins: Plugins) -> None:
+    worker = WorkerConfig({**BROKER, "value.converter": CONVERTER})
+    config = {"connector.class": SOURCE, "value.converter.plugin.version": "1.0.0"}
+    assert components.converter_factory(plugins, "value", config, worker.raw)().version() == (
+        "3.0.0"
+    )
+    pinned = {**config, "value.converter": CONVERTER}
+    assert components.converter_factory(plugins, "value", pinned, worker.raw)().version() == (
+        "1.0.0"
+    )
+
+
+def test_worker_version_key_selects_the_default_converter(plugins: Plugins) -> None:
+    worker = WorkerConfig(
+        {**BROKER, "value.converter": CONVERTER, "value.converter.plugin.version": "2.0"}
+    )
+    factory = components.converter_factory(plugins, "value", {}, worker.raw)
+    assert factory().version() == "2.0.0"
+    configs = _configs(plugins, worker, {"connector.class": SOURCE})
+    assert configs["value.converter.plugin.version"]["value"] == "2.0"
+    assert configs["value.converter.plugin.version"]["errors"] == []
