@@ -161,6 +161,10 @@ class Consumer:
         except (KafkaException, RuntimeError) as exc:
             raise to_connect_error(exc, f"cannot seek {tp.topic}-{tp.partition}") from exc
 
+    def assign(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Read these partitions from these offsets, without joining the group (no rebalance)."""
+        self._call("assign", [to_native(tp, offset) for tp, offset in offsets.items()])
+
     def pause(self, tps: Iterable[TopicPartition]) -> None:
         self._call("pause", [to_native(tp) for tp in tps])
 

@@ -1,0 +1,19 @@
+"""Test harness for connectors: a broker and a connect-lite worker per test, and a pytest plugin."""
+
+from connect_lite.kafka import ConsumedMessage
+from connect_lite.testing.client import ConnectClient, ConnectRestError
+from connect_lite.testing.embedded import BUNDLED_PLUGINS, FAST_DEFAULTS, EmbeddedConnect
+from connect_lite.testing.kafka_helpers import KafkaHelpers
+from connect_lite.testing.waits import WaitFailed, WaitTimeout
+
+__all__ = [
+    "BUNDLED_PLUGINS",
+    "FAST_DEFAULTS",
+    "ConnectClient",
+    "ConnectRestError",
+    "ConsumedMessage",
+    "EmbeddedConnect",
+    "KafkaHelpers",
+    "WaitFailed",
+    "WaitTimeout",
+]

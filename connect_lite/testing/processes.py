@@ -1,0 +1,117 @@
+"""Worker child processes that cannot outlive the test: own process group, parent watchdog."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from connect_lite.kafka.broker import _die_with_parent_hook
+
+# Runs in the child before the worker: a thread reads the pipe from the parent and, when it
+# closes (the parent exited, however it died), kills the child's whole process group, which
+# holds the worker, Spark's JVM and Spark's Python workers. PR_SET_PDEATHSIG (set in the
+# preexec hook) covers the same case only while the forking thread lives.
+_BOOT = """
+import os, signal, sys, threading
+def _watch():
+    while sys.stdin.buffer.read(1):
+        pass
+    os.killpg(0, signal.SIGKILL)
+threading.Thread(target=_watch, name="parent-watchdog", daemon=True).start()
+from connect_lite.cli import main
+sys.exit(main())
+"""
+
+
+def _python_path() -> str:
+    """PYTHONPATH for the child: the directory connect_lite is imported from, then the caller's."""
+    import connect_lite
+
+    home = str(Path(connect_lite.__file__).resolve().parent.parent)
+    given = os.environ.get("PYTHONPATH")
+    return os.pathsep.join([home, *([given] if given else [])])
+
+
+def spawn_worker(properties: Path, workdir: Path, log_path: Path) -> subprocess.Popen[bytes]:
+    """Start ``connect_lite.cli.main(properties)`` in a new session, logging to ``log_path``."""
+    hook = _die_with_parent_hook()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": _python_path()}
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-c", _BOOT, str(properties)],
+            cwd=workdir,
+            stdin=subprocess.PIPE,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=hook,
+            close_fds=True,
+        )
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (children, grandchildren, ...), read from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def stop_tree(proc: subprocess.Popen[bytes], graceful_timeout: float) -> int | None:
+    """SIGTERM the worker, SIGKILL it after ``graceful_timeout``, then kill what it left behind.
+
+    Leftovers (Spark's JVM, Python workers) are found by process group and by parentage
+    recorded before the stop; the call returns once none of them is alive.
+    """
+    tree = descendants(proc.pid) if sys.platform.startswith("linux") else set()
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(graceful_timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    for pid in tree:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in tree) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return proc.returncode
+
+
+__all__ = ["descendants", "spawn_worker", "stop_tree"]
