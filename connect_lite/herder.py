@@ -32,6 +32,7 @@ from connect_lite.runtime.entities import (
 )
 from connect_lite.runtime.offsets_api import ConnectorOffsetsAPI
 from connect_lite.runtime.offsets_body import not_stopped_message, require_offsets
+from connect_lite.runtime.runtime_metrics import RuntimeMetrics
 from connect_lite.runtime.states import ConnectorStatus, State, TargetState, TaskStatus
 from connect_lite.runtime.worker import Worker
 from connect_lite.storage.base import Stores
@@ -83,10 +84,17 @@ class StandaloneHerder:
         self.cluster_id = cluster_id
         self._lock = threading.RLock()
         self._ready = False
+        self.health_timeout_s = 10.0
+        """How long GET /health waits for the herder lock before answering unhealthy (500)."""
         self._reconfigurer = ThreadPoolExecutor(1, thread_name_prefix="herder-reconfigure")
         self._offsets = ConnectorOffsetsAPI(worker.plugins, stores.offsets, worker.props)
         self.metrics_registry = WorkerMetrics(
-            stores.configs, worker.topic_tracker, worker.running_plugins
+            stores.configs,
+            worker.topic_tracker,
+            worker.running_plugins,
+            runtime=RuntimeMetrics(
+                worker.status.counters, lambda: list(worker.tasks.values()), stores.statuses
+            ),
         )
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -110,7 +118,7 @@ class StandaloneHerder:
     def health(self) -> WorkerHealth:
         if not self._ready:
             return WorkerHealth("starting", "Worker is still starting up.")
-        if not self._lock.acquire(timeout=10):
+        if not self._lock.acquire(timeout=self.health_timeout_s):
             return WorkerHealth(
                 "unhealthy",
                 "Worker was unable to handle this request and may be unable to handle other "
@@ -254,6 +262,7 @@ class StandaloneHerder:
                 self._start_connector(name, keep_tasks=True)
                 raise
         self.stores.configs.remove_connector(name)
+        self.worker.status.forget(name)  # a queued retry must not bring a status back
         self.stores.statuses.delete_connector(name)
         self.worker.topic_tracker.forget(name)  # as KIP-558 says, even when reset is disallowed
         log.info("[%s] Connector deleted", name)

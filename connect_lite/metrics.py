@@ -5,10 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    InfoMetricFamily,
+    Metric,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from connect_lite.runtime.runtime_metrics import RuntimeMetrics, collect_runtime
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.runtime.worker import RunningPlugin
 from connect_lite.storage.base import ConfigStore
@@ -99,6 +105,25 @@ def _alias_family(plugins: Sequence[RunningPlugin], role: str) -> InfoMetricFami
     return family
 
 
+class _Runtime(Collector):
+    """Status-store retries, per-task counters and connector task counts, read at scrape time."""
+
+    def __init__(self, runtime: RuntimeMetrics, configs: ConfigStore) -> None:
+        self.runtime = runtime
+        self.configs = configs
+
+    def collect(self) -> Iterator[Metric]:
+        families: dict[str, Metric] = {}
+        for sample in collect_runtime(self.runtime, self.configs.connector_names()):
+            family = families.get(sample.name)
+            if family is None:
+                kind = CounterMetricFamily if sample.counter else GaugeMetricFamily
+                family = kind(sample.name, sample.doc, labels=list(sample.labels))
+                families[sample.name] = family
+            family.add_metric(list(sample.labels.values()), sample.value)  # type: ignore[attr-defined]
+        yield from families.values()
+
+
 class WorkerMetrics:
     """The worker's metric registry; read at scrape time from the stores and the worker."""
 
@@ -107,9 +132,12 @@ class WorkerMetrics:
         configs: ConfigStore,
         tracker: TopicTracker,
         running: Callable[[], Sequence[RunningPlugin]] | None = None,
+        runtime: RuntimeMetrics | None = None,
     ) -> None:
         self.registry = CollectorRegistry()
         self.registry.register(_ActiveTopics(configs, tracker))
+        if runtime is not None:
+            self.registry.register(_Runtime(runtime, configs))
         if running is not None:
             self.registry.register(_PluginInfo(running))
 

@@ -27,6 +27,9 @@ from connect_lite.storage.sqlite import open_sqlite_stores
 
 log = logging.getLogger(__name__)
 
+STORE_BUSY_TIMEOUT_S = 1.0
+"""How long one state-store write waits for a lock held by another process."""
+
 
 @dataclass
 class RunningWorker:
@@ -63,7 +66,9 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
 
     state_file = os.path.abspath(config.state_storage_file)
     os.makedirs(os.path.dirname(state_file), exist_ok=True)
-    stores = open_sqlite_stores(state_file)
+    # Short: status writes are retried on a scheduler and offset commits at the next flush
+    # interval, so a task thread waits at most this long on another process's lock.
+    stores = open_sqlite_stores(state_file, busy_timeout_s=STORE_BUSY_TIMEOUT_S)
     if stores.close is not None:
         runtime.add("state store", stores.close)
     plugins = Plugins(config.plugin_path)
@@ -80,12 +85,14 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
     worker_props = dict(config.raw)
     for kind in ("key", "value", "header"):
         worker_props.setdefault(f"{kind}.converter", config.converter(kind))
+    status = StatusReporter(stores.statuses, worker_id, config.status_retry_policy)
+    runtime.add("status retries", status.close)
     worker = Worker(
         worker_props,
         plugins,
         stores,
         spark,
-        StatusReporter(stores.statuses, worker_id),
+        status,
         flush_interval_ms=config.offset_flush_interval_ms,
         flush_timeout_ms=config.offset_flush_timeout_ms,
         shutdown_timeout_ms=config.task_shutdown_graceful_timeout_ms,

@@ -24,6 +24,7 @@ from connect_lite.config.override_policy import (
     override_policy,
     validate_policy_name,
 )
+from connect_lite.runtime.retry import RetryPolicy
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
@@ -219,7 +220,54 @@ def _define_worker_config() -> ConfigDef:
         importance=low,
         doc="Allow PUT /connectors/{name}/topics/reset.",
     )
+    _define_status_retry(d)
     return d
+
+
+STATUS_RETRY = "status.storage.retry."
+
+
+def _define_status_retry(d: ConfigDef) -> None:
+    """The status-store retry keys (asynchronous retries with exponential backoff and jitter)."""
+    low = Importance.LOW
+    for suffix, type_, default, validator, doc in (
+        (
+            "max.retries",
+            Type.INT,
+            5,
+            Range.between(0, 2**31 - 1),
+            "Retries of a status write that failed for a retriable reason before it is dropped.",
+        ),
+        (
+            "initial.backoff.ms",
+            Type.LONG,
+            300,
+            Range.at_least(0),
+            "Delay before the first retry of a status write.",
+        ),
+        (
+            "max.backoff.ms",
+            Type.LONG,
+            10000,
+            Range.at_least(0),
+            "Cap of the exponential backoff between status write retries.",
+        ),
+        (
+            "backoff.multiplier",
+            Type.DOUBLE,
+            2.0,
+            Range.at_least(1.0),
+            "Factor by which the backoff grows after each retry.",
+        ),
+        (
+            "jitter.factor",
+            Type.DOUBLE,
+            0.25,
+            Range.between(0.0, 1.0),
+            "Random extra delay, as a fraction of the capped backoff (0 = none).",
+        ),
+    ):
+        d.define(STATUS_RETRY + suffix, type_, default, validator, importance=low, doc=doc)
 
 
 WORKER_CONFIG_DEF = _define_worker_config()
@@ -318,6 +366,10 @@ class WorkerConfig:
         return bool(self.get("topic.tracking.enable"))
 
     @property
+    def status_retry_policy(self) -> RetryPolicy:
+        return RetryPolicy.from_config(self.get)
+
+    @property
     def topic_tracking_allow_reset(self) -> bool:
         return bool(self.get("topic.tracking.allow.reset"))
 
@@ -366,9 +418,28 @@ def _parse_worker(props: Mapping[str, str]) -> dict[str, Any]:
             continue
         problems.append(cv.errors[0])  # a failed parse also fails the validator: report it once
         errors[name] = cv.errors
+    _check_backoff_bounds(values, problems, errors)
     if problems:
         raise ConfigError("\n".join(problems), errors)
     return {name: cv.value for name, cv in values.items()}
+
+
+def _check_backoff_bounds(
+    values: Mapping[str, Any], problems: list[str], errors: dict[str, list[str]]
+) -> None:
+    """``status.storage.retry.initial.backoff.ms`` may not exceed ``...max.backoff.ms``."""
+    initial, maximum = (
+        values[STATUS_RETRY + "initial.backoff.ms"],
+        values[STATUS_RETRY + "max.backoff.ms"],
+    )
+    if initial.errors or maximum.errors or initial.value <= maximum.value:
+        return
+    key = STATUS_RETRY + "initial.backoff.ms"
+    message = invalid(
+        key, initial.value, f"Must not exceed {STATUS_RETRY}max.backoff.ms ({maximum.value})"
+    )
+    problems.append(message)
+    errors[key] = [message]
 
 
 def worker_config_markdown() -> str:
@@ -391,6 +462,7 @@ __all__ = [
     "JSON_CONVERTER",
     "PASSTHROUGH_PREFIXES",
     "SIMPLE_HEADER_CONVERTER",
+    "STATUS_RETRY",
     "WORKER_CONFIG_DEF",
     "Listener",
     "WorkerConfig",

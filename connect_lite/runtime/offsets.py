@@ -51,6 +51,10 @@ class SubmittedRecords:
         ready, self._committable = self._committable, {}
         return ready
 
+    def restore(self, ready: Mapping[str, tuple[dict[str, Any], dict[str, Any]]]) -> None:
+        """Offsets a failed commit drained: committable again, behind any newer ones."""
+        self._committable = {**ready, **self._committable}
+
     @property
     def outstanding(self) -> int:
         return sum(max(b.pending, 0) for b in self._batches)

@@ -56,6 +56,8 @@ class _Context(SinkTaskContext):
 class WorkerSinkTask(WorkerTask):
     """Runs one SinkTask with its own consumer in group ``connect-<name>``."""
 
+    kind = "sink"
+
     def __init__(
         self,
         *,
@@ -109,6 +111,7 @@ class WorkerSinkTask(WorkerTask):
         batch in flight and seeks its partitions back, so no record is skipped."""
         assert self.consumer is not None
         messages = self._collect()
+        self.counters.add(records_in=len(messages))
         if messages and self.topic_tracker is not None:  # as received, before transforms
             self.topic_tracker.record(self.connector, {m.topic for m in messages}, self.task)
         previous, self._in_flight = self._in_flight, None
@@ -139,7 +142,10 @@ class WorkerSinkTask(WorkerTask):
         return batch
 
     def _deliver(self, messages: list[Any], result: Future[SinkBatchResult]) -> None:
-        self.plugin.put(list(result.result().records))
+        records = list(result.result().records)
+        with self.counters.timed_batch():
+            self.plugin.put(records)
+        self.counters.add(records_out=len(records))
         for message in messages:
             tp = TopicPartition(message.topic, message.partition)
             self.current[tp] = message.offset + 1
@@ -179,7 +185,12 @@ class WorkerSinkTask(WorkerTask):
         safe = self.plugin.pre_commit(dict(current))
         to_commit = {tp: o for tp, o in (safe or {}).items() if self.committed.get(tp) != o}
         if to_commit and self.consumer is not None:
-            self.consumer.commit(to_commit)
+            try:
+                self.consumer.commit(to_commit)
+            except Exception:
+                self.counters.add(failure=1)
+                raise
+            self.counters.add(success=1)
             self.committed.update(to_commit)
             self.log.debug("Committed offsets %s", to_commit)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connect_lite.api.connector import OffsetStorageReader, SourceTask, SourceTaskContext
-from connect_lite.api.errors import ConnectError
+from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import RecordMetadata, SourceRecord
 from connect_lite.kafka.producer import Producer
 from connect_lite.pipeline.stage import SourceBatchResult, SourceStage, StageSpec
@@ -51,6 +51,8 @@ class _Context(SourceTaskContext):
 
 class WorkerSourceTask(WorkerTask):
     """Runs one SourceTask: records go through the stage, then to Kafka."""
+
+    kind = "source"
 
     def __init__(
         self,
@@ -109,7 +111,8 @@ class WorkerSourceTask(WorkerTask):
         ``poll`` stays on this thread; the stage waits on Spark's JVM and Python worker
         processes, so the two overlap for real. Batches are produced in order."""
         self._check_send_error()
-        batch = self._collect()
+        with self.counters.timed_batch():
+            batch = self._collect()
         previous, self._in_flight = self._in_flight, None
         if batch:
             self._in_flight = (batch, self._stage_pool.submit(self.stage.run, batch))
@@ -138,6 +141,7 @@ class WorkerSourceTask(WorkerTask):
             batch.extend(records)
             if time.monotonic() >= deadline:
                 break
+        self.counters.add(records_in=len(batch))
         return batch
 
     def _send(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
@@ -154,6 +158,7 @@ class WorkerSourceTask(WorkerTask):
             for i, dropped in enumerate(batch):
                 if i not in produced_indexes:
                     self.plugin.commit_record(dropped, None)
+        self.counters.add(records_out=len(result.records))
         if not self._wants_commit_record:
             produce = producer.produce
             for out in result.records:
@@ -205,11 +210,26 @@ class WorkerSourceTask(WorkerTask):
             elif self.producer.flush(self.flush_timeout) == 0 and self._send_error is None:
                 self.submitted.ack_all()
         ready = self.submitted.drain()
-        if ready:
-            self.offsets.put_many(self.connector, ready)
-            self.log.debug("Committed offsets of %d partitions", len(ready))
+        if ready and not self._write_offsets(ready):
+            return
         if self._started:
             self.plugin.commit()
+
+    def _write_offsets(self, ready: dict[Any, Any]) -> bool:
+        """Store the offsets; when the store is busy, keep them pending for the next commit."""
+        try:
+            self.offsets.put_many(self.connector, ready)
+        except RetriableError as error:
+            self.counters.add(failure=1)
+            self.submitted.restore(ready)
+            self.log.warning("Offset commit failed, will retry at the next interval: %s", error)
+            return False
+        except Exception:
+            self.counters.add(failure=1)
+            raise
+        self.counters.add(success=1)
+        self.log.debug("Committed offsets of %d partitions", len(ready))
+        return True
 
     def cancel(self) -> None:
         self.stage.cancel()

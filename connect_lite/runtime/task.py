@@ -10,6 +10,7 @@ from typing import Any
 
 from connect_lite.runtime.states import State, TargetState
 from connect_lite.runtime.status import StatusReporter, trace_of
+from connect_lite.runtime.task_metrics import TaskCounters
 
 
 def version_of(plugin: Any) -> str | None:
@@ -33,6 +34,9 @@ class TaskLogAdapter(logging.LoggerAdapter[logging.Logger]):
 class WorkerTask(ABC):
     """Template for source and sink tasks: ``run`` drives start, the loop, pause and stop."""
 
+    kind = "task"
+    """``source`` or ``sink``: the metric group of its counters."""
+
     def __init__(
         self,
         connector: str,
@@ -53,6 +57,8 @@ class WorkerTask(ABC):
         self._thread: threading.Thread | None = None
         self.failed = False
         self.version: str | None = None
+        self.counters = TaskCounters()
+        """Read by GET /metrics (source-task-metrics or sink-task-metrics)."""
         self.components: list[tuple[str, str, Any]] = []
         """(role, alias, PluginDesc) of the converters, transforms and predicates it runs."""
 

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 
-from connect_lite.api.errors import ForbiddenError
+from connect_lite.api.errors import ForbiddenError, RetriableError
 from connect_lite.storage.base import TopicStore, TopicUse
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,13 @@ class TopicTracker:
         known = self._known_topics(connector)
         new = [t for t in topics if t not in known]
         for topic in new:
-            self.store.put(TopicUse(connector, topic, task, int(time.time() * 1000)))
+            try:
+                self.store.put(TopicUse(connector, topic, task, int(time.time() * 1000)))
+            except RetriableError as error:  # not known yet: the next batch tries again
+                log.warning(
+                    "[%s|task-%d] Could not record topic %s: %s", connector, task, topic, error
+                )
+                return
             with self._lock:
                 known.add(topic)
             log.debug("[%s|task-%d] now uses topic %s", connector, task, topic)

@@ -73,6 +73,7 @@ class ScriptedSourceConnector(SourceConnector):
             .define("fail.on.start", Type.BOOLEAN, False, doc="start() raises.")
             .define("tasks", Type.INT, 1, doc="How many task configs to generate.")
             .define("commit.log", Type.STRING, None, doc="File that commit calls are logged to.")
+            .define("poll.interval.ms", Type.LONG, 0, doc="Pause before each poll() returns.")
         )
 
     def alter_offsets(self, connector_config: dict[str, str], offsets: dict[Any, Any]) -> bool:
@@ -107,6 +108,7 @@ class ScriptedSourceTask(SourceTask):
         stored = self.context.offset_storage_reader().offset(self.partition)
         self.next = int(stored["next"]) if stored else 0
         self.commit_log = config.get("commit.log")
+        self.interval = int(config.get("poll.interval.ms", "0")) / 1000
 
     def _log(self, line: str) -> None:
         if self.commit_log:
@@ -135,6 +137,8 @@ class ScriptedSourceTask(SourceTask):
         if end <= self.next:
             self._stopped.wait(0.1)
             return None
+        if self.interval:
+            self._stopped.wait(self.interval)
         records = [
             SourceRecord(
                 self.partition,

@@ -1,0 +1,114 @@
+"""Samples of the runtime's plain counters, named after Kafka Connect's metric groups."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from connect_lite.runtime.retry import StatusCounters
+from connect_lite.runtime.states import State
+from connect_lite.runtime.task import WorkerTask
+from connect_lite.storage.base import StatusStore
+
+PREFIX = "kafka_connect_"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One value of one metric; ``counter`` metrics end in ``_total``."""
+
+    name: str
+    doc: str
+    labels: dict[str, str]
+    value: float
+    counter: bool = False
+
+
+@dataclass(frozen=True)
+class RuntimeMetrics:
+    """Where the runtime's counters live: the status reporter's, the tasks', the statuses."""
+
+    status_counters: StatusCounters
+    tasks: Callable[[], Sequence[WorkerTask]]
+    statuses: StatusStore
+
+
+_STATUS_DOCS = {
+    "retry": "Status writes retried after a retriable failure.",
+    "failure": "Status writes dropped after the last retry, or failed for a non-retriable reason.",
+    "success": "Status writes stored.",
+}
+
+_TASK_NAMES = {
+    "source": ("source_record_poll", "source_record_write", "poll_batch"),
+    "sink": ("sink_record_read", "sink_record_send", "put_batch"),
+}
+
+_TASK_COUNT_STATES = (State.RUNNING, State.PAUSED, State.FAILED)
+
+
+def collect_runtime(runtime: RuntimeMetrics, connectors: Iterable[str]) -> Iterator[Sample]:
+    """Every sample, in a stable order."""
+    yield from _status_store(runtime.status_counters)
+    for task in sorted(runtime.tasks(), key=lambda t: (t.connector, t.task)):
+        yield from _task(task)
+    for connector in connectors:
+        yield from _connector(runtime.statuses, connector)
+
+
+def _status_store(counters: StatusCounters) -> Iterator[Sample]:
+    group = PREFIX + "status_backing_store_"
+    for what, value in counters.snapshot().items():
+        yield Sample(f"{group}status_update_{what}_total", _STATUS_DOCS[what], {}, value, True)
+
+
+def _task(task: WorkerTask) -> Iterator[Sample]:
+    names = _TASK_NAMES.get(task.kind)
+    if names is None:
+        return
+    labels = {"connector": task.connector, "task": str(task.task)}
+    c = task.counters.snapshot()
+    group = f"{PREFIX}{task.kind}_task_metrics_"
+    records_in, records_out, batch = names
+    yield Sample(
+        group + records_in + "_total", "Records read by the task.", labels, c.records_in, True
+    )
+    yield Sample(
+        group + records_out + "_total", "Records written by the task.", labels, c.records_out, True
+    )
+    yield Sample(
+        group + batch + "_avg_time_ms", "Average batch time (ms).", labels, c.batches.avg_ms
+    )
+    yield Sample(
+        group + batch + "_max_time_ms", "Maximum batch time (ms).", labels, c.batches.max_ms
+    )
+    commits = PREFIX + "connector_task_metrics_offset_commit_"
+    yield Sample(
+        commits + "success_total", "Offset commits that succeeded.", labels, c.commit_success, True
+    )
+    yield Sample(
+        commits + "failure_total", "Offset commits that failed.", labels, c.commit_failure, True
+    )
+
+
+def _connector(statuses: StatusStore, connector: str) -> Iterator[Sample]:
+    status = statuses.get_connector(connector)
+    if status is not None:
+        yield Sample(
+            PREFIX + "connector_metrics_status",
+            "The connector's status (1 for the current one).",
+            {"connector": connector, "status": status.state.value.lower()},
+            1,
+        )
+    states = [t.state for t in statuses.get_tasks(connector)]
+    for state in _TASK_COUNT_STATES:
+        name = state.value.lower()
+        yield Sample(
+            f"{PREFIX}connect_worker_metrics_connector_{name}_task_count",
+            f"Tasks of the connector in state {state.value}.",
+            {"connector": connector},
+            states.count(state),
+        )
+
+
+__all__ = ["RuntimeMetrics", "Sample", "collect_runtime"]
