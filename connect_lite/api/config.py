@@ -53,6 +53,12 @@ _INT_BOUNDS = {
 }
 
 
+def prefixed(props: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """The keys under ``prefix``, with the prefix stripped; None values are left out."""
+    n = len(prefix)
+    return {k[n:]: v for k, v in props.items() if k.startswith(prefix) and v is not None}
+
+
 def java_str(value: Any) -> str:
     """Render a value the way Kafka's Java code prints it in messages."""
     if value is None:
@@ -445,5 +451,6 @@ __all__ = [
     "non_empty_string",
     "non_empty_string_without_control_chars",
     "parse_value",
+    "prefixed",
     "valid_list",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from connect_lite.api.config import ConfigDef, ConfigKey, ConfigValue
+from connect_lite.api.config import ConfigDef, ConfigKey, ConfigValue, prefixed
 from connect_lite.api.errors import BadRequestError, ConfigError, NotFoundError
 from connect_lite.config.enrich import (
     CONNECTOR_TYPES,
@@ -254,11 +254,7 @@ def _override_sections(worker: WorkerConfig, props: Props, is_sink: bool) -> lis
     sections = []
     for client, prefix in OVERRIDE_PREFIXES.items():
         if client in clients:
-            client_props = {
-                k[len(prefix) :]: v
-                for k, v in props.items()
-                if k.startswith(prefix) and v is not None
-            }
+            client_props = prefixed(props, prefix)
             sections.append(_prefixed({}, policy.validate(client_props), prefix))
     return sections
 
@@ -281,9 +277,7 @@ def _converter_sections(
         desc = plugins.find(class_name, CONVERTER_TYPES[kind], version)
         converter_def: ConfigDef = plugins.new_instance(desc).config()
         prefix = class_key + "."
-        own = {
-            k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix) and v is not None
-        }
+        own = prefixed(props, prefix)
         own.setdefault("converter.type", kind)
         values = converter_def.validate(own)
         sections.append(_prefixed(converter_def.keys, values.values(), prefix))

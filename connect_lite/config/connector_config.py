@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from connect_lite.api.config import prefixed
 from connect_lite.config.framework import sink_config_def, source_config_def
 
 
@@ -47,7 +48,7 @@ class ConnectorConfig:
 
     def prefixed(self, prefix: str) -> dict[str, str]:
         """Raw keys starting with ``prefix``, prefix stripped (e.g. ``transforms.t.``)."""
-        return {k[len(prefix) :]: v for k, v in self.raw.items() if k.startswith(prefix)}
+        return prefixed(self.raw, prefix)
 
     @property
     def errors_tolerance_all(self) -> bool:

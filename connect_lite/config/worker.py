@@ -15,6 +15,7 @@ from connect_lite.api.config import (
     Validator,
     format_value,
     invalid,
+    prefixed,
     valid_list,
 )
 from connect_lite.api.errors import ConfigError
@@ -375,7 +376,7 @@ class WorkerConfig:
 
     def prefixed(self, prefix: str) -> dict[str, str]:
         """Every raw key starting with ``prefix``, with the prefix stripped."""
-        return {k[len(prefix) :]: v for k, v in self.raw.items() if k.startswith(prefix)}
+        return prefixed(self.raw, prefix)
 
     def spark_conf(self) -> dict[str, str]:
         """The ``spark.*`` keys, prefix kept, with ``spark.master`` defaulting to local[*]."""

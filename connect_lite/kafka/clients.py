@@ -17,6 +17,8 @@ import math
 import re
 from collections.abc import Callable, Mapping
 
+from connect_lite.api.config import prefixed
+
 log = logging.getLogger(__name__)
 
 INT_MAX = 2_147_483_647
@@ -147,11 +149,6 @@ def translate(props: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def with_prefix(props: Mapping[str, str], prefix: str) -> dict[str, str]:
-    """The keys of ``props`` that start with ``prefix``, with the prefix stripped."""
-    return {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)}
-
-
 def _merge(*layers: Mapping[str, str]) -> dict[str, str]:
     merged: dict[str, str] = {}
     for layer in layers:
@@ -177,7 +174,7 @@ def producer_config(
         **PRODUCER_DEFAULTS,
         "client.id": f"{client_id_prefix}-{connector}-{task}",
     }
-    return _merge(defaults, with_prefix(worker_props, "producer."), overrides or {})
+    return _merge(defaults, prefixed(worker_props, "producer."), overrides or {})
 
 
 def consumer_config(
@@ -194,7 +191,7 @@ def consumer_config(
         "client.id": f"connector-consumer-{connector}-{task}",
         **CONSUMER_DEFAULTS,
     }
-    return _merge(defaults, with_prefix(worker_props, "consumer."), overrides or {})
+    return _merge(defaults, prefixed(worker_props, "consumer."), overrides or {})
 
 
 def admin_config(
@@ -202,7 +199,7 @@ def admin_config(
 ) -> dict[str, str]:
     """An admin client: every unprefixed worker key, then ``admin.*``, then overrides."""
     unprefixed = {k: v for k, v in worker_props.items() if not k.startswith(_CLIENT_PREFIXES)}
-    return _merge(unprefixed, with_prefix(worker_props, "admin."), overrides or {})
+    return _merge(unprefixed, prefixed(worker_props, "admin."), overrides or {})
 
 
 __all__ = [
@@ -212,5 +209,4 @@ __all__ = [
     "consumer_config",
     "producer_config",
     "translate",
-    "with_prefix",
 ]

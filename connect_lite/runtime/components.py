@@ -6,6 +6,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from connect_lite.api.config import prefixed
 from connect_lite.api.errors import ConfigError
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginRef, PluginType
@@ -19,12 +20,6 @@ Chosen = list[tuple[str, str, PluginDesc]]
 """(role, alias, desc) of each component picked for a task; alias is "" for converters."""
 
 _RESERVED_TRANSFORM_KEYS = {"type", "predicate", "negate", "plugin.version"}
-
-
-def prefixed(config: Mapping[str, Any], prefix: str) -> dict[str, str]:
-    """Keys under ``prefix``, with the prefix stripped."""
-    n = len(prefix)
-    return {k[n:]: v for k, v in config.items() if k.startswith(prefix) and v is not None}
 
 
 def build_converter(ref: PluginRef, config: dict[str, str], is_key: bool) -> Any:

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from connect_lite.api.config import prefixed
 from connect_lite.api.connector import SinkConnector, SourceConnector
 from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import Partition, TopicPartition, canonical_json
@@ -14,7 +15,6 @@ from connect_lite.kafka.clients import admin_config
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
 from connect_lite.runtime import offsets_body as body_rules
-from connect_lite.runtime.components import prefixed
 from connect_lite.runtime.entities import ConnectorOffset, ConnectorOffsets, Message
 from connect_lite.storage.base import OffsetStore
 

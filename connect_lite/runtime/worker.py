@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from connect_lite.api.config import prefixed
 from connect_lite.api.connector import SinkConnector, SinkTask, SourceConnector, SourceTask
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.topic_creation import uses_topic_creation
@@ -218,8 +219,7 @@ class Worker:
         }
         group = f"connect-lite:{name}-{task}"
         overrides = {
-            p: components.prefixed(connector_config, f"{p}.override.")
-            for p in ("producer", "consumer")
+            p: prefixed(connector_config, f"{p}.override.") for p in ("producer", "consumer")
         }
         if isinstance(plugin, SourceTask) and isinstance(runner.instance, SourceConnector):
             producer_conf = producer_config(self.props, name, task, overrides["producer"])
@@ -261,7 +261,7 @@ class Worker:
                 task,
             )
             return None
-        admin = Admin(admin_config(self.props, components.prefixed(config, "admin.override.")))
+        admin = Admin(admin_config(self.props, prefixed(config, "admin.override.")))
         return TopicCreator(admin, TopicCreation.from_config(config), f"{name}|task-{task}")
 
     def _stage_spec(
