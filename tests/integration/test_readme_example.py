@@ -13,6 +13,7 @@ STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter"
 
 
 def test_source_copies_the_file_into_kafka(connect: EmbeddedConnect, tmp_path: Path) -> None:
+    connect.create_topic("greetings", partitions=1)  # one partition: one order to check
     source_file = tmp_path / "greetings.txt"
     source_file.write_text("hello\nworld\n")
     connect.client.create(
