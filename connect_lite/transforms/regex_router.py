@@ -6,9 +6,9 @@ import dataclasses
 import re
 from typing import Any
 
-from connect_lite import __version__
-from connect_lite.api import ConfigDef, ConfigError, Importance, Transformation, Type
+from connect_lite.api import ConfigDef, ConfigError, Importance, Type
 from connect_lite.api.config import compiles_as_regex, invalid
+from connect_lite.transforms.base import BuiltinTransformation, kafka_names
 
 
 def java_replacement(replacement: str) -> str:
@@ -36,14 +36,11 @@ def java_replacement(replacement: str) -> str:
     return "".join(out)
 
 
-class RegexRouter(Transformation[Any]):
+class RegexRouter(BuiltinTransformation):
     """Kafka's RegexRouter: ``regex`` must match the whole topic; ``replacement`` may use
     ``$1``-style group references. Records whose topic does not match pass unchanged."""
 
-    __connect_aliases__ = ("org.apache.kafka.connect.transforms.RegexRouter",)
-
-    def version(self) -> str:
-        return __version__
+    __connect_aliases__ = kafka_names("RegexRouter")
 
     def config(self) -> ConfigDef:
         return (
@@ -61,7 +58,7 @@ class RegexRouter(Transformation[Any]):
         )
 
     def configure(self, config: dict[str, str]) -> None:
-        parsed = self.config().parse(config)
+        parsed = self.settings = self.config().parse(config)
         self._pattern = re.compile(parsed["regex"])
         try:
             self._replacement = java_replacement(parsed["replacement"])

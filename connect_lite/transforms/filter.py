@@ -1,0 +1,18 @@
+"""Filter: drops every record it is applied to; meant to be guarded by a predicate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from connect_lite.transforms.base import BuiltinTransformation, kafka_names
+
+
+class Filter(BuiltinTransformation):
+    """Kafka's Filter: returns None for every record, so the chain stops and the record is
+    dropped. On its own it drops everything; with ``predicate`` (and ``negate``) it drops
+    exactly the records that match (or do not match)."""
+
+    __connect_aliases__ = kafka_names("Filter")
+
+    def apply(self, record: Any) -> None:
+        return None

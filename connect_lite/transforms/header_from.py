@@ -1,0 +1,174 @@
+"""HeaderFrom: moves or copies fields of the key or value into headers."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from connect_lite.api import (
+    ConfigDef,
+    ConfigError,
+    DataError,
+    Headers,
+    Importance,
+    Schema,
+    SchemaBuilder,
+    Struct,
+    Type,
+    ValidString,
+)
+from connect_lite.transforms.base import (
+    KeyOrValue,
+    copy_schema_basics,
+    kafka_names,
+    require_map,
+    require_struct,
+)
+from connect_lite.transforms.drop_headers import non_empty_list
+
+FIELDS = "fields"
+HEADERS = "headers"
+OPERATION = "operation"
+REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
+MOVE, COPY = "move", "copy"
+_SCHEMA_CACHE_SIZE = 16
+
+
+class _HeaderFrom(KeyOrValue):
+    """Kafka's HeaderFrom: the n-th name in ``fields`` goes to the n-th name in ``headers``.
+
+    Headers are appended (existing ones with the same name stay). ``move`` also removes the
+    fields from the key/value, ``copy`` leaves it as it is. Without a schema the key/value
+    must be a map and the headers have no schema; with one it must be a Struct, and each
+    header carries its field's schema. A null key/value is an error, as in Kafka.
+    """
+
+    def config(self) -> ConfigDef:
+        return (
+            ConfigDef()
+            .define(
+                FIELDS,
+                Type.LIST,
+                validator=non_empty_list,
+                importance=Importance.HIGH,
+                doc="Field names in the record whose values are to be copied or moved to headers.",
+            )
+            .define(
+                HEADERS,
+                Type.LIST,
+                validator=non_empty_list,
+                importance=Importance.HIGH,
+                doc="Header names, in the same order as the field names listed in the fields "
+                "configuration property.",
+            )
+            .define(
+                OPERATION,
+                Type.STRING,
+                validator=ValidString.in_(MOVE, COPY),
+                importance=Importance.HIGH,
+                doc="Either <code>move</code> if the fields are to be moved to the headers "
+                "(removed from the key/value), or <code>copy</code> if the fields are to be "
+                "copied to the headers (retained in the key/value).",
+            )
+            .define(
+                REPLACE_NULL_WITH_DEFAULT,
+                Type.BOOLEAN,
+                True,
+                importance=Importance.MEDIUM,
+                doc="Whether to replace fields that have a default value and that are null to "
+                "the default value. When set to true, the default value is used, otherwise "
+                "null is used.",
+            )
+        )
+
+    def configure(self, config: dict[str, str]) -> None:
+        super().configure(config)
+        self._fields: list[str] = self.settings[FIELDS]
+        self._headers: list[str] = self.settings[HEADERS]
+        if len(self._fields) != len(self._headers):
+            raise ConfigError(
+                f"'{FIELDS}' config must have the same number of elements as '{HEADERS}' config."
+            )
+        self._move = self.settings[OPERATION] == MOVE
+        self._replace_null = bool(self.settings[REPLACE_NULL_WITH_DEFAULT])
+        self._move_schemas: dict[Schema, Schema] = {}
+
+    def apply(self, record: Any) -> Any:
+        schema = self.operating_schema(record)
+        value = self.operating_value(record)
+        purpose = f"header {self.settings[OPERATION]}"
+        if schema is None:
+            return self._schemaless(record, require_map(value, purpose))
+        return self._with_schema(record, schema, require_struct(value, purpose))
+
+    def _schemaless(self, record: Any, value: Mapping[str, Any]) -> Any:
+        headers: Headers = record.headers
+        updated = dict(value)
+        for field, header in zip(self._fields, self._headers, strict=True):
+            headers = headers.add(header, value.get(field), None)
+            if self._move:
+                updated.pop(field, None)
+        return self._updated(record, None, updated, headers)
+
+    def _with_schema(self, record: Any, schema: Schema, struct: Struct) -> Any:
+        headers: Headers = record.headers
+        for field, header in zip(self._fields, self._headers, strict=True):
+            found = schema.field(field)
+            if found is None:
+                raise DataError(f"{field} is not a valid field name")
+            headers = headers.add(header, self._field_value(struct, field), found.schema)
+        if not self._move:
+            return self._updated(record, schema, struct, headers)
+        moved_schema = self._moved_schema(schema)
+        moved = Struct(
+            moved_schema, {f.name: self._field_value(struct, f.name) for f in moved_schema.fields}
+        )
+        return self._updated(record, moved_schema, moved, headers)
+
+    def _updated(self, record: Any, schema: Schema | None, value: Any, headers: Headers) -> Any:
+        return dataclasses.replace(self.new_record(record, schema, value), headers=headers)
+
+    def _field_value(self, struct: Struct, name: str) -> Any:
+        """The field's value; a null becomes the field's default unless that is turned off.
+
+        Struct.get already gives the default for a field that was never set."""
+        value = struct.get(name)
+        if value is None and self._replace_null:
+            found = struct.schema.field(name)
+            return found.schema.default if found is not None else None
+        return value
+
+    def _moved_schema(self, schema: Schema) -> Schema:
+        """The STRUCT schema without the moved fields (built as Kafka's copySchemaBasics does:
+        name, version, doc and parameters, but not optionality)."""
+        try:
+            cached = self._move_schemas.get(schema)
+        except TypeError:  # a default value that cannot be hashed: no caching
+            return self._build_moved_schema(schema)
+        if cached is None:
+            if len(self._move_schemas) >= _SCHEMA_CACHE_SIZE:
+                self._move_schemas.clear()
+            cached = self._move_schemas[schema] = self._build_moved_schema(schema)
+        return cached
+
+    def _build_moved_schema(self, schema: Schema) -> Schema:
+        builder = copy_schema_basics(schema, SchemaBuilder.struct())
+        for field in schema.fields:
+            if field.name not in self._fields:
+                builder.field(field.name, field.schema)
+        return builder.build()
+
+
+class HeaderFromKey(_HeaderFrom):
+    """HeaderFrom on the record key."""
+
+    is_key = True
+    __connect_aliases__ = kafka_names("HeaderFrom$Key")
+
+
+class HeaderFromValue(_HeaderFrom):
+    """HeaderFrom on the record value."""
+
+    is_key = False
+    __connect_aliases__ = kafka_names("HeaderFrom$Value")
