@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -336,12 +337,20 @@ def _embed_alias(
 
 
 def _embedded(key: ConfigKey, prefix: str, group: str) -> ConfigKey:
+    """A plugin's key under ``prefix``; as Kafka's ``ConfigDef.embed``, its validator still
+    sees (and names in its message) the plugin's own key."""
     return replace(
         key,
         name=prefix + key.name,
         group=group,
+        validator=None if key.validator is None else functools.partial(_as_own, key),
         dependents=[prefix + dep for dep in key.dependents],
     )
+
+
+def _as_own(key: ConfigKey, _embedded_name: str, value: Any) -> str | None:
+    assert key.validator is not None
+    return key.validator(key.name, value)
 
 
 def _aliases(props: Mapping[str, str | None], key: str) -> list[str]:
