@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import random
+import time
 import traceback
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from connect_lite.api import errors as api_errors
-from connect_lite.api.errors import ConnectError, DataError
+from connect_lite.api.errors import ConnectError, DataError, RetriableError
 
 KEY_CONVERTER = "KEY_CONVERTER"
 VALUE_CONVERTER = "VALUE_CONVERTER"
 HEADER_CONVERTER = "HEADER_CONVERTER"
 TRANSFORMATION = "TRANSFORMATION"
 PREDICATE = "PREDICATE"
+TASK_PUT = "TASK_PUT"
+"""Kafka's Stage names; PREDICATE is ours (Kafka runs predicates in its TRANSFORMATION stage)."""
+
+RETRY_DELAY_MIN_MS = 300
+"""Kafka's first backoff after a RetriableError; each further retry doubles it."""
 
 
 class StageCancelledError(ConnectError):
@@ -96,3 +104,52 @@ def capture(
         error_class=error_class,
         where=where,
     )
+
+
+@dataclass
+class Retry:
+    """Kafka's ``errors.retry.timeout`` loop for operations that raise RetriableError.
+
+    Backoff starts at 300 ms and doubles; past ``delay_max_ms`` it is a random delay below
+    that cap (as Kafka does), and never beyond the deadline. ``timeout_ms`` -1 retries
+    forever. ``retries`` counts the retries made, so the driver can report total-retries.
+    """
+
+    timeout_ms: int
+    delay_max_ms: int
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    rand: Callable[[], float] = random.random
+    retries: int = field(default=0)
+
+    @property
+    def enabled(self) -> bool:
+        return self.timeout_ms != 0
+
+    def delay_ms(self, attempt: int, remaining_ms: float) -> float:
+        """The pause before retry number ``attempt`` (1-based)."""
+        delay = float(RETRY_DELAY_MIN_MS << min(attempt - 1, 40))
+        if delay > self.delay_max_ms:
+            delay = self.rand() * self.delay_max_ms
+        return max(0.0, min(delay, remaining_ms))
+
+    def recover(self, error: BaseException, call: Callable[..., Any], *args: Any) -> Any:
+        """After ``call(*args)`` raised ``error``: retry while allowed, return its result.
+
+        Raises the last error when it is not retriable, or the timeout is spent."""
+        if not self.enabled or not isinstance(error, RetriableError):
+            raise error
+        start = self.clock()
+        attempt = 0
+        while True:
+            elapsed_ms = (self.clock() - start) * 1000
+            if self.timeout_ms >= 0 and elapsed_ms >= self.timeout_ms:
+                raise error
+            attempt += 1
+            remaining = float("inf") if self.timeout_ms < 0 else self.timeout_ms - elapsed_ms
+            self.sleep(self.delay_ms(attempt, remaining) / 1000)
+            self.retries += 1
+            try:
+                return call(*args)
+            except RetriableError as again:
+                error = again

@@ -71,6 +71,7 @@ class Components:
     """The built components of one stage in one worker process."""
 
     def __init__(self, spec: Any) -> None:
+        self.spec = spec  # work.py reads its retry settings
         from connect_lite.pipeline.errors import (
             HEADER_CONVERTER,
             KEY_CONVERTER,

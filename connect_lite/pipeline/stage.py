@@ -25,6 +25,7 @@ per run of records with the same topic and schema.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import operator
 import uuid
 from collections.abc import Callable, Sequence
@@ -33,7 +34,8 @@ from typing import Any
 
 from connect_lite.api.components import Converter, HeaderConverter, Predicate, Transformation
 from connect_lite.api.records import SinkRecord, SourceRecord, TopicPartition
-from connect_lite.pipeline.errors import RecordError
+from connect_lite.pipeline import expressions
+from connect_lite.pipeline.errors import RecordError, StageCancelledError
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.pipeline.transfer import dumps, run_job, split
@@ -63,6 +65,10 @@ class StageSpec:
     value_converter: Callable[[], Converter]
     header_converter: Callable[[], HeaderConverter]
     transforms: tuple[TransformSpec, ...] = ()
+    retry_timeout_ms: int = 0
+    """errors.retry.timeout: how long a RetriableError is retried; 0 = never, -1 = forever."""
+    retry_delay_max_ms: int = 60000
+    """errors.retry.delay.max.ms: the cap of the exponential backoff between retries."""
 
 
 @dataclass(slots=True)
@@ -86,6 +92,7 @@ class SourceBatchResult:
     records: list[ProducedRecord] = field(default_factory=list)
     dropped: list[int] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)  # only with tolerate_errors
+    retries: int = 0  # operations retried after a RetriableError
 
     def by_index(self) -> list[ProducedRecord | None]:
         """One entry per input record: its ProducedRecord, or None if dropped or failed."""
@@ -104,6 +111,7 @@ class SinkBatchResult:
     offsets: list[tuple[str, int, int]] = field(default_factory=list)  # every input
     dropped: list[int] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)  # only with tolerate_errors
+    retries: int = 0  # operations retried after a RetriableError
 
     def next_offsets(self) -> dict[TopicPartition, int]:
         """Per partition, the offset after the last input message (what a commit stores)."""
@@ -114,6 +122,18 @@ class SinkBatchResult:
                 out[tp] = offset + 1
         return out
 
+
+@dataclass
+class TransformResult:
+    """The outcome of a chain over records: per input, the new record or None (dropped or
+    failed, see ``errors``)."""
+
+    records: list[Any]
+    errors: list[RecordError] = field(default_factory=list)
+    retries: int = 0
+
+
+log = logging.getLogger(__name__)
 
 _MESSAGE = operator.attrgetter(
     "topic", "partition", "offset", "key", "value", "headers", "timestamp", "timestamp_type"
@@ -130,17 +150,22 @@ class _Stage:
         self.spec = spec
         self.job_group = job_group
         self._token = uuid.uuid4().hex  # a new stage instance rebuilds its components
+        self._driver_chain: list[tuple[Any, Any, bool]] | None = None
+        self.compiled_batches = 0  # batches whose chain ran as Spark column expressions
 
     def cancel(self) -> None:
         """Cancel this stage's running job (stopping its task)."""
         self.runtime.cancel(self.job_group)
 
-    def _run_chunks(self, n: int, make_payload: Callable[[int, int], Any]) -> list[Any]:
+    def _run_chunks(
+        self, n: int, make_payload: Callable[[int, int], Any], kind: str | None = None
+    ) -> list[Any]:
+        kind = kind or self.kind
         bounds = split(n, self.runtime.default_parallelism)
-        description = f"connect-lite {self.kind} stage {self.spec.stage_id}: {n} records"
+        description = f"connect-lite {kind} stage {self.spec.stage_id}: {n} records"
         with self.runtime.job_group(self.job_group, description) as group:
             payloads = [dumps(make_payload(a, b)) for a, b in bounds]
-            results = run_job(self.runtime, group, self.kind, self.spec, self._token, payloads)
+            results = run_job(self.runtime, group, kind, self.spec, self._token, payloads)
         return list(zip((a for a, _ in bounds), results, strict=True))
 
     @staticmethod
@@ -153,6 +178,57 @@ class _Stage:
             else dataclasses.replace(e, index=base + e.index, where=where(base + e.index))
             for e in chunk_errors
         ]
+
+    def _chain(self) -> list[tuple[Any, Any, bool]] | None:
+        """The transform chain built on the driver (for compiling), or None if it cannot be."""
+        if self._driver_chain is None:
+            try:
+                self._driver_chain = [
+                    (t.factory(), None if t.predicate is None else t.predicate(), t.negate)
+                    for t in self.spec.transforms
+                ]
+            except Exception:
+                self._driver_chain = []  # the executors report the failure per batch
+        return self._driver_chain or None
+
+    def compilable(self) -> bool:
+        """Whether every step of the chain has a Spark column form."""
+        chain = self._chain()
+        return chain is not None and expressions.chain_has_columns(chain)
+
+    def _expressions(self, records: Sequence[Any]) -> list[Any] | None:
+        """The chain as Spark column expressions, or None to use the Arrow form."""
+        chain = self._chain()
+        if chain is None or not expressions.chain_has_columns(chain):
+            return None
+        try:
+            out = expressions.run_expressions(self.runtime, self.job_group, chain, records)
+        except StageCancelledError:
+            raise
+        except Exception as e:  # e.g. a value Spark's cast rejects: the Arrow form isolates it
+            log.warning("Column form of the transforms failed, using the Arrow form: %s", e)
+            return None
+        if out is not None:
+            self.compiled_batches += 1
+        return out
+
+    def transform(self, records: list[Any], *, tolerate_errors: bool = False) -> TransformResult:
+        """Only the transform chain over converted records, in the Arrow form (mapInArrow)."""
+        result = TransformResult([None] * len(records))
+        if not records:
+            return result
+        with gc_paused():
+            for base, chunk in self._run_chunks(
+                len(records), lambda a, b: (records[a:b],), kind="chain"
+            ):
+                result.errors.extend(
+                    self._errors(base, chunk["errors"], lambda i: _where(records[i]))
+                )
+                result.retries += chunk.get("retries", 0)
+                for local, record in zip(chunk["kept"], chunk["records"], strict=True):
+                    result.records[base + local] = record
+        self._raise_first(result.errors, tolerate_errors)
+        return result
 
     @staticmethod
     def _raise_first(errors: list[RecordError], tolerate: bool) -> None:
@@ -174,22 +250,46 @@ class SourceStage(_Stage):
         """Convert a batch. Errors raise (DataError or the original ConnectError subclass)
         unless ``tolerate_errors``, which reports them in the result and skips the records."""
         n = len(records)
-        result = SourceBatchResult(n)
         if n == 0:
-            return result
-        full = bool(self.spec.transforms)
+            return SourceBatchResult(n)
+        transformed = self._expressions(records) if self.spec.transforms else None
+        if transformed is None:
+            result = self._convert(records, bool(self.spec.transforms))
+        else:  # the chain ran as Spark columns: convert what it kept, in its input positions
+            kept = [i for i, r in enumerate(transformed) if r is not None]
+            converted = self._convert([transformed[i] for i in kept], False)
+            result = SourceBatchResult(
+                n,
+                dropped=[i for i, r in enumerate(transformed) if r is None],
+                retries=converted.retries,
+            )
+            for out in converted.records:
+                out.index = kept[out.index]
+                result.records.append(out)
+            result.errors = [
+                dataclasses.replace(e, index=kept[e.index]) if e.index is not None else e
+                for e in converted.errors
+            ]
+        self._raise_first(result.errors, tolerate_errors)
+        return result
+
+    def _convert(self, records: list[SourceRecord], full: bool) -> SourceBatchResult:
+        """One job: with ``full`` the chain then the converters, else the converters only."""
+        result = SourceBatchResult(len(records))
         names = SOURCE_RECORD_FIELDS if full else SOURCE_FIELDS
         with gc_paused():
-            chunks = self._run_chunks(n, lambda a, b: (full, _columns(records[a:b], names)))
+            chunks = self._run_chunks(
+                len(records), lambda a, b: (full, _columns(records[a:b], names))
+            )
             for base, chunk in chunks:
                 self._collect(records, base, chunk, result)
-        self._raise_first(result.errors, tolerate_errors)
         return result
 
     def _collect(
         self, records: list[SourceRecord], base: int, chunk: dict[str, Any], out: SourceBatchResult
     ) -> None:
         out.errors.extend(self._errors(base, chunk["errors"], lambda i: _where_source(records[i])))
+        out.retries += chunk.get("retries", 0)
         out.dropped.extend(base + i for i in chunk["dropped"])
         if not chunk["kept"]:
             return
@@ -218,6 +318,14 @@ def _columns(records: list[SourceRecord], names: tuple[str, ...]) -> tuple[list[
     )
 
 
+def _where(record: Any) -> str:
+    if isinstance(record, SourceRecord):
+        return _where_source(record)
+    return (
+        f"topic='{record.topic}', partition={record.kafka_partition}, offset={record.kafka_offset}"
+    )
+
+
 def _where_source(record: SourceRecord) -> str:
     sp = dict(record.source_partition) if record.source_partition is not None else None
     so = dict(record.source_offset) if record.source_offset is not None else None
@@ -240,15 +348,54 @@ class SinkStage(_Stage):
             result = SinkBatchResult(offsets=[(r[0], r[1], r[2]) for r in rows])
             if not rows:
                 return result
-            for base, chunk in self._run_chunks(len(rows), lambda a, b: (rows[a:b],)):
+            columns = bool(self.spec.transforms) and self._probe_has_schema(rows[0])
+            for base, chunk in self._run_chunks(len(rows), lambda a, b: (rows[a:b], not columns)):
                 self._collect(rows, base, chunk, result)
+        if columns:
+            self._transform_converted(result, tolerate_errors)
         self._raise_first(result.errors, tolerate_errors)
         return result
+
+    def _probe_has_schema(self, row: tuple[Any, ...]) -> bool:
+        """Whether the batch's first message converts to data with a schema and the chain
+        has a column form: then the converters run alone and the chain as Spark columns."""
+        if not self.compilable():
+            return False
+        try:
+            key = self.spec.key_converter().to_connect_data(row[0], row[3])
+            value = self.spec.value_converter().to_connect_data(row[0], row[4])
+        except Exception:
+            return False
+        return key.schema is not None or value.schema is not None
+
+    def _transform_converted(self, result: SinkBatchResult, tolerate: bool) -> None:
+        """Run the chain over the converted records: as columns, else in the Arrow form."""
+        records = result.records
+        transformed: list[Any] | None = self._expressions(records)
+        if transformed is None:
+            chained = self.transform(records, tolerate_errors=True)
+            transformed = chained.records
+            result.retries += chained.retries
+            index_of = dict(enumerate(result.indices))
+            result.errors.extend(
+                dataclasses.replace(e, index=index_of[e.index]) if e.index is not None else e
+                for e in chained.errors
+            )
+        failed = {e.index for e in result.errors}
+        kept_records, kept_indices = [], []
+        for record, index in zip(transformed, result.indices, strict=True):
+            if record is not None:
+                kept_records.append(record)
+                kept_indices.append(index)
+            elif index not in failed:
+                result.dropped.append(index)
+        result.records, result.indices = kept_records, kept_indices
 
     def _collect(
         self, rows: list[tuple[Any, ...]], base: int, chunk: dict[str, Any], out: SinkBatchResult
     ) -> None:
         out.errors.extend(self._errors(base, chunk["errors"], lambda i: _where_sink(rows[i])))
+        out.retries += chunk.get("retries", 0)
         out.dropped.extend(base + i for i in chunk["dropped"])
         kept = [base + i for i in chunk["kept"]]
         out.indices.extend(kept)

@@ -6,6 +6,9 @@ a RecordError and the chunk goes on. A converter that offers a vectorized form
 (``from_connect_batch(topic, schema, values)`` or ``to_connect_batch(topic, values)``) is
 called once per run of records with the same topic and schema; if that call raises, the
 run is redone record by record to find the culprit.
+
+A call that raises RetriableError is retried (``errors.retry.timeout``) only in the except
+branch, so records that do not fail pay nothing for it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from connect_lite.api.data import Header, Headers
+from connect_lite.api.errors import RetriableError
 from connect_lite.api.records import SinkRecord, SourceRecord
 from connect_lite.pipeline.errors import (
     HEADER_CONVERTER,
@@ -23,6 +27,7 @@ from connect_lite.pipeline.errors import (
     TRANSFORMATION,
     VALUE_CONVERTER,
     RecordError,
+    Retry,
     capture,
 )
 from connect_lite.pipeline.executor import BuildError, Components
@@ -32,7 +37,36 @@ TIMESTAMP_TYPES: dict[Any, str] = {0: "NoTimestampType", 1: "CreateTime", 2: "Lo
 """confluent-kafka's timestamp type numbers; a name given as a string is kept as it is."""
 _FAILED = object()
 
-Failures = dict[int, RecordError]  # local index -> its first error
+
+class Failures(dict[int, RecordError]):
+    """Local index -> its first error, plus the chunk's retry policy and its retry count."""
+
+    def __init__(self, retry: Retry | None = None) -> None:
+        super().__init__()
+        self.retry = retry
+
+    @property
+    def retries(self) -> int:
+        return self.retry.retries if self.retry is not None else 0
+
+    def recover(self, error: Exception, call: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
+        """(True, result) if retrying ``call`` succeeded, else (False, the final error)."""
+        retry = self.retry
+        if retry is None or not retry.enabled or not isinstance(error, RetriableError):
+            return False, error
+        try:
+            return True, retry.recover(error, call, *args)
+        except Exception as final:
+            return False, final
+
+
+def retry_of(comps: Any) -> Retry | None:
+    """The stage's retry policy (StageSpec.retry_*), or None when retries are off."""
+    spec = getattr(comps, "spec", None)
+    timeout = int(getattr(spec, "retry_timeout_ms", 0) or 0)
+    if not timeout:
+        return None
+    return Retry(timeout, int(getattr(spec, "retry_delay_max_ms", 60000)))
 
 
 def apply_transforms(
@@ -44,15 +78,21 @@ def apply_transforms(
             try:
                 applies = bool(predicate.test(record)) != negate
             except Exception as e:
-                failures[index] = capture(e, index, PREDICATE, predicate)
-                return _FAILED
+                ok, out = failures.recover(e, predicate.test, record)
+                if not ok:
+                    failures[index] = capture(out, index, PREDICATE, predicate)
+                    return _FAILED
+                applies = bool(out) != negate
             if not applies:
                 continue
         try:
             record = transform.apply(record)
         except Exception as e:
-            failures[index] = capture(e, index, TRANSFORMATION, transform)
-            return _FAILED
+            ok, out = failures.recover(e, transform.apply, record)
+            if not ok:
+                failures[index] = capture(out, index, TRANSFORMATION, transform)
+                return _FAILED
+            record = out
         if record is None:
             return None
     return record
@@ -123,7 +163,11 @@ def _convert_each(
                 i += 1
             return
         except Exception as e:
-            failures.setdefault(indices[i], capture(e, indices[i], stage, converter))
+            ok, result = failures.recover(e, one, *call_args)
+            if ok:
+                out[i] = result
+            else:
+                failures.setdefault(indices[i], capture(result, indices[i], stage, converter))
             i += 1
 
 
@@ -139,7 +183,7 @@ def source_chunk(comps: Components, full: bool, columns: tuple[list[Any], ...]) 
     ``columns`` are SOURCE_FIELDS, or with ``full`` every SourceRecord field in declaration
     order (transforms need whole records); empty headers travel as None.
     """
-    failures: Failures = {}
+    failures = Failures(retry_of(comps))
     dropped: list[int] = []
     meta = None
     if full:
@@ -189,22 +233,34 @@ def _source_headers(
         return None
     convert = comps.header.get().from_connect_header
     out: list[Any] = [None] * len(kept)
+
+    def one(topic: str, hs: Any) -> list[tuple[str, Any]]:
+        return [(h.key, convert(topic, h.key, h.schema, h.value)) for h in hs]
+
     for i, hs in enumerate(headers):
         if not hs:
             continue
         try:
-            out[i] = [(h.key, convert(topics[i], h.key, h.schema, h.value)) for h in hs]
+            out[i] = one(topics[i], hs)
         except Exception as e:
-            failures.setdefault(kept[i], capture(e, kept[i], HEADER_CONVERTER, comps.header.get()))
+            ok, result = failures.recover(e, one, topics[i], hs)
+            if ok:
+                out[i] = result
+            else:
+                error = capture(result, kept[i], HEADER_CONVERTER, comps.header.get())
+                failures.setdefault(kept[i], error)
     return out
 
 
-def sink_chunk(comps: Components, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+def sink_chunk(
+    comps: Components, rows: list[tuple[Any, ...]], transform: bool = True
+) -> dict[str, Any]:
     """Key, value and header converters, then transforms, for one chunk of consumed messages.
 
     A row is (topic, partition, offset, key, value, headers, timestamp, timestamp_type).
+    Without ``transform`` only the converters run (the chain then runs as Spark columns).
     """
-    failures: Failures = {}
+    failures = Failures(retry_of(comps))
     indices = list(range(len(rows)))
     topics = [r[0] for r in rows]
     keys = convert_column(
@@ -215,7 +271,7 @@ def sink_chunk(comps: Components, rows: list[tuple[Any, ...]]) -> dict[str, Any]
     )
     headers = _sink_headers(comps, rows, failures)
     kept = [i for i in indices if i not in failures] if failures else indices
-    if not comps.has_transforms:
+    if not (transform and comps.has_transforms):
         if failures:
             keys, values, headers = ([col[i] for i in kept] for col in (keys, values, headers))
         columns = {  # columns pickle faster than per-record tuples
@@ -229,6 +285,7 @@ def sink_chunk(comps: Components, rows: list[tuple[Any, ...]]) -> dict[str, Any]
             "kept": kept,
             "dropped": [],
             "errors": [failures[i] for i in sorted(failures)],
+            "retries": failures.retries,
             **columns,
         }
     chain = comps.transforms()
@@ -261,18 +318,25 @@ def _sink_headers(comps: Components, rows: list[tuple[Any, ...]], failures: Fail
     if not any(r[5] for r in rows):
         return out
     convert = comps.header.get().to_connect_header
+
+    def one(topic: str, raw_headers: Any) -> Headers:
+        items = []
+        for key, raw in raw_headers:
+            sv = convert(topic, key, raw)
+            items.append(Header(key, sv.value, sv.schema))
+        return Headers(tuple(items))
+
     for i, r in enumerate(rows):
         if not r[5]:
             continue
-        topic = r[0]
         try:
-            items = []
-            for key, raw in r[5]:
-                sv = convert(topic, key, raw)
-                items.append(Header(key, sv.value, sv.schema))
-            out[i] = Headers(tuple(items))
+            out[i] = one(r[0], r[5])
         except Exception as e:
-            failures.setdefault(i, capture(e, i, HEADER_CONVERTER, comps.header.get()))
+            ok, result = failures.recover(e, one, r[0], r[5])
+            if ok:
+                out[i] = result
+            else:
+                failures.setdefault(i, capture(result, i, HEADER_CONVERTER, comps.header.get()))
     return out
 
 
@@ -289,7 +353,28 @@ def _pack(
             for name, col in columns.items()
         }
     errors = [failures[i] for i in sorted(failures)]
-    return {"kept": kept, "dropped": dropped, "errors": errors, **columns}
+    return {
+        "kept": kept,
+        "dropped": dropped,
+        "errors": errors,
+        "retries": failures.retries,
+        **columns,
+    }
+
+
+def chain_chunk(comps: Components, records: list[Any]) -> dict[str, Any]:
+    """Only the transform chain, record-at-a-time, for records already converted."""
+    chain = comps.transforms()
+    failures = Failures(retry_of(comps))
+    kept, dropped, out = [], [], []
+    for i, record in enumerate(records):
+        result = apply_transforms(chain, record, i, failures)
+        if result is None:
+            dropped.append(i)
+        elif result is not _FAILED:
+            kept.append(i)
+            out.append(result)
+    return _pack(kept, dropped, failures, records=out)
 
 
 def run_chunk(kind: str, comps: Components, payload: tuple[Any, ...]) -> dict[str, Any]:
@@ -297,6 +382,8 @@ def run_chunk(kind: str, comps: Components, payload: tuple[Any, ...]) -> dict[st
     try:
         if kind == "source":
             return source_chunk(comps, *payload)
+        if kind == "chain":
+            return chain_chunk(comps, *payload)
         return sink_chunk(comps, *payload)
     except BuildError as e:
         return {"kept": [], "dropped": [], "errors": [e.error]}

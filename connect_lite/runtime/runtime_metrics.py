@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from connect_lite.runtime.retry import StatusCounters
 from connect_lite.runtime.states import State
 from connect_lite.runtime.task import WorkerTask
+from connect_lite.runtime.task_metrics import ERROR_METRICS
 from connect_lite.storage.base import StatusStore
 
 PREFIX = "kafka_connect_"
@@ -82,6 +83,9 @@ def _task(task: WorkerTask) -> Iterator[Sample]:
     yield Sample(
         group + batch + "_max_time_ms", "Maximum batch time (ms).", labels, c.batches.max_ms
     )
+    errors = PREFIX + "task_error_metrics_"
+    for name, value in task.error_counters.snapshot().items():
+        yield Sample(errors + name.replace("-", "_"), ERROR_METRICS[name], labels, value)
     commits = PREFIX + "connector_task_metrics_offset_commit_"
     yield Sample(
         commits + "success_total", "Offset commits that succeeded.", labels, c.commit_success, True

@@ -7,13 +7,26 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from connect_lite.api.connector import SinkTask, SinkTaskContext
-from connect_lite.api.records import TopicPartition
+from connect_lite.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
+from connect_lite.api.errors import ConnectError
+from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.kafka.consumer import Consumer
+from connect_lite.pipeline.errors import TASK_PUT
 from connect_lite.pipeline.stage import SinkBatchResult, SinkStage
+from connect_lite.plugins.isolation import public_class_name
+from connect_lite.runtime.errors import (
+    NO_ERROR_HANDLING,
+    ErrorHandling,
+    ToleranceExceededError,
+    WorkerErrantRecordReporter,
+    build_handler,
+)
 from connect_lite.runtime.source_task import DEFAULT_BATCHING, Batching
 from connect_lite.runtime.task import WorkerTask, version_of
 from connect_lite.runtime.topic_tracking import TopicTracker
+
+DLQ_FLUSH_TIMEOUT_S = 30.0
+"""How long a commit waits for the dead letter queue to acknowledge reported records."""
 
 
 class _Context(SinkTaskContext):
@@ -49,6 +62,9 @@ class _Context(SinkTaskContext):
     def request_commit(self) -> None:
         self.commit_requested = True
 
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        return self._owner.errant_reporter
+
     def configs(self) -> dict[str, str]:
         return dict(self._config)
 
@@ -68,6 +84,9 @@ class WorkerSinkTask(WorkerTask):
         flush_interval_ms: int,
         batching: Batching = DEFAULT_BATCHING,
         topic_tracker: TopicTracker | None = None,
+        error_handling: ErrorHandling = NO_ERROR_HANDLING,
+        dlq_producer_factory: Any = None,
+        dlq_admin_factory: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -88,10 +107,28 @@ class WorkerSinkTask(WorkerTask):
         self._context = _Context(self, task_config)
         self._stage_pool = ThreadPoolExecutor(1, thread_name_prefix=f"stage-{self.id}")
         self._in_flight: tuple[list[Any], Future[SinkBatchResult]] | None = None
+        self.errors = build_handler(
+            error_handling,
+            self.connector,
+            self.task,
+            self.error_counters,
+            self.log,
+            dlq_producer_factory,
+            dlq_admin_factory,
+        )
+        self.errant_reporter: WorkerErrantRecordReporter | None = None
+        if error_handling.errant_record_reporter_enabled:
+            self.errant_reporter = WorkerErrantRecordReporter(
+                self.errors, self._original_of, self._converters, public_class_name(type(plugin))
+            )
+        self._putting: list[Any] = []
+        self._putting_index: dict[tuple[str, int, int], Any] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self) -> None:
         self.version = version_of(self.plugin)
+        if self.errors.dlq is not None:
+            self.errors.dlq.setup()
         self.consumer = self._consumer_factory()
         self.plugin.context = self._context
         self.plugin.start(dict(self.task_config))
@@ -116,12 +153,15 @@ class WorkerSinkTask(WorkerTask):
             self.topic_tracker.record(self.connector, {m.topic for m in messages}, self.task)
         previous, self._in_flight = self._in_flight, None
         if messages:
-            self._in_flight = (messages, self._stage_pool.submit(self.stage.run, messages))
+            run = self._stage_pool.submit(self.stage.run, messages, tolerate_errors=True)
+            self._in_flight = (messages, run)
         if previous is not None:
             self._deliver(*previous)
             if self._context.rewinds:
                 self._drop_in_flight()
         self._apply_rewinds()
+        if self.errors.dlq is not None:
+            self.errors.dlq.poll()
         if self._context.commit_requested or time.monotonic() >= self._next_commit:
             self.commit_offsets()
 
@@ -142,13 +182,42 @@ class WorkerSinkTask(WorkerTask):
         return batch
 
     def _deliver(self, messages: list[Any], result: Future[SinkBatchResult]) -> None:
-        records = list(result.result().records)
-        with self.counters.timed_batch():
-            self.plugin.put(records)
+        """Handle the batch's errors (skip, log, DLQ or fail), put the rest, advance offsets.
+
+        Offsets of skipped records advance too, as in Kafka."""
+        done = result.result()
+        self.errors.stage_errors(done.errors, done.retries, messages.__getitem__)
+        records = list(done.records)
+        self._putting, self._putting_index = messages, None
+        try:
+            with self.counters.timed_batch():
+                self.plugin.put(records)
+        except Exception as error:
+            raise ConnectError(
+                "Exiting WorkerSinkTask due to unrecoverable exception: error in stage "
+                f"{TASK_PUT} ({public_class_name(type(self.plugin))}): "
+                f"{type(error).__qualname__}: {error}"
+            ) from error
+        finally:
+            self._putting, self._putting_index = [], None
+        if self.errors.failed is not None:  # the task swallowed its reporter's exception
+            raise ToleranceExceededError(
+                "Tolerance exceeded in error handler"
+            ) from self.errors.failed
         self.counters.add(records_out=len(records))
         for message in messages:
             tp = TopicPartition(message.topic, message.partition)
             self.current[tp] = message.offset + 1
+
+    def _original_of(self, record: SinkRecord) -> Any:
+        """The consumed message a SinkRecord of the batch being put came from, if any."""
+        if self._putting_index is None:
+            self._putting_index = {(m.topic, m.partition, m.offset): m for m in self._putting}
+        return self._putting_index.get((record.topic, record.kafka_partition, record.kafka_offset))
+
+    def _converters(self) -> tuple[Any, Any, Any]:
+        spec = self.stage.spec
+        return spec.key_converter(), spec.value_converter(), spec.header_converter()
 
     def _finish_in_flight(self) -> None:
         previous, self._in_flight = self._in_flight, None
@@ -182,6 +251,8 @@ class WorkerSinkTask(WorkerTask):
         current = {tp: o for tp, o in self.current.items() if tp in scope}
         if not current or not self._started:
             return
+        if not self._await_errant_records():
+            return  # never commit past a record the dead letter queue has not stored
         safe = self.plugin.pre_commit(dict(current))
         to_commit = {tp: o for tp, o in (safe or {}).items() if self.committed.get(tp) != o}
         if to_commit and self.consumer is not None:
@@ -193,6 +264,23 @@ class WorkerSinkTask(WorkerTask):
             self.counters.add(success=1)
             self.committed.update(to_commit)
             self.log.debug("Committed offsets %s", to_commit)
+
+    def _await_errant_records(self) -> bool:
+        """Whether every record sent to the DLQ is acknowledged (so offsets may commit)."""
+        dlq = self.errors.dlq
+        if dlq is None:
+            return True
+        remaining = dlq.flush(DLQ_FLUSH_TIMEOUT_S)
+        if remaining:
+            self.log.warning(
+                "%d records not yet acknowledged by the dead letter queue; offsets are not "
+                "committed until they are",
+                remaining,
+            )
+            return False
+        if self.errant_reporter is not None:
+            self.errant_reporter.await_all(0)
+        return True
 
     # -- rebalance callbacks (run inside consumer.poll, on this thread) ---------------------
     def _on_assign(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
@@ -269,3 +357,5 @@ class WorkerSinkTask(WorkerTask):
             finally:
                 if self.consumer is not None:
                     self.consumer.close()
+                if self.errors.dlq is not None:
+                    self.errors.dlq.close()

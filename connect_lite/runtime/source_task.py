@@ -14,6 +14,7 @@ from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import RecordMetadata, SourceRecord
 from connect_lite.kafka.producer import Producer
 from connect_lite.pipeline.stage import SourceBatchResult, SourceStage, StageSpec
+from connect_lite.runtime.errors import NO_ERROR_HANDLING, ErrorHandling, build_handler
 from connect_lite.runtime.offsets import (
     StoreOffsetReader,
     SubmittedBatch,
@@ -67,6 +68,7 @@ class WorkerSourceTask(WorkerTask):
         batching: Batching = DEFAULT_BATCHING,
         topic_creator: TopicCreator | None = None,
         topic_tracker: TopicTracker | None = None,
+        error_handling: ErrorHandling = NO_ERROR_HANDLING,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -89,6 +91,9 @@ class WorkerSourceTask(WorkerTask):
         self._wants_commit_record = type(plugin).commit_record is not SourceTask.commit_record
         self._stage_pool = ThreadPoolExecutor(1, thread_name_prefix=f"stage-{self.id}")
         self._in_flight: tuple[list[SourceRecord], Future[SourceBatchResult]] | None = None
+        self.errors = build_handler(
+            error_handling, self.connector, self.task, self.error_counters, self.log
+        )
 
     def initialize(self) -> None:
         self.version = version_of(self.plugin)
@@ -115,7 +120,8 @@ class WorkerSourceTask(WorkerTask):
             batch = self._collect()
         previous, self._in_flight = self._in_flight, None
         if batch:
-            self._in_flight = (batch, self._stage_pool.submit(self.stage.run, batch))
+            run = self._stage_pool.submit(self.stage.run, batch, tolerate_errors=True)
+            self._in_flight = (batch, run)
         if previous is not None:
             self._send(previous[0], previous[1].result())
         assert self.producer is not None
@@ -145,8 +151,12 @@ class WorkerSourceTask(WorkerTask):
         return batch
 
     def _send(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
+        """Handle the batch's errors (skip or fail), then produce the rest.
+
+        A skipped record's offset is committed with the batch's, as in Kafka."""
         producer = self.producer
         assert producer is not None
+        self.errors.stage_errors(result.errors, result.retries, source=batch.__getitem__)
         topics = {out.topic for out in result.records}  # after transforms: the real destinations
         if self.topic_creator is not None:  # before the producer's first send to a new topic
             self.topic_creator.ensure(topics)

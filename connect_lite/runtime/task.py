@@ -10,7 +10,7 @@ from typing import Any
 
 from connect_lite.runtime.states import State, TargetState
 from connect_lite.runtime.status import StatusReporter, trace_of
-from connect_lite.runtime.task_metrics import TaskCounters
+from connect_lite.runtime.task_metrics import ErrorCounters, TaskCounters
 
 
 def version_of(plugin: Any) -> str | None:
@@ -59,6 +59,8 @@ class WorkerTask(ABC):
         self.version: str | None = None
         self.counters = TaskCounters()
         """Read by GET /metrics (source-task-metrics or sink-task-metrics)."""
+        self.error_counters = ErrorCounters()
+        """Read by GET /metrics (task-error-metrics)."""
         self.components: list[tuple[str, str, Any]] = []
         """(role, alias, PluginDesc) of the converters, transforms and predicates it runs."""
 

@@ -70,4 +70,40 @@ class TaskCounters:
             )
 
 
-__all__ = ["BatchTimes", "TaskCounters"]
+ERROR_METRICS: dict[str, str] = {
+    "total-record-failures": "Failed record operations, retried attempts included.",
+    "total-record-errors": "Records that failed after retries (errors.tolerance then applies).",
+    "total-records-skipped": "Records skipped because of errors (errors.tolerance=all).",
+    "total-retries": "Retries of operations that raised a retriable error.",
+    "total-errors-logged": "Errors written to the log (errors.log.enable).",
+    "deadletterqueue-produce-requests": "Records sent to the dead letter queue.",
+    "deadletterqueue-produce-failures": "Records the dead letter queue did not take.",
+    "last-error-timestamp": "Epoch milliseconds of the last error (0: none yet).",
+}
+"""Kafka's task-error-metrics group, in Kafka's order, with what each metric counts."""
+
+
+@dataclass
+class ErrorCounters:
+    """task-error-metrics of one task (Kafka's ErrorHandlingMetrics); thread-safe increments."""
+
+    values: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ERROR_METRICS, 0))
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, **by_name: int) -> None:
+        """Add to metrics named in Python style: ``add(total_retries=2)``."""
+        with self._lock:
+            for name, amount in by_name.items():
+                self.values[name.replace("_", "-")] += amount
+
+    def error_at(self, epoch_ms: int) -> None:
+        with self._lock:
+            self.values["last-error-timestamp"] = epoch_ms
+
+    def snapshot(self) -> dict[str, int]:
+        """Every metric by its Kafka name."""
+        with self._lock:
+            return dict(self.values)
+
+
+__all__ = ["ERROR_METRICS", "BatchTimes", "ErrorCounters", "TaskCounters"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import time
@@ -25,6 +26,7 @@ from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.runtime import components
 from connect_lite.runtime.connector import WorkerConnector
+from connect_lite.runtime.errors import ErrorHandling
 from connect_lite.runtime.sink_task import WorkerSinkTask
 from connect_lite.runtime.source_task import DEFAULT_BATCHING, Batching, WorkerSourceTask
 from connect_lite.runtime.states import State, TargetState
@@ -205,7 +207,14 @@ class Worker:
             raise ConnectError(f"Connector {name} is not running")
         task_class = runner.task_class()
         plugin = task_class()
+        kind = "sink" if isinstance(runner.instance, SinkConnector) else "source"
+        handling = ErrorHandling.from_config({**connector_config, "name": name}, kind)
         spec = self._stage_spec(name, task, connector_config, runner.location, chosen)
+        spec = dataclasses.replace(
+            spec,
+            retry_timeout_ms=handling.retry_timeout_ms,
+            retry_delay_max_ms=handling.retry_delay_max_ms,
+        )
         plugin_config = {k: v for k, v in task_config.items() if k != "task.class"}
         common: dict[str, Any] = {
             "connector": name,
@@ -216,6 +225,7 @@ class Worker:
             "flush_interval_ms": self.flush_interval_ms,
             "batching": self.batching,
             "topic_tracker": self.topic_tracker,
+            "error_handling": handling,
         }
         group = f"connect-lite:{name}-{task}"
         overrides = {
@@ -239,10 +249,16 @@ class Worker:
                 )
             group_id = overrides["consumer"].get("group.id") or f"connect-{name}"
             consumer_conf = consumer_config(self.props, name, task, group_id, overrides["consumer"])
+            dlq_producer_conf = producer_config(
+                self.props, name, task, overrides["producer"], "connector-dlq-producer"
+            )
+            admin_conf = admin_config(self.props, prefixed(connector_config, "admin.override."))
             return WorkerSinkTask(
                 plugin=plugin,
                 stage=SinkStage(self.spark, spec, group),
                 consumer_factory=functools.partial(Consumer, consumer_conf),
+                dlq_producer_factory=functools.partial(Producer, dlq_producer_conf),
+                dlq_admin_factory=functools.partial(Admin, admin_conf),
                 **common,
             )
         raise ConnectError(f"Task class {task_class.__qualname__} does not match its connector")

@@ -10,10 +10,13 @@ from typing import Any
 
 from connect_lite.api import (
     ConfigDef,
+    Converter,
     Importance,
     Predicate,
     RecordMetadata,
+    RetriableError,
     Schema,
+    SchemaAndValue,
     SinkConnector,
     SinkRecord,
     SinkTask,
@@ -270,3 +273,66 @@ class ValueMatchesPredicate(Predicate[Any]):
 
     def test(self, record: Any) -> bool:
         return isinstance(record.value, str) and self.pattern.fullmatch(record.value) is not None
+
+
+class ErrantReportingSinkConnector(RecordingSinkConnector):
+    """A RecordingSink whose task reports records whose value equals ``errant.marker``."""
+
+    def config(self) -> ConfigDef:
+        return (
+            super()
+            .config()
+            .define("errant.marker", Type.STRING, "bad", doc="Values reported as errant.")
+        )
+
+    def task_class(self) -> type[Any]:
+        return ErrantReportingSinkTask
+
+
+class ErrantReportingSinkTask(RecordingSinkTask):
+    """Writes good records like RecordingSinkTask; hands marked ones to the errant reporter.
+
+    Without a reporter (no DLQ and no error log configured) a marked record raises."""
+
+    def start(self, config: dict[str, str]) -> None:
+        super().start(config)
+        self.marker = config.get("errant.marker", "bad")
+
+    def put(self, records: list[SinkRecord]) -> None:
+        reporter = self.context.errant_record_reporter()
+        good = []
+        for record in records:
+            if record.value != self.marker:
+                good.append(record)
+            elif reporter is None:
+                raise RuntimeError(f"no errant record reporter for {record.kafka_offset}")
+            else:
+                error = ValueError(f"marked errant at offset {record.kafka_offset}")
+                reporter.report(record, error)
+        super().put(good)
+
+
+class FlakyStringConverter(Converter):
+    """UTF-8 strings; reading a value fails with RetriableError on its first try per process.
+
+    Exercises ``errors.retry.timeout``: with retries every record arrives, without them the
+    first record fails."""
+
+    _seen: set[bytes | None] = set()
+    _lock = threading.Lock()
+
+    def version(self) -> str:
+        return VERSION
+
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
+        return None if value is None else str(value).encode()
+
+    def to_connect_data(self, topic: str, value: bytes | None) -> SchemaAndValue:
+        with self._lock:
+            first = value not in self._seen
+            self._seen.add(value)
+        if first:
+            raise RetriableError(f"not ready for {value!r} yet")
+        return SchemaAndValue(
+            Schema.OPTIONAL_STRING_SCHEMA, None if value is None else value.decode()
+        )

@@ -1,0 +1,112 @@
+"""Connect data as Arrow columns and back, for the Spark expression form of transforms.
+
+A Connect schema maps onto an Arrow (and so a Spark) type by its physical type: INT8 to
+int8, ..., STRUCT to a struct of its fields, MAP to a map, ARRAY to a list. The logical
+types Date, Time and Timestamp travel as their encoded integers (days, milliseconds since
+midnight, milliseconds since the epoch); Decimal has no column form, so a batch whose
+schema holds one is not compiled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from connect_lite.api.data import Schema, SchemaType, Struct
+from connect_lite.converters import logical
+
+_PRIMITIVES: dict[SchemaType, pa.DataType] = {
+    SchemaType.INT8: pa.int8(),
+    SchemaType.INT16: pa.int16(),
+    SchemaType.INT32: pa.int32(),
+    SchemaType.INT64: pa.int64(),
+    SchemaType.FLOAT32: pa.float32(),
+    SchemaType.FLOAT64: pa.float64(),
+    SchemaType.BOOLEAN: pa.bool_(),
+    SchemaType.STRING: pa.string(),
+    SchemaType.BYTES: pa.binary(),
+}
+
+
+def arrow_type(schema: Schema) -> pa.DataType | None:
+    """The Arrow type that holds values of ``schema``, or None when it has no column form."""
+    if schema.name == logical.DECIMAL:
+        return None
+    if schema.type in _PRIMITIVES:
+        return _PRIMITIVES[schema.type]
+    if schema.type is SchemaType.ARRAY and schema.value_schema is not None:
+        item = arrow_type(schema.value_schema)
+        return None if item is None else pa.list_(item)
+    if schema.type is SchemaType.MAP and schema.key_schema and schema.value_schema:
+        key, value = arrow_type(schema.key_schema), arrow_type(schema.value_schema)
+        if key is None or value is None or schema.key_schema.type is SchemaType.STRUCT:
+            return None
+        return pa.map_(key, value)
+    if schema.type is SchemaType.STRUCT and schema.fields:
+        fields = [(f.name, arrow_type(f.schema)) for f in schema.fields]
+        if any(t is None for _, t in fields):
+            return None
+        return pa.struct([pa.field(name, t) for name, t in fields])
+    return None
+
+
+def to_plain(value: Any, schema: Schema) -> Any:
+    """A Connect value as the plain Python value Arrow takes for ``arrow_type(schema)``."""
+    if value is None:
+        return None
+    if schema.name in _ENCODE:
+        return _ENCODE[schema.name](value)
+    kind = schema.type
+    if kind is SchemaType.STRUCT:
+        struct = value if isinstance(value, Struct) else None
+        get = struct.get if struct is not None else value.get
+        return {f.name: to_plain(get(f.name), f.schema) for f in schema.fields}
+    if kind is SchemaType.ARRAY:
+        item = schema.value_schema
+        assert item is not None
+        return [to_plain(v, item) for v in value]
+    if kind is SchemaType.MAP:
+        ks, vs = schema.key_schema, schema.value_schema
+        assert ks is not None and vs is not None
+        return [(to_plain(k, ks), to_plain(v, vs)) for k, v in dict(value).items()]
+    return value
+
+
+def from_plain(value: Any, schema: Schema) -> Any:
+    """The Connect value for a plain value read back from Arrow (the inverse of to_plain)."""
+    if value is None:
+        return None
+    if schema.name in _DECODE:
+        return _DECODE[schema.name](value)
+    kind = schema.type
+    if kind is SchemaType.STRUCT:
+        assert isinstance(value, Mapping)
+        return Struct(schema, {f.name: from_plain(value[f.name], f.schema) for f in schema.fields})
+    if kind is SchemaType.ARRAY:
+        item = schema.value_schema
+        assert item is not None
+        return [from_plain(v, item) for v in value]
+    if kind is SchemaType.MAP:
+        ks, vs = schema.key_schema, schema.value_schema
+        assert ks is not None and vs is not None
+        pairs = value.items() if isinstance(value, Mapping) else value
+        return {from_plain(k, ks): from_plain(v, vs) for k, v in pairs}
+    if kind in (SchemaType.FLOAT32, SchemaType.FLOAT64) and isinstance(value, int):
+        return float(value)
+    return value
+
+
+_ENCODE = {
+    logical.TIMESTAMP: logical.timestamp_to_millis,
+    logical.DATE: logical.date_to_days,
+    logical.TIME: logical.time_to_millis,
+}
+_DECODE = {
+    logical.TIMESTAMP: logical.millis_to_timestamp,
+    logical.DATE: logical.days_to_date,
+    logical.TIME: logical.millis_to_time,
+}
+
+__all__ = ["arrow_type", "from_plain", "to_plain"]

@@ -1,0 +1,511 @@
+"""Kafka's built-in transforms and predicates compiled to Spark column expressions.
+
+When a batch has a schema (every record shares its key and value schemas), a chain of
+built-ins becomes one ``select`` over a DataFrame of the batch: the record is a row
+(topic, partition, offset, timestamp, key, value) and each transform rewrites some of
+those columns. The JVM evaluates the whole chain; no Python runs per record.
+
+Output schemas come from running the chain once, record-at-a-time, on the batch's first
+record (the probe): Kafka's transforms derive their output schema from the input schema
+only. Anything a compiler cannot express exactly (a third-party transform, headers,
+Decimal fields, a tombstone where the chain changes a value, a cast whose Java and Spark
+semantics differ) leaves the batch to the Arrow form, which runs ``apply`` itself; both
+give the same records (tests/unit/pipeline/test_transform_forms.py compares them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from connect_lite.api.data import Schema, SchemaType
+from connect_lite.api.records import SinkRecord
+from connect_lite.pipeline.columns import arrow_type, from_plain, to_plain
+from connect_lite.pipeline.errors import StageCancelledError
+from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.transforms.field_path import FIELD_SYNTAX_VERSION, FieldPath
+
+Chain = Sequence[tuple[Any, Any, bool]]
+"""(transform, predicate or None, negate) instances, as the stage's components give them."""
+
+
+@dataclass
+class Frame:
+    """The record as Spark columns, with the Connect schemas of key and value."""
+
+    cols: dict[str, Column]
+    schemas: dict[str, Schema | None]
+    keep: Column = field(default_factory=lambda: F.lit(True))
+    touched: set[str] = field(default_factory=set)  # "key"/"value": must not be null
+
+    def side(self, t: Any) -> str:
+        return "key" if getattr(t, "is_key", False) else "value"
+
+    def with_side(self, side: str, column: Column, schema: Schema | None) -> Frame:
+        cols = dict(self.cols, **{side: column})
+        schemas = dict(self.schemas, **{side: schema})
+        return Frame(cols, schemas, self.keep, self.touched | {side})
+
+
+Compiler = Callable[[Any, Frame, Any], "Frame | None"]
+"""(configured transform, input frame, probe output record) -> output frame or None."""
+
+
+def _struct_side(t: Any, frame: Frame) -> tuple[str, Column, Schema] | None:
+    side = frame.side(t)
+    schema = frame.schemas.get(side)
+    if side not in frame.cols or schema is None or schema.type is not SchemaType.STRUCT:
+        return None
+    return side, frame.cols[side], schema
+
+
+def _out_schema(t: Any, record: Any) -> Schema | None:
+    return record.key_schema if getattr(t, "is_key", False) else record.value_schema
+
+
+def _struct_of(columns: dict[str, Column], schema: Schema) -> Column:
+    return F.struct(*[columns[f.name].alias(f.name) for f in schema.fields])
+
+
+def _fields(column: Column, schema: Schema) -> dict[str, Column]:
+    return {f.name: column.getField(f.name) for f in schema.fields}
+
+
+def _insert_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+    found, schema = _struct_side(t, frame), _out_schema(t, out)
+    if found is None or schema is None:
+        return None
+    side, column, _ = found
+    columns = _fields(column, found[2])
+    sources = {
+        "topic.field": frame.cols["topic"],
+        "partition.field": frame.cols["partition"],
+        "offset.field": frame.cols.get("offset"),
+        "timestamp.field": frame.cols["timestamp"],
+        "static.field": F.lit(t.settings.get("static.value")),
+    }
+    for key, source in sources.items():
+        spec = t.settings.get(key)
+        if spec:
+            if source is None:
+                return None
+            columns[str(spec).rstrip("!?")] = source
+    if any(f.name not in columns for f in schema.fields):
+        return None
+    return frame.with_side(side, _struct_of(columns, schema), schema)
+
+
+def _replace_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+    found, schema = _struct_side(t, frame), _out_schema(t, out)
+    if found is None or schema is None:
+        return None
+    side, column, _ = found
+    renames = {}
+    for pair in t.settings.get("renames") or []:
+        old, _, new = str(pair).partition(":")
+        renames[new] = old
+    columns = {f.name: column.getField(renames.get(f.name, f.name)) for f in schema.fields}
+    return frame.with_side(side, _struct_of(columns, schema), schema)
+
+
+_SAMPLES = {
+    SchemaType.INT8: 1,
+    SchemaType.INT16: 1,
+    SchemaType.INT32: 1,
+    SchemaType.INT64: 1,
+    SchemaType.FLOAT32: 1.0,
+    SchemaType.FLOAT64: 1.0,
+    SchemaType.BOOLEAN: True,
+    SchemaType.STRING: "x",
+}
+"""A non-null value of each type whose masked form is the same for every value."""
+
+
+def _mask_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+    found, schema = _struct_side(t, frame), _out_schema(t, out)
+    if found is None or schema is None:
+        return None
+    side, column, _ = found
+    columns = _fields(column, schema)
+    for name in t.settings.get("fields") or []:
+        f = schema.field(name)
+        if f is None or f.schema.name or f.schema.default is not None:
+            return None
+        if f.schema.type not in _SAMPLES:
+            return None
+        try:  # null stays null; any other value masks to one constant per type
+            masked = t.masked(_SAMPLES[f.schema.type], f.schema.type)
+        except Exception:
+            return None
+        literal = F.lit(masked).cast(_spark_type(f.schema))
+        columns[name] = F.when(columns[name].isNull(), F.lit(None)).otherwise(literal)
+    return frame.with_side(side, _struct_of(columns, schema), schema)
+
+
+def _path(t: Any, key: str) -> FieldPath:
+    return FieldPath.parse(
+        str(t.settings.get(key)), str(t.settings.get(FIELD_SYNTAX_VERSION, "V1"))
+    )
+
+
+def _extract_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+    found, schema = _struct_side(t, frame), _out_schema(t, out)
+    if found is None or schema is None or schema.optional:
+        return None  # an optional field may be null, and a null changes the next schemas
+    side, column, _ = found
+    for step in _path(t, "field").steps:
+        column = column.getField(step)
+    return frame.with_side(side, column, schema)
+
+
+def _hoist_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+    side = frame.side(t)
+    schema = _out_schema(t, out)
+    if side not in frame.cols or frame.schemas.get(side) is None or schema is None:
+        return None
+    column = F.struct(frame.cols[side].alias(str(t.settings["field"])))
+    return frame.with_side(side, column, schema)
+
+
+def _value_to_key(t: Any, frame: Frame, out: Any) -> Frame | None:
+    found = _struct_side(_VALUE, frame)
+    if found is None or out.key_schema is None:
+        return None
+    column = _struct_of(_fields(found[1], found[2]), out.key_schema)
+    moved = frame.with_side("key", column, out.key_schema)
+    moved.touched.add("value")
+    return moved
+
+
+def _set_schema_metadata(t: Any, frame: Frame, out: Any) -> Frame | None:
+    side = frame.side(t)
+    if side not in frame.cols:
+        return None
+    return frame.with_side(side, frame.cols[side], _out_schema(t, out))
+
+
+def _flatten(t: Any, frame: Frame, out: Any) -> Frame | None:
+    found, schema = _struct_side(t, frame), _out_schema(t, out)
+    if found is None or schema is None:
+        return None
+    side, column, in_schema = found
+    delimiter = str(t.settings.get("delimiter", "."))
+    columns: dict[str, Column] = {}
+
+    def walk(col: Column, struct: Schema, prefix: str) -> None:
+        for f in struct.fields:
+            name = prefix + f.name
+            if f.schema.type is SchemaType.STRUCT:
+                walk(col.getField(f.name), f.schema, name + delimiter)
+            else:
+                columns[name] = col.getField(f.name)
+
+    walk(column, in_schema, "")
+    if set(columns) != {f.name for f in schema.fields}:
+        return None
+    return frame.with_side(side, _struct_of(columns, schema), schema)
+
+
+_INTS = (SchemaType.INT8, SchemaType.INT16, SchemaType.INT32, SchemaType.INT64)
+_SAME_IN_JAVA_AND_SPARK = {
+    **{(a, b): True for a in _INTS for b in _INTS if _INTS.index(a) <= _INTS.index(b)},
+    **{(a, SchemaType.STRING): True for a in (*_INTS, SchemaType.BOOLEAN)},
+    **{(a, SchemaType.BOOLEAN): True for a in _INTS},
+    **{(SchemaType.BOOLEAN, b): True for b in _INTS},
+}
+"""Casts whose results agree between Kafka's Cast and Spark's cast for every input."""
+
+
+def _cast(t: Any, frame: Frame, out: Any) -> Frame | None:
+    side = frame.side(t)
+    in_schema, schema = frame.schemas.get(side), _out_schema(t, out)
+    if side not in frame.cols or in_schema is None or schema is None:
+        return None
+    column = frame.cols[side]
+    if in_schema.type is not SchemaType.STRUCT:
+        cast = _cast_column(column, in_schema, schema)
+        return None if cast is None else frame.with_side(side, cast, schema)
+    columns = {}
+    for f in schema.fields:
+        before = in_schema.field(f.name)
+        if before is None:
+            return None
+        cast = _cast_column(column.getField(f.name), before.schema, f.schema)
+        if cast is None:
+            return None
+        columns[f.name] = cast
+    return frame.with_side(side, _struct_of(columns, schema), schema)
+
+
+def _cast_column(column: Column, before: Schema, after: Schema) -> Column | None:
+    if before.type is after.type and before.name == after.name:
+        return column
+    if before.name or after.name or (before.type, after.type) not in _SAME_IN_JAVA_AND_SPARK:
+        return None
+    return column.cast(_spark_type(after))
+
+
+def _regex_router(t: Any, frame: Frame, out: Any) -> Frame | None:
+    pattern = _full(str(t.settings["regex"]))
+    topic = frame.cols["topic"]
+    renamed = F.regexp_replace(topic, F.lit(pattern), F.lit(str(t.settings["replacement"])))
+    cols = dict(frame.cols, topic=F.when(topic.rlike(pattern), renamed).otherwise(topic))
+    return dataclasses.replace(frame, cols=cols)
+
+
+def _filter(t: Any, frame: Frame, out: Any) -> Frame | None:
+    return dataclasses.replace(frame, keep=F.lit(False))
+
+
+def _full(regex: str) -> str:
+    """A Java regex that must match the whole string, as ``Matcher.matches``."""
+    return f"\\A(?:{regex})\\z"
+
+
+class _Value:
+    is_key = False
+
+
+_VALUE = _Value()
+
+TRANSFORMS: dict[str, Compiler] = {
+    "InsertField": _insert_field,
+    "ReplaceField": _replace_field,
+    "MaskField": _mask_field,
+    "ExtractField": _extract_field,
+    "HoistField": _hoist_field,
+    "ValueToKey": _value_to_key,
+    "SetSchemaMetadata": _set_schema_metadata,
+    "Flatten": _flatten,
+    "Cast": _cast,
+    "RegexRouter": _regex_router,
+    "Filter": _filter,
+}
+"""Built-in transform families with a column form (the class name without Key/Value)."""
+
+
+PREDICATES = ("TopicNameMatches", "HasHeaderKey", "RecordIsTombstone")
+
+
+def _predicate(p: Any, frame: Frame) -> Column | None:
+    name = _family(p)
+    if name == "TopicNameMatches":
+        return frame.cols["topic"].rlike(_full(str(p.settings["pattern"])))
+    if name == "HasHeaderKey":
+        return F.array_contains(frame.cols["header_keys"], str(p.settings["name"]))
+    if name == "RecordIsTombstone":
+        return frame.cols["value_null"]
+    return None
+
+
+def _family(component: Any) -> str | None:
+    klass = type(component)
+    if not klass.__module__.startswith("connect_lite.transforms."):
+        return None
+    name = klass.__name__
+    for suffix in ("Key", "Value"):
+        if name.endswith(suffix) and name[: -len(suffix)] in TRANSFORMS:
+            return name[: -len(suffix)]
+    return name
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A chain as one select: the kept rows' columns and the output schemas."""
+
+    frame: Frame
+    sides: frozenset[str]
+
+
+def compile_chain(chain: Chain, probe: Any, base: Frame) -> Compiled | None:
+    """The chain over ``base`` columns, or None when a step has no exact column form."""
+    frame, record = base, probe
+    for transform, predicate, negate in chain:
+        family = _family(transform)
+        compiler = TRANSFORMS.get(family or "")
+        if compiler is None:
+            return None
+        try:
+            out = transform.apply(record)
+        except Exception:
+            return None  # the Arrow form reports the error against the right record
+        produced = out if out is not None else record
+        step = compiler(transform, frame, produced)
+        if step is None:
+            return None
+        if predicate is not None:
+            condition = _predicate(predicate, frame)
+            same_schemas = (
+                produced.key_schema == record.key_schema
+                and produced.value_schema == record.value_schema
+            )
+            if condition is None or not same_schemas:
+                return None
+            if negate:
+                condition = ~condition
+            cols = {k: F.when(condition, v).otherwise(frame.cols[k]) for k, v in step.cols.items()}
+            keep = F.when(condition, step.keep).otherwise(frame.keep)
+            step = Frame(cols, step.schemas, keep, step.touched)
+        frame, record = step, produced
+    return Compiled(frame, frozenset(frame.touched))
+
+
+# -- running a batch --------------------------------------------------------------------
+
+
+def run_expressions(
+    runtime: SparkRuntime, group_id: str, chain: Chain, records: Sequence[Any]
+) -> list[Any] | None:
+    """The records after the chain (None where dropped), or None when the batch or the
+    chain has no column form; the caller then runs the Arrow form."""
+    if not records:
+        return []
+    first = records[0]
+    key_schema, value_schema = first.key_schema, first.value_schema
+    if value_schema is None and key_schema is None:
+        return None
+    for r in records:
+        if r.key_schema is not key_schema and r.key_schema != key_schema:
+            return None
+        if r.value_schema is not value_schema and r.value_schema != value_schema:
+            return None
+    table, typed = _table(records, key_schema, value_schema)
+    spark = runtime.session()
+    df = spark.createDataFrame(table)
+    base = Frame(
+        {name: df[name] for name in table.column_names},
+        {
+            side: schema if side in typed else None
+            for side, schema in (("key", key_schema), ("value", value_schema))
+        },
+    )
+    compiled = compile_chain(chain, first, base)
+    if compiled is None:
+        return None
+    for side in compiled.sides:
+        if side not in typed or any(getattr(r, side) is None for r in records):
+            return None  # a null key or value keeps its schema in Kafka; no column form
+    frame = compiled.frame
+    selected = df.where(frame.keep).select(
+        df["idx"],
+        frame.cols["topic"].alias("topic"),
+        frame.cols["partition"].alias("partition"),
+        frame.cols["timestamp"].alias("timestamp"),
+        *[frame.cols[s].alias(s) for s in ("key", "value") if s in frame.cols],
+    )
+    with runtime.job_group(group_id, f"connect-lite transforms: {len(records)} records") as g:
+        try:
+            result = selected.toArrow()
+        except Exception as e:
+            if g.cancelled:
+                raise StageCancelledError(f"Job group {group_id} was cancelled") from e
+            raise
+    for side in compiled.sides:
+        schema = frame.schemas[side]
+        expected = None if schema is None else arrow_type(schema)
+        if expected is None or not _same_type(result.schema.field(side).type, expected):
+            raise TypeError(f"column form of the chain gave {side} type {result.schema}")
+    return _rebuild(records, result, frame.schemas, compiled.sides)
+
+
+def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
+    """Arrow types equal up to field nullability."""
+    if pa.types.is_struct(a) and pa.types.is_struct(b):
+        return a.num_fields == b.num_fields and all(
+            a.field(i).name == b.field(i).name and _same_type(a.field(i).type, b.field(i).type)
+            for i in range(a.num_fields)
+        )
+    if pa.types.is_list(a) and pa.types.is_list(b):
+        return _same_type(a.value_type, b.value_type)
+    if pa.types.is_map(a) and pa.types.is_map(b):
+        return _same_type(a.key_type, b.key_type) and _same_type(a.item_type, b.item_type)
+    return bool(a == b)
+
+
+def chain_has_columns(chain: Chain) -> bool:
+    """Whether every transform and predicate of the chain is a built-in with a column form."""
+    return all(
+        _family(t) in TRANSFORMS and (p is None or _family(p) in PREDICATES) for t, p, _ in chain
+    )
+
+
+def _table(
+    records: Sequence[Any], key_schema: Schema | None, value_schema: Schema | None
+) -> tuple[pa.Table, set[str]]:
+    columns: dict[str, pa.Array] = {
+        "idx": pa.array(range(len(records)), pa.int64()),
+        "topic": pa.array([r.topic for r in records], pa.string()),
+        "partition": pa.array([r.kafka_partition for r in records], pa.int32()),
+        "offset": pa.array([getattr(r, "kafka_offset", None) for r in records], pa.int64()),
+        "timestamp": pa.array([r.timestamp for r in records], pa.int64()),
+        "value_null": pa.array([r.value is None for r in records], pa.bool_()),
+        "header_keys": pa.array(
+            [[h.key for h in r.headers] for r in records], pa.list_(pa.string())
+        ),
+    }
+    typed: set[str] = set()
+    for side, schema in (("key", key_schema), ("value", value_schema)):
+        kind = None if schema is None else arrow_type(schema)
+        if schema is not None and kind is not None:
+            columns[side] = pa.array([to_plain(getattr(r, side), schema) for r in records], kind)
+            typed.add(side)
+    if not isinstance(records[0], SinkRecord):
+        del columns["offset"]
+    return pa.table(columns), typed
+
+
+def _rebuild(
+    records: Sequence[Any],
+    result: pa.Table,
+    schemas: dict[str, Schema | None],
+    sides: frozenset[str],
+) -> list[Any]:
+    out: list[Any] = [None] * len(records)
+    data = {name: result.column(name).to_pylist() for name in result.column_names}
+    for row, index in enumerate(data["idx"]):
+        changes: dict[str, Any] = {
+            "topic": data["topic"][row],
+            "kafka_partition": data["partition"][row],
+            "timestamp": data["timestamp"][row],
+        }
+        for side in sides:
+            schema = schemas[side]
+            assert schema is not None
+            changes[side] = from_plain(data[side][row], schema)
+            changes[f"{side}_schema"] = schema
+        out[index] = dataclasses.replace(records[index], **changes)
+    return out
+
+
+def _spark_type(schema: Schema) -> str:
+    kind = arrow_type(schema)
+    names = {
+        pa.int8(): "tinyint",
+        pa.int16(): "smallint",
+        pa.int32(): "int",
+        pa.int64(): "bigint",
+        pa.float32(): "float",
+        pa.float64(): "double",
+        pa.bool_(): "boolean",
+        pa.string(): "string",
+    }
+    if kind not in names:
+        raise ValueError(f"No simple Spark type for {schema}")
+    return names[kind]
+
+
+__all__ = [
+    "PREDICATES",
+    "TRANSFORMS",
+    "Compiled",
+    "Frame",
+    "chain_has_columns",
+    "compile_chain",
+    "run_expressions",
+]

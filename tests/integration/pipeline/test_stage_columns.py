@@ -1,0 +1,110 @@
+"""The stages pick the column form for batches with a schema, and fall back to Arrow."""
+
+from __future__ import annotations
+
+import json
+
+from connect_lite.api import Schema, SchemaBuilder, SourceRecord, Struct
+from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime, TransformSpec
+from connect_lite.plugins.registry import Plugins
+from connect_lite.runtime.components import transform_chain
+from tests.integration.pipeline import plugins
+from tests.integration.pipeline.stages import Message, spec
+
+T = "org.apache.kafka.connect.transforms."
+CHAIN = {
+    "transforms": "route,insert,mask,drop",
+    "transforms.route.type": T + "RegexRouter",
+    "transforms.route.regex": "(.*)-raw",
+    "transforms.route.replacement": "$1",
+    "transforms.insert.type": T + "InsertField$Value",
+    "transforms.insert.static.field": "origin",
+    "transforms.insert.static.value": "lab",
+    "transforms.mask.type": T + "MaskField$Value",
+    "transforms.mask.fields": "name",
+    "transforms.drop.type": T + "Filter",
+    "transforms.drop.predicate": "isAudit",
+    "predicates": "isAudit",
+    "predicates.isAudit.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+    "predicates.isAudit.pattern": "audit.*",
+}
+PERSON = plugins.person_schema()
+WITH_ORIGIN = (
+    SchemaBuilder.struct()
+    .name("person")
+    .field("id", Schema.INT64_SCHEMA)
+    .field("name", Schema.STRING_SCHEMA)
+    .field("origin", Schema.OPTIONAL_STRING_SCHEMA)
+    .build()
+)
+
+
+def _specs() -> tuple[TransformSpec, ...]:
+    return tuple(TransformSpec(t, p, n) for t, p, n in transform_chain(Plugins([]), CHAIN))
+
+
+def test_source_batch_with_a_schema_runs_as_columns(runtime: SparkRuntime) -> None:
+    stage = SourceStage(
+        runtime,
+        spec("cols-src", plugins.JsonStructConverter, _specs()),
+        "task-cols-src",
+    )
+    records = [
+        SourceRecord(
+            {"f": 1},
+            {"pos": i},
+            "audit" if i == 2 else "people-raw",
+            Struct(PERSON, {"id": i, "name": f"n{i}"}),
+            value_schema=PERSON,
+        )
+        for i in range(5)
+    ]
+    result = stage.run(records)
+    assert stage.compiled_batches == 1
+    assert result.dropped == [2]
+    assert [(r.index, r.topic) for r in result.records] == [(i, "people") for i in (0, 1, 3, 4)]
+    assert [json.loads(r.value or b"") for r in result.records] == [
+        {"id": i, "name": "", "origin": "lab"} for i in (0, 1, 3, 4)
+    ]
+
+
+def test_sink_batch_with_a_schema_runs_as_columns(runtime: SparkRuntime) -> None:
+    stage = SinkStage(
+        runtime,
+        spec("cols-sink", plugins.JsonStructConverter, _specs(), value_args=(PERSON,)),
+        "task-cols-sink",
+    )
+    messages = [
+        Message("audit" if i == 1 else "people-raw", 0, i, None, json.dumps(
+            {"id": i, "name": f"n{i}"}).encode())
+        for i in range(4)
+    ]  # fmt: skip
+    result = stage.run(messages)
+    assert stage.compiled_batches == 1
+    assert result.dropped == [1] and result.indices == [0, 2, 3]
+    assert [r.topic for r in result.records] == ["people"] * 3
+    assert [r.value for r in result.records] == [
+        Struct(WITH_ORIGIN, {"id": i, "name": "", "origin": "lab"}) for i in (0, 2, 3)
+    ]
+    assert result.next_offsets()  # every input offset still counts, dropped ones too
+
+
+def test_schemaless_and_failing_batches_use_the_arrow_form(runtime: SparkRuntime) -> None:
+    stage = SinkStage(runtime, spec("cols-schemaless", plugins.JsonStructConverter, _specs()), "t")
+    messages = [Message("people-raw", 0, i, None, json.dumps({"id": i, "name": "x"}).encode())
+                for i in range(3)]  # fmt: skip
+    result = stage.run(messages)
+    assert stage.compiled_batches == 0
+    assert [r.value for r in result.records] == [{"id": i, "name": "", "origin": "lab"}
+                                                 for i in range(3)]  # fmt: skip
+
+    failing = SinkStage(
+        runtime,
+        spec("cols-bad", plugins.JsonStructConverter, _specs(), value_args=(PERSON,)),
+        "task-cols-bad",
+    )
+    bad = [*messages, Message("people-raw", 0, 9, None, b"{not json")]
+    outcome = failing.run(bad, tolerate_errors=True)
+    assert [e.index for e in outcome.errors] == [3]
+    assert outcome.errors[0].stage == "VALUE_CONVERTER"
+    assert outcome.indices == [0, 1, 2]
