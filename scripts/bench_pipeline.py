@@ -6,6 +6,12 @@ FileStreamSource and a FileStreamSink over the same JSON records. It prints reco
 and the ratio pipeline / raw client.
 
     .venv/bin/python scripts/bench_pipeline.py [--records 1000000] [--converter string|json]
+        [--transforms]
+
+With ``--transforms`` values travel as JSON with schemas and each connector runs a chain of
+three of Kafka's transforms (compiled to Spark column expressions): the source wraps each line
+in a Struct, stamps it and renames the topic; the sink drops the stamp, extracts the line and
+renames the topic back.
 """
 
 from __future__ import annotations
@@ -113,19 +119,55 @@ def count_lines(path: Path) -> int:
         return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
 
 
+T = "org.apache.kafka.connect.transforms."
+SOURCE_CHAIN = {
+    "transforms": "hoist,stamp,route",
+    "transforms.hoist.type": T + "HoistField$Value",
+    "transforms.hoist.field": "line",
+    "transforms.stamp.type": T + "InsertField$Value",
+    "transforms.stamp.static.field": "origin",
+    "transforms.stamp.static.value": "bench",
+    "transforms.route.type": T + "RegexRouter",
+    "transforms.route.regex": "(.*)-in",
+    "transforms.route.replacement": "$1",
+}
+SINK_CHAIN = {
+    "transforms": "unstamp,line,route",
+    "transforms.unstamp.type": T + "ReplaceField$Value",
+    "transforms.unstamp.exclude": "origin",
+    "transforms.line.type": T + "ExtractField$Value",
+    "transforms.line.field": "line",
+    "transforms.route.type": T + "RegexRouter",
+    "transforms.route.regex": "(.*)",
+    "transforms.route.replacement": "$1-out",
+}
+
+
 def run_pipelines(
-    worker: WorkerProcess, work: Path, src: Path, size: int, count: int, converter: str
+    worker: WorkerProcess,
+    work: Path,
+    src: Path,
+    size: int,
+    count: int,
+    converter: str,
+    transforms: bool = False,
 ) -> tuple[float, float]:
     topic = f"bench-{uuid.uuid4().hex[:8]}"
     conv = {"key.converter": converter, "value.converter": converter}
     if converter == CONVERTERS["json"]:
         conv |= {"value.converter.schemas.enable": "false", "key.converter.schemas.enable": "false"}
+    source_chain: dict[str, str] = {}
+    sink_chain: dict[str, str] = {}
+    if transforms:
+        conv |= {"value.converter": CONVERTERS["json"], "value.converter.schemas.enable": "true"}
+        source_chain, sink_chain = SOURCE_CHAIN, SINK_CHAIN
     source = {
         "connector.class": "FileStreamSource",
         "file": str(src),
-        "topic": topic,
+        "topic": f"{topic}-in" if transforms else topic,
         "batch.size": "20000",
         **conv,
+        **source_chain,
     }
     start = time.perf_counter()
     assert worker.rest.put("/connectors/bench-source/config", source).status == 201
@@ -137,7 +179,13 @@ def run_pipelines(
     )
     source_rate = count / (time.perf_counter() - start)
     out = work / "out.txt"
-    sink = {"connector.class": "FileStreamSink", "file": str(out), "topics": topic, **conv}
+    sink = {
+        "connector.class": "FileStreamSink",
+        "file": str(out),
+        "topics": topic,
+        **conv,
+        **sink_chain,
+    }
     start = time.perf_counter()
     assert worker.rest.put("/connectors/bench-sink/config", sink).status == 201
     wait_for(lambda: count_lines(out) >= count, 1200, interval=0.05, what="all lines written")
@@ -168,6 +216,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--converter", choices=sorted(CONVERTERS), default="string")
+    parser.add_argument(
+        "--transforms", action="store_true", help="run a 3-transform chain on each connector"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker() as broker:
         work = Path(tmp)
@@ -177,6 +228,7 @@ def main() -> None:
         print(
             f"{args.records:,} records, {size / args.records:.0f} bytes each on average, "
             f"converter {args.converter}, broker {broker.bootstrap_servers}"
+            + (", a 3-transform chain per connector (JSON with schemas)" if args.transforms else "")
         )
         raw_topic = f"raw-{uuid.uuid4().hex[:8]}"
         produce_rate = raw_produce(broker.bootstrap_servers, raw_topic, lines)
@@ -188,7 +240,13 @@ def main() -> None:
         try:
             warm_up(worker, work)
             source_rate, sink_rate = run_pipelines(
-                worker, work, src, size, args.records, CONVERTERS[args.converter]
+                worker,
+                work,
+                src,
+                size,
+                args.records,
+                CONVERTERS[args.converter],
+                args.transforms,
             )
         finally:
             worker.stop()

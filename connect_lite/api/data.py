@@ -214,6 +214,14 @@ class Struct:
             return self._values[name]
         return f.schema.default
 
+    def get_without_default(self, name: str) -> Any:
+        """Kafka's ``Struct.getWithoutDefault``: the stored value, None when the field was never
+        set or set to null. ``get`` may give the schema default instead, which KIP-1040's
+        ``replace.null.with.default=false`` must not."""
+        if self._schema.field(name) is None:
+            raise DataError(f"{name} is not a valid field name")
+        return self._values.get(name)
+
     def __getitem__(self, name: str) -> Any:
         return self.get(name)
 

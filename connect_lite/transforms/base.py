@@ -1,4 +1,5 @@
-"""What Kafka's built-in transforms share: the $Key/$Value split, requirements, schema copies.
+"""What Kafka's built-in transforms and predicates share: the $Key/$Value split,
+requirements, config keys and validators, Struct reads, and Java names and syntax.
 
 Every built-in keeps its parsed config in ``self.settings`` (Kafka's key names) after
 ``configure``, so the Spark expression forms in ``connect_lite.pipeline`` can read it.
@@ -7,22 +8,39 @@ Every built-in keeps its parsed config in ``self.settings`` (Kafka's key names) 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import decimal
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connect_lite import __version__
-from connect_lite.api import ConfigDef, DataError, Schema, SchemaBuilder, Struct, Transformation
+from connect_lite.api import (
+    ConfigDef,
+    DataError,
+    Importance,
+    Predicate,
+    Schema,
+    SchemaBuilder,
+    SchemaType,
+    SinkRecord,
+    Struct,
+    Transformation,
+    Type,
+)
+from connect_lite.api.config import invalid
 
 KAFKA_PACKAGE = "org.apache.kafka.connect.transforms"
+REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
 
 
-def kafka_names(name: str) -> tuple[str, ...]:
+def kafka_names(name: str, package: str = KAFKA_PACKAGE) -> tuple[str, ...]:
     """The Java class name and the short alias Kafka users write, e.g. ``InsertField$Value``."""
-    return (f"{KAFKA_PACKAGE}.{name}", name)
+    return (f"{package}.{name}", name)
 
 
-class BuiltinTransformation(Transformation[Any]):
-    """A built-in: versioned as connect-lite, config parsed into ``self.settings``."""
+class _Builtin:
+    """Versioned as connect-lite, config parsed into ``self.settings``."""
 
     settings: dict[str, Any]
 
@@ -34,6 +52,14 @@ class BuiltinTransformation(Transformation[Any]):
 
     def configure(self, config: dict[str, str]) -> None:
         self.settings = self.config().parse(config)
+
+
+class BuiltinTransformation(_Builtin, Transformation[Any]):
+    """A built-in transformation."""
+
+
+class BuiltinPredicate(_Builtin, Predicate[Any]):
+    """A built-in predicate."""
 
 
 class KeyOrValue(BuiltinTransformation):
@@ -53,12 +79,15 @@ class KeyOrValue(BuiltinTransformation):
         return dataclasses.replace(record, value_schema=schema, value=value)
 
 
+# Requirements: Kafka's transforms/util/Requirements
+
+
 def require_map(value: Any, purpose: str) -> Mapping[str, Any]:
     """Kafka's ``Requirements.requireMap``."""
     if not isinstance(value, Mapping):
         raise DataError(
             f"Only Map objects supported in absence of schema for [{purpose}], "
-            f"found: {_java_class(value)}"
+            f"found: {java_class_name(value)}"
         )
     return value
 
@@ -71,7 +100,7 @@ def require_struct(value: Any, purpose: str) -> Struct:
     """Kafka's ``Requirements.requireStruct``."""
     if not isinstance(value, Struct):
         raise DataError(
-            f"Only Struct objects supported for [{purpose}], found: {_java_class(value)}"
+            f"Only Struct objects supported for [{purpose}], found: {java_class_name(value)}"
         )
     return value
 
@@ -86,46 +115,233 @@ def require_schema(schema: Schema | None, purpose: str) -> Schema:
     return schema
 
 
-def _java_class(value: Any) -> str:
-    if value is None:
-        return "null"
-    names = {
-        str: "java.lang.String",
-        int: "java.lang.Long",
-        float: "java.lang.Double",
-        bool: "java.lang.Boolean",
-        bytes: "[B",
-        list: "java.util.ArrayList",
-        dict: "java.util.HashMap",
-    }
-    return names.get(type(value), type(value).__name__)
+def require_sink_record(record: Any, purpose: str) -> SinkRecord:
+    """Kafka's ``Requirements.requireSinkRecord``: only sink records have an offset."""
+    if not isinstance(record, SinkRecord):
+        raise DataError(
+            f"Only SinkRecord supported for [{purpose}], found: "
+            "org.apache.kafka.connect.source.SourceRecord"
+        )
+    return record
+
+
+# Schemas and Struct values
 
 
 def copy_schema_basics(source: Schema, builder: SchemaBuilder) -> SchemaBuilder:
-    """Kafka's ``SchemaUtil.copySchemaBasics``: name, version, doc, parameters (and optional,
-    default when the types agree)."""
+    """Kafka's ``SchemaUtil.copySchemaBasics``: name, version, doc and parameters (not
+    optionality or the default, which the caller decides)."""
     builder.name(source.name).version(source.version).doc(source.doc)
     if source.parameters:
         builder.parameters(dict(source.parameters))
     return builder
 
 
-def struct_builder_like(source: Schema) -> SchemaBuilder:
-    """A STRUCT builder with the basics and optionality of ``source`` (no fields yet)."""
-    builder = copy_schema_basics(source, SchemaBuilder.struct())
-    return builder.optional() if source.optional else builder
+def define_replace_null_with_default(config: ConfigDef) -> ConfigDef:
+    """Add KIP-1040's ``replace.null.with.default`` key (BOOLEAN, default true)."""
+    return config.define(
+        REPLACE_NULL_WITH_DEFAULT,
+        Type.BOOLEAN,
+        True,
+        importance=Importance.MEDIUM,
+        doc="Whether to replace fields that have a default value and that are null to the "
+        "default value. When set to true, the default value is used, otherwise null is used.",
+    )
+
+
+def struct_get(struct: Struct, name: str, replace_null_with_default: bool = True) -> Any:
+    """Kafka's ``Struct.get`` (a null field reads as its schema default) when
+    ``replace_null_with_default``, else ``Struct.getWithoutDefault`` (the stored value).
+
+    Our ``Struct.get`` only falls back to the default for a field never set; Kafka's also does
+    for a field explicitly set to null, which is what KIP-1040 lets users turn off."""
+    value = struct.get_without_default(name)
+    if value is None and replace_null_with_default:
+        field = struct.schema.field(name)
+        assert field is not None  # get_without_default has checked the name
+        return field.schema.default
+    return value
+
+
+def schema_type_of(value: Any) -> SchemaType | None:
+    """Kafka's ``ConnectSchema.schemaType`` for a schemaless value: None when Connect's data
+    API has no type for it."""
+    for kind, schema_type in _SCHEMA_TYPES:
+        if isinstance(value, kind):
+            return schema_type
+    return None
+
+
+_SCHEMA_TYPES: tuple[tuple[type | tuple[type, ...], SchemaType], ...] = (
+    (bool, SchemaType.BOOLEAN),  # before int: a bool is an int in Python
+    (int, SchemaType.INT64),
+    (float, SchemaType.FLOAT64),
+    (str, SchemaType.STRING),
+    ((bytes, bytearray), SchemaType.BYTES),
+    (list, SchemaType.ARRAY),
+    (Mapping, SchemaType.MAP),
+    (Struct, SchemaType.STRUCT),
+)
+
+
+# Config validators: Kafka's ConfigDef and transforms/util validators
+
+
+def non_empty_string(name: str, value: Any) -> str | None:
+    """Kafka's ``ConfigDef.NonEmptyString`` ("String must be non-empty"; null passes). Kafka's
+    ConfigDef trims STRING values before validating, so a blank value counts as empty."""
+    if value is not None and str(value).strip() == "":
+        return invalid(name, "", "String must be non-empty")
+    return None
+
+
+def non_empty_list(name: str, value: Any) -> str | None:
+    """Kafka's ``NonEmptyListValidator`` (connect/transforms/util)."""
+    return invalid(name, value, "Empty list") if value is not None and not value else None
+
+
+def java_regex_problem(name: str, value: Any) -> str | None:
+    """Kafka's ``RegexValidator``: the value must compile; the message follows Java's
+    ``PatternSyntaxException`` for the common mistakes."""
+    if value is None:
+        return None
+    try:
+        re.compile(java_pattern(value))
+    except re.error as error:
+        return invalid(name, value, "Invalid regex: " + _java_syntax_message(value, error))
+    return None
+
+
+def _java_syntax_message(pattern: str, error: re.error) -> str:
+    pos = error.pos if error.pos is not None else -1
+    if error.msg.startswith("unterminated character set"):
+        desc, index = "Unclosed character class", len(pattern) - 1
+    elif error.msg.startswith("missing ), unterminated subpattern"):
+        desc, index = "Unclosed group", len(pattern)
+    elif error.msg in ("nothing to repeat", "multiple repeat") and 0 <= pos < len(pattern):
+        desc, index = f"Dangling meta character '{pattern[pos]}'", pos
+    elif error.msg == "unbalanced parenthesis":
+        desc, index = "Unmatched closing ')'", pos - 1
+    else:
+        desc, index = error.msg, pos
+    text = desc + (f" near index {index}" if index >= 0 else "") + "\n" + pattern
+    if 0 <= index < len(pattern):
+        text += "\n" + " " * index + "^"
+    return text
+
+
+# Java names and syntax
+
+
+def java_class_name(value: Any) -> str:
+    """``getClass().getName()`` of the Java object Kafka would hold for ``value``, or "null"
+    (Kafka's ``nullSafeClassName``). A type Java has no counterpart for keeps its Python name."""
+    if value is None:
+        return "null"
+    for kind in type(value).__mro__:
+        if kind in _JAVA_CLASS_NAMES:
+            return _JAVA_CLASS_NAMES[kind]
+    return f"{type(value).__module__}.{type(value).__qualname__}"
+
+
+def java_class(value: Any) -> str:
+    """``value.getClass()`` in a Java string, as Kafka's messages print it: ``class X``."""
+    return "class " + java_class_name(value)
+
+
+_JAVA_CLASS_NAMES: dict[type, str] = {
+    bool: "java.lang.Boolean",
+    int: "java.lang.Long",
+    float: "java.lang.Double",
+    str: "java.lang.String",
+    bytes: "[B",
+    bytearray: "[B",
+    list: "java.util.ArrayList",
+    dict: "java.util.HashMap",
+    decimal.Decimal: "java.math.BigDecimal",
+    dt.datetime: "java.util.Date",
+    dt.date: "java.util.Date",
+    dt.time: "java.util.Date",
+    Struct: "org.apache.kafka.connect.data.Struct",
+}
+
+
+def java_narrow(number: int, bits: int) -> int:
+    """Java's narrowing primitive conversion: keep the low ``bits`` bits, signed
+    (``(byte) 300 == 44``)."""
+    half = 1 << (bits - 1)
+    return (number + half) % (1 << bits) - half
+
+
+def java_split(text: str, separator: str) -> list[str]:
+    """Java's ``String.split``: trailing empty strings are dropped (``"a:b:"`` is two parts,
+    ``"::"`` none), but a text without the separator is one part even when empty."""
+    if separator not in text:
+        return [text]
+    parts = text.split(separator)
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def java_pattern(pattern: str) -> str:
+    """A Java regular expression in Python's syntax, for the constructs that differ in
+    spelling only: ``\\Q...\\E`` quoting, ``(?<name>...)`` named groups and ``\\k<name>``."""
+    out: list[str] = []
+    i, n, in_class = 0, len(pattern), False
+    while i < n:
+        if pattern.startswith("\\Q", i):
+            end = pattern.find("\\E", i + 2)
+            end = n if end < 0 else end
+            out.append(re.escape(pattern[i + 2 : end]))
+            i = end + 2
+            continue
+        char = pattern[i]
+        backref = re.match(r"\\k<(\w+)>", pattern[i:])
+        if backref:
+            out.append(f"(?P={backref.group(1)})")
+            i += backref.end()
+            continue
+        if char == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if char == "[":
+            in_class = True
+        elif char == "]":
+            in_class = False
+        elif not in_class and re.match(r"\(\?<[A-Za-z]", pattern[i:]):
+            out.append("(?P<")
+            i += 3
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 __all__ = [
     "KAFKA_PACKAGE",
+    "REPLACE_NULL_WITH_DEFAULT",
+    "BuiltinPredicate",
     "BuiltinTransformation",
     "KeyOrValue",
     "copy_schema_basics",
+    "define_replace_null_with_default",
+    "java_class",
+    "java_class_name",
+    "java_narrow",
+    "java_pattern",
+    "java_regex_problem",
+    "java_split",
     "kafka_names",
+    "non_empty_list",
+    "non_empty_string",
     "require_map",
     "require_map_or_null",
     "require_schema",
+    "require_sink_record",
     "require_struct",
     "require_struct_or_null",
-    "struct_builder_like",
+    "schema_type_of",
+    "struct_get",
 ]

@@ -6,15 +6,9 @@ import dataclasses
 from typing import Any
 
 from connect_lite.api import ConfigDef, Headers, Importance, Type
-from connect_lite.api.config import invalid
-from connect_lite.transforms.base import BuiltinTransformation, kafka_names
+from connect_lite.transforms.base import BuiltinTransformation, kafka_names, non_empty_list
 
 HEADERS = "headers"
-
-
-def non_empty_list(name: str, value: Any) -> str | None:
-    """Kafka's ``NonEmptyListValidator`` (connect/transforms/util)."""
-    return invalid(name, value, "Empty list") if value is not None and not value else None
 
 
 class DropHeaders(BuiltinTransformation):

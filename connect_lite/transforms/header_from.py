@@ -19,18 +19,20 @@ from connect_lite.api import (
     ValidString,
 )
 from connect_lite.transforms.base import (
+    REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,
     copy_schema_basics,
+    define_replace_null_with_default,
     kafka_names,
+    non_empty_list,
     require_map,
     require_struct,
+    struct_get,
 )
-from connect_lite.transforms.drop_headers import non_empty_list
 
 FIELDS = "fields"
 HEADERS = "headers"
 OPERATION = "operation"
-REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
 MOVE, COPY = "move", "copy"
 _SCHEMA_CACHE_SIZE = 16
 
@@ -45,7 +47,7 @@ class _HeaderFrom(KeyOrValue):
     """
 
     def config(self) -> ConfigDef:
-        return (
+        return define_replace_null_with_default(
             ConfigDef()
             .define(
                 FIELDS,
@@ -70,15 +72,6 @@ class _HeaderFrom(KeyOrValue):
                 doc="Either <code>move</code> if the fields are to be moved to the headers "
                 "(removed from the key/value), or <code>copy</code> if the fields are to be "
                 "copied to the headers (retained in the key/value).",
-            )
-            .define(
-                REPLACE_NULL_WITH_DEFAULT,
-                Type.BOOLEAN,
-                True,
-                importance=Importance.MEDIUM,
-                doc="Whether to replace fields that have a default value and that are null to "
-                "the default value. When set to true, the default value is used, otherwise "
-                "null is used.",
             )
         )
 
@@ -117,27 +110,20 @@ class _HeaderFrom(KeyOrValue):
             found = schema.field(field)
             if found is None:
                 raise DataError(f"{field} is not a valid field name")
-            headers = headers.add(header, self._field_value(struct, field), found.schema)
+            headers = headers.add(
+                header, struct_get(struct, field, self._replace_null), found.schema
+            )
         if not self._move:
             return self._updated(record, schema, struct, headers)
         moved_schema = self._moved_schema(schema)
         moved = Struct(
-            moved_schema, {f.name: self._field_value(struct, f.name) for f in moved_schema.fields}
+            moved_schema,
+            {f.name: struct_get(struct, f.name, self._replace_null) for f in moved_schema.fields},
         )
         return self._updated(record, moved_schema, moved, headers)
 
     def _updated(self, record: Any, schema: Schema | None, value: Any, headers: Headers) -> Any:
         return dataclasses.replace(self.new_record(record, schema, value), headers=headers)
-
-    def _field_value(self, struct: Struct, name: str) -> Any:
-        """The field's value; a null becomes the field's default unless that is turned off.
-
-        Struct.get already gives the default for a field that was never set."""
-        value = struct.get(name)
-        if value is None and self._replace_null:
-            found = struct.schema.field(name)
-            return found.schema.default if found is not None else None
-        return value
 
     def _moved_schema(self, schema: Schema) -> Schema:
         """The STRUCT schema without the moved fields (built as Kafka's copySchemaBasics does:

@@ -7,8 +7,13 @@ import re
 from typing import Any
 
 from connect_lite.api import ConfigDef, ConfigError, Importance, Type
-from connect_lite.api.config import compiles_as_regex, invalid
-from connect_lite.transforms.base import BuiltinTransformation, kafka_names
+from connect_lite.api.config import invalid
+from connect_lite.transforms.base import (
+    BuiltinTransformation,
+    java_pattern,
+    java_regex_problem,
+    kafka_names,
+)
 
 
 def java_replacement(replacement: str) -> str:
@@ -48,7 +53,7 @@ class RegexRouter(BuiltinTransformation):
             .define(
                 "regex",
                 Type.STRING,
-                validator=_regex,
+                validator=java_regex_problem,
                 importance=Importance.HIGH,
                 doc="Regular expression to use for matching.",
             )
@@ -59,7 +64,7 @@ class RegexRouter(BuiltinTransformation):
 
     def configure(self, config: dict[str, str]) -> None:
         parsed = self.settings = self.config().parse(config)
-        self._pattern = re.compile(parsed["regex"])
+        self._pattern = re.compile(java_pattern(parsed["regex"]))
         try:
             self._replacement = java_replacement(parsed["replacement"])
         except ValueError as error:
@@ -70,9 +75,3 @@ class RegexRouter(BuiltinTransformation):
         if match is None:
             return record
         return dataclasses.replace(record, topic=match.expand(self._replacement))
-
-
-def _regex(name: str, value: Any) -> str | None:
-    if value is None:
-        return None
-    return compiles_as_regex(name, value)

@@ -7,12 +7,8 @@ import pytest
 from connect_lite.api import ConfigError, Headers, SinkRecord, SourceRecord
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
-from connect_lite.transforms.predicates import (
-    HasHeaderKey,
-    RecordIsTombstone,
-    TopicNameMatches,
-    java_pattern,
-)
+from connect_lite.transforms.base import java_pattern
+from connect_lite.transforms.predicates import HasHeaderKey, RecordIsTombstone, TopicNameMatches
 
 
 def topic_record(topic: str | None) -> SourceRecord:

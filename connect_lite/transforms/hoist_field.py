@@ -1,0 +1,55 @@
+"""HoistField: wrap a whole key or value in a Struct (or map) with one named field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from connect_lite.api import ConfigDef, DataError, Importance, SchemaBuilder, Struct, Type
+from connect_lite.transforms.base import KeyOrValue, kafka_names
+
+FIELD = "field"
+
+
+class _HoistField(KeyOrValue):
+    """Kafka's HoistField: ``v`` becomes ``{field: v}``; with a schema, a one-field Struct
+    whose field has the original schema. Null is wrapped too, as Kafka does."""
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define(
+            FIELD,
+            Type.STRING,
+            importance=Importance.MEDIUM,
+            doc="Field name for the single field that will be created in the resulting Struct "
+            "or Map.",
+        )
+
+    def configure(self, config: dict[str, str]) -> None:
+        self.settings = self.config().parse(config)
+        self._field = str(self.settings[FIELD])
+
+    def apply(self, record: Any) -> Any:
+        schema = self.operating_schema(record)
+        value = self.operating_value(record)
+        if schema is None:
+            return self.new_record(record, None, {self._field: value})
+        if value is None and not schema.optional:
+            # Kafka's Struct.put validates the value against the field's schema.
+            raise DataError(
+                f'Invalid value: null used for required field: "{self._field}", '
+                f"schema type: {schema.type.name}"
+            )
+        updated_schema = SchemaBuilder.struct().field(self._field, schema).build()
+        return self.new_record(record, updated_schema, Struct(updated_schema, {self._field: value}))
+
+
+class HoistFieldKey(_HoistField):
+    is_key = True
+    __connect_aliases__ = kafka_names("HoistField$Key")
+
+
+class HoistFieldValue(_HoistField):
+    is_key = False
+    __connect_aliases__ = kafka_names("HoistField$Value")
+
+
+__all__ = ["HoistFieldKey", "HoistFieldValue"]

@@ -1,0 +1,67 @@
+"""ValueToKey: make the record key from a subset of the value's fields."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from connect_lite.api import ConfigDef, DataError, Importance, SchemaBuilder, Struct, Type
+from connect_lite.api.config import valid_list
+from connect_lite.transforms.base import (
+    REPLACE_NULL_WITH_DEFAULT,
+    BuiltinTransformation,
+    define_replace_null_with_default,
+    kafka_names,
+    require_map,
+    require_struct,
+    struct_get,
+)
+
+FIELDS = "fields"
+PURPOSE = "copying fields from value to key"
+
+
+class ValueToKey(BuiltinTransformation):
+    """Kafka's ValueToKey (one form only, no $Key/$Value): the key becomes a map, or a Struct
+    of the named value fields in ``fields`` order. The value is left as it is."""
+
+    __connect_aliases__ = kafka_names("ValueToKey")
+
+    def config(self) -> ConfigDef:
+        config = ConfigDef().define(
+            FIELDS,
+            Type.LIST,
+            validator=valid_list(allow_empty=False),
+            importance=Importance.HIGH,
+            doc="Field names on the record value to extract as the record key.",
+        )
+        return define_replace_null_with_default(config)
+
+    def configure(self, config: dict[str, str]) -> None:
+        self.settings = self.config().parse(config)
+        self._fields: list[str] = list(self.settings[FIELDS])
+        self._replace_null = bool(self.settings[REPLACE_NULL_WITH_DEFAULT])
+
+    def apply(self, record: Any) -> Any:
+        if record.value_schema is None:
+            mapping = require_map(record.value, PURPOSE)
+            key = {name: mapping.get(name) for name in self._fields}
+            return dataclasses.replace(record, key_schema=None, key=key)
+        struct = require_struct(record.value, PURPOSE)
+        builder = SchemaBuilder.struct()
+        for name in self._fields:
+            field = struct.schema.field(name)
+            if field is None:
+                raise DataError(f"Field does not exist: {name}")
+            builder.field(name, field.schema)
+        key_schema = builder.build()
+        values = {name: struct_get(struct, name, self._replace_null) for name in self._fields}
+        return dataclasses.replace(
+            record,
+            key_schema=key_schema,
+            key=Struct(key_schema, values),
+            value_schema=struct.schema,
+        )
+
+
+__all__ = ["ValueToKey"]
