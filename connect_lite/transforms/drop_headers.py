@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from connect_lite.api import ConfigDef, Headers, Importance, Type
-from connect_lite.transforms.base import BuiltinTransformation, kafka_names, non_empty_list
+from connect_lite.transforms.base import BuiltinTransformation, kafka_names, non_empty_list, updated
 
 HEADERS = "headers"
 
@@ -33,4 +32,4 @@ class DropHeaders(BuiltinTransformation):
         kept = tuple(h for h in record.headers if h.key not in self._names)
         if len(kept) == len(record.headers):
             return record  # headers are immutable, so "unchanged" is the same record
-        return dataclasses.replace(record, headers=Headers(kept))
+        return updated(record, headers=Headers(kept))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +27,7 @@ from connect_lite.transforms.base import (
     require_map,
     require_struct,
     struct_get,
+    updated,
 )
 
 FIELDS = "fields"
@@ -123,7 +123,7 @@ class _HeaderFrom(KeyOrValue):
         return self._updated(record, moved_schema, moved, headers)
 
     def _updated(self, record: Any, schema: Schema | None, value: Any, headers: Headers) -> Any:
-        return dataclasses.replace(self.new_record(record, schema, value), headers=headers)
+        return updated(self.new_record(record, schema, value), headers=headers)
 
     def _moved_schema(self, schema: Schema) -> Schema:
         """The STRUCT schema without the moved fields (built as Kafka's copySchemaBasics does:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 from typing import Any
 
 from connect_lite.api import ConfigDef, Importance, Type
 from connect_lite.api.config import invalid
 from connect_lite.converters.values import parse_string
-from connect_lite.transforms.base import BuiltinTransformation, kafka_names
+from connect_lite.transforms.base import BuiltinTransformation, kafka_names, updated
 
 HEADER = "header"
 VALUE_LITERAL = "value.literal"
@@ -57,6 +56,4 @@ class InsertHeader(BuiltinTransformation):
     def apply(self, record: Any) -> Any:
         # A list or map literal is copied so that no two records share one mutable value.
         value = copy.deepcopy(self._value) if isinstance(self._value, list | dict) else self._value
-        return dataclasses.replace(
-            record, headers=record.headers.add(self._header, value, self._schema)
-        )
+        return updated(record, headers=record.headers.add(self._header, value, self._schema))

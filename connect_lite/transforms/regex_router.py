@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
@@ -13,6 +12,7 @@ from connect_lite.transforms.base import (
     java_pattern,
     java_regex_problem,
     kafka_names,
+    updated,
 )
 
 
@@ -74,4 +74,4 @@ class RegexRouter(BuiltinTransformation):
         match = self._pattern.fullmatch(record.topic)
         if match is None:
             return record
-        return dataclasses.replace(record, topic=match.expand(self._replacement))
+        return updated(record, topic=match.expand(self._replacement))

@@ -69,13 +69,13 @@ class _SetSchemaMetadata(KeyOrValue):
         if schema is None and value is None:
             return record
         schema = require_schema(schema, PURPOSE)
-        updated = dataclasses.replace(
+        renamed = dataclasses.replace(
             schema,
             name=self._name if self._name is not None else schema.name,
             version=self._version if self._version is not None else schema.version,
         )
         return self.new_record(
-            record, updated, update_schema_in(value, updated, self._replace_null)
+            record, renamed, update_schema_in(value, renamed, self._replace_null)
         )
 
 

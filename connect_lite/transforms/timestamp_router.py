@@ -7,12 +7,11 @@ routed to time-bucketed topics such as ``orders-20240131``.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from connect_lite.api import ConfigDef, ConfigError, DataError, Importance, Type
 from connect_lite.api.config import invalid
-from connect_lite.transforms.base import BuiltinTransformation, kafka_names
+from connect_lite.transforms.base import BuiltinTransformation, kafka_names, updated
 from connect_lite.transforms.java_time import JavaDateFormat, PatternError
 
 TOPIC_FORMAT_CONFIG = "topic.format"
@@ -65,7 +64,7 @@ class TimestampRouter(BuiltinTransformation):
             raise DataError(str(error)) from None
         # Kafka replaces ${topic} first, then ${timestamp} in the result, both literally.
         topic = self._topic_format.replace("${topic}", record.topic)
-        return dataclasses.replace(record, topic=topic.replace("${timestamp}", formatted))
+        return updated(record, topic=topic.replace("${timestamp}", formatted))
 
 
 __all__ = ["TimestampRouter"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from connect_lite.api import ConfigDef, DataError, Importance, SchemaBuilder, Struct, Type
@@ -15,6 +14,7 @@ from connect_lite.transforms.base import (
     require_map,
     require_struct,
     struct_get,
+    updated,
 )
 
 FIELDS = "fields"
@@ -46,7 +46,7 @@ class ValueToKey(BuiltinTransformation):
         if record.value_schema is None:
             mapping = require_map(record.value, PURPOSE)
             key = {name: mapping.get(name) for name in self._fields}
-            return dataclasses.replace(record, key_schema=None, key=key)
+            return updated(record, key_schema=None, key=key)
         struct = require_struct(record.value, PURPOSE)
         builder = SchemaBuilder.struct()
         for name in self._fields:
@@ -56,7 +56,7 @@ class ValueToKey(BuiltinTransformation):
             builder.field(name, field.schema)
         key_schema = builder.build()
         values = {name: struct_get(struct, name, self._replace_null) for name in self._fields}
-        return dataclasses.replace(
+        return updated(
             record,
             key_schema=key_schema,
             key=Struct(key_schema, values),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
 
@@ -9,6 +10,7 @@ import pytest
 
 from connect_lite.api import (
     ConfigError,
+    Headers,
     Schema,
     SchemaBuilder,
     SchemaType,
@@ -25,6 +27,7 @@ from connect_lite.transforms.base import (
     require_map,
     require_sink_record,
     schema_type_of,
+    updated,
 )
 from connect_lite.transforms.header_from import HeaderFromValue
 from connect_lite.transforms.predicates import HasHeaderKey
@@ -130,3 +133,14 @@ def test_regex_router_takes_java_named_groups() -> None:
     assert routed.topic == "orders-clean"
     with pytest.raises(ConfigError, match="Invalid regex: Unclosed group"):
         RegexRouter().configure({"regex": "(", "replacement": "x"})
+
+
+def test_updated_is_dataclasses_replace_without_init() -> None:
+    source = SourceRecord({"p": 1}, {"o": 2}, "t", "v", key="k", headers=Headers.of([("h", 1)]))
+    sink = SinkRecord("t", 0, 5, "k", "v")
+    for record in (source, sink):
+        changed = updated(record, topic="other", value="w")
+        assert changed == dataclasses.replace(record, topic="other", value="w")
+        assert type(changed) is type(record) and record.topic == "t"  # the input is unchanged
+    with pytest.raises(TypeError):
+        updated(sink, no_such_field=1)
