@@ -9,7 +9,7 @@ schema holds one is not compiled.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -76,25 +76,64 @@ def to_plain(value: Any, schema: Schema) -> Any:
 
 def from_plain(value: Any, schema: Schema) -> Any:
     """The Connect value for a plain value read back from Arrow (the inverse of to_plain)."""
-    if value is None:
-        return None
-    if schema.name in _DECODE:
-        return _DECODE[schema.name](value)
+    return decoder(schema)(value)
+
+
+def decoder(schema: Schema) -> Callable[[Any], Any]:
+    """A function from plain values to Connect values of ``schema``, built once per schema:
+    a batch decodes every row with the same one."""
+    try:
+        found = _DECODERS.get(schema)
+    except TypeError:  # a default value that cannot be hashed: no caching
+        return _build_decoder(schema)
+    if found is None:
+        if len(_DECODERS) >= 256:
+            _DECODERS.clear()
+        found = _DECODERS[schema] = _build_decoder(schema)
+    return found
+
+
+_DECODERS: dict[Schema, Callable[[Any], Any]] = {}
+
+
+def _build_decoder(schema: Schema) -> Callable[[Any], Any]:
     kind = schema.type
+    if schema.name in _DECODE:
+        logical_decode = _DECODE[schema.name]
+        return lambda v: None if v is None else logical_decode(v)
     if kind is SchemaType.STRUCT:
-        assert isinstance(value, Mapping)
-        return Struct(schema, {f.name: from_plain(value[f.name], f.schema) for f in schema.fields})
+        fields = [(f.name, decoder(f.schema)) for f in schema.fields]
+        new = Struct.__new__
+
+        def struct(v: Any) -> Any:
+            if v is None:
+                return None
+            built = new(Struct)  # the values come from a typed column: no per-field checks
+            built.__setstate__((schema, {name: decode(v[name]) for name, decode in fields}))
+            return built
+
+        return struct
     if kind is SchemaType.ARRAY:
-        item = schema.value_schema
-        assert item is not None
-        return [from_plain(v, item) for v in value]
+        assert schema.value_schema is not None
+        item = decoder(schema.value_schema)
+        return lambda v: None if v is None else [item(x) for x in v]
     if kind is SchemaType.MAP:
-        ks, vs = schema.key_schema, schema.value_schema
-        assert ks is not None and vs is not None
-        pairs = value.items() if isinstance(value, Mapping) else value
-        return {from_plain(k, ks): from_plain(v, vs) for k, v in pairs}
-    if kind in (SchemaType.FLOAT32, SchemaType.FLOAT64) and isinstance(value, int):
-        return float(value)
+        assert schema.key_schema is not None and schema.value_schema is not None
+        dk, dv = decoder(schema.key_schema), decoder(schema.value_schema)
+
+        def mapping(v: Any) -> Any:
+            if v is None:
+                return None
+            pairs = v.items() if isinstance(v, Mapping) else v
+            return {dk(k): dv(x) for k, x in pairs}
+
+        return mapping
+    if kind in (SchemaType.FLOAT32, SchemaType.FLOAT64):
+        return lambda v: float(v) if isinstance(v, int) else v
+    return _identity
+
+
+def _identity(value: Any) -> Any:
     return value
 
 
@@ -109,4 +148,4 @@ _DECODE = {
     logical.TIME: logical.millis_to_time,
 }
 
-__all__ = ["arrow_type", "from_plain", "to_plain"]
+__all__ = ["arrow_type", "decoder", "from_plain", "to_plain"]

@@ -16,17 +16,19 @@ give the same records (tests/unit/pipeline/test_transform_forms.py compares them
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_type
 
 from connect_lite.api.data import Schema, SchemaType
-from connect_lite.api.records import SinkRecord
-from connect_lite.pipeline.columns import arrow_type, from_plain, to_plain
+from connect_lite.api.records import SinkRecord, SourceRecord
+from connect_lite.pipeline.columns import arrow_type, decoder, to_plain
 from connect_lite.pipeline.errors import StageCancelledError
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.transforms.field_path import FIELD_SYNTAX_VERSION, FieldPath
@@ -359,13 +361,21 @@ def compile_chain(chain: Chain, probe: Any, base: Frame) -> Compiled | None:
 # -- running a batch --------------------------------------------------------------------
 
 
-def run_expressions(
-    runtime: SparkRuntime, group_id: str, chain: Chain, records: Sequence[Any]
-) -> list[Any] | None:
-    """The records after the chain (None where dropped), or None when the batch or the
-    chain has no column form; the caller then runs the Arrow form."""
+@dataclass
+class Plan:
+    """A batch's chain as one select over its DataFrame, not yet run."""
+
+    selected: DataFrame
+    schemas: dict[str, Schema | None]  # key and value schemas after the chain
+    sides: frozenset[str]  # the sides the chain changes (they come back as typed columns)
+    typed: frozenset[str]  # the sides that travel as typed columns
+
+
+def plan(runtime: SparkRuntime, chain: Chain, records: Sequence[Any]) -> Plan | None:
+    """The chain over ``records`` as Spark columns, or None when the batch or the chain has
+    no column form (the caller then runs the Arrow form). Runs no job."""
     if not records:
-        return []
+        return None
     first = records[0]
     key_schema, value_schema = first.key_schema, first.value_schema
     if value_schema is None and key_schema is None:
@@ -376,14 +386,13 @@ def run_expressions(
         if r.value_schema is not value_schema and r.value_schema != value_schema:
             return None
     table, typed = _table(records, key_schema, value_schema)
-    spark = runtime.session()
-    df = spark.createDataFrame(table)
+    per_partition = -(-len(records) // runtime.default_parallelism)
+    table = pa.Table.from_batches(table.to_batches(max_chunksize=per_partition))
+    df = runtime.session().createDataFrame(table)  # a partition per record batch
+    given = {"key": key_schema, "value": value_schema}
     base = Frame(
         {name: df[name] for name in table.column_names},
-        {
-            side: schema if side in typed else None
-            for side, schema in (("key", key_schema), ("value", value_schema))
-        },
+        {side: schema if side in typed else None for side, schema in given.items()},
     )
     compiled = compile_chain(chain, first, base)
     if compiled is None:
@@ -392,26 +401,43 @@ def run_expressions(
         if side not in typed or any(getattr(r, side) is None for r in records):
             return None  # a null key or value keeps its schema in Kafka; no column form
     frame = compiled.frame
+    extra = [df["headers"]] if "headers" in table.column_names else []
     selected = df.where(frame.keep).select(
         df["idx"],
         frame.cols["topic"].alias("topic"),
         frame.cols["partition"].alias("partition"),
         frame.cols["timestamp"].alias("timestamp"),
-        *[frame.cols[s].alias(s) for s in ("key", "value") if s in frame.cols],
+        *[frame.cols[s].alias(s) for s in ("key", "value") if s in typed],
+        *extra,
     )
+    schemas = {s: frame.schemas[s] if s in typed else given[s] for s in given}
+    for side in compiled.sides:  # a compiler bug must not reach a record: check the types
+        schema = schemas[side]
+        expected = None if schema is None else arrow_type(schema)
+        got = to_arrow_type(selected.schema[side].dataType)
+        if expected is None or not _same_type(got, expected):
+            return None
+    return Plan(selected, schemas, compiled.sides, frozenset(typed))
+
+
+def run_expressions(
+    runtime: SparkRuntime, group_id: str, chain: Chain, records: Sequence[Any]
+) -> list[Any] | None:
+    """The records after the chain (None where dropped), or None when the batch or the
+    chain has no column form; the caller then runs the Arrow form."""
+    if not records:
+        return []
+    planned = plan(runtime, chain, records)
+    if planned is None:
+        return None
     with runtime.job_group(group_id, f"connect-lite transforms: {len(records)} records") as g:
         try:
-            result = selected.toArrow()
+            result = planned.selected.drop("headers").toArrow()
         except Exception as e:
             if g.cancelled:
                 raise StageCancelledError(f"Job group {group_id} was cancelled") from e
             raise
-    for side in compiled.sides:
-        schema = frame.schemas[side]
-        expected = None if schema is None else arrow_type(schema)
-        if expected is None or not _same_type(result.schema.field(side).type, expected):
-            raise TypeError(f"column form of the chain gave {side} type {result.schema}")
-    return _rebuild(records, result, frame.schemas, compiled.sides)
+    return _rebuild(records, result, planned.schemas, planned.sides)
 
 
 def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
@@ -449,6 +475,10 @@ def _table(
             [[h.key for h in r.headers] for r in records], pa.list_(pa.string())
         ),
     }
+    if any(r.headers for r in records):  # the chain leaves headers alone: they ride along
+        columns["headers"] = pa.array(
+            [pickle.dumps(r.headers) if r.headers else None for r in records], pa.binary()
+        )
     typed: set[str] = set()
     for side, schema in (("key", key_schema), ("value", value_schema)):
         kind = None if schema is None else arrow_type(schema)
@@ -466,20 +496,54 @@ def _rebuild(
     schemas: dict[str, Schema | None],
     sides: frozenset[str],
 ) -> list[Any]:
+    """The records after the chain, built straight from the result columns."""
     out: list[Any] = [None] * len(records)
-    data = {name: result.column(name).to_pylist() for name in result.column_names}
-    for row, index in enumerate(data["idx"]):
-        changes: dict[str, Any] = {
-            "topic": data["topic"][row],
-            "kafka_partition": data["partition"][row],
-            "timestamp": data["timestamp"][row],
-        }
-        for side in sides:
-            schema = schemas[side]
-            assert schema is not None
-            changes[side] = from_plain(data[side][row], schema)
-            changes[f"{side}_schema"] = schema
-        out[index] = dataclasses.replace(records[index], **changes)
+    n = result.num_rows
+    columns = {name: result.column(name).to_pylist() for name in result.column_names}
+    for side in ("key", "value"):
+        schema = schemas[side]
+        if side in sides and schema is not None:
+            columns[side] = list(map(decoder(schema), columns[side]))
+        else:  # untouched: the input's own values and schemas
+            columns[side] = [getattr(records[i], side) for i in columns["idx"]]
+        columns[f"{side}_schema"] = (
+            [schema] * n
+            if side in sides
+            else [getattr(records[i], f"{side}_schema") for i in columns["idx"]]
+        )
+    rows = zip(
+        columns["idx"],
+        columns["topic"],
+        columns["partition"],
+        columns["timestamp"],
+        columns["key"],
+        columns["value"],
+        columns["key_schema"],
+        columns["value_schema"],
+        strict=True,
+    )
+    if records and isinstance(records[0], SinkRecord):
+        for i, topic, partition, ts, key, value, ks, vs in rows:
+            r = records[i]
+            out[i] = SinkRecord(
+                topic,
+                partition,
+                r.kafka_offset,
+                key,
+                value,
+                ks,
+                vs,
+                ts,
+                r.timestamp_type,
+                r.headers,
+            )
+    else:
+        for i, topic, partition, ts, key, value, ks, vs in rows:
+            r = records[i]
+            out[i] = SourceRecord(
+                r.source_partition, r.source_offset, topic, value, key, partition, ks, vs, ts,
+                r.headers,
+            )  # fmt: skip
     return out
 
 
@@ -505,7 +569,9 @@ __all__ = [
     "TRANSFORMS",
     "Compiled",
     "Frame",
+    "Plan",
     "chain_has_columns",
     "compile_chain",
+    "plan",
     "run_expressions",
 ]

@@ -25,6 +25,7 @@ per run of records with the same topic and schema.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import operator
 import uuid
@@ -38,7 +39,14 @@ from connect_lite.pipeline import expressions
 from connect_lite.pipeline.errors import RecordError, StageCancelledError
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.session import SparkRuntime
-from connect_lite.pipeline.transfer import dumps, run_job, split
+from connect_lite.pipeline.transfer import (
+    OUTPUT_SCHEMA,
+    collect_payloads,
+    dumps,
+    map_source_rows,
+    run_job,
+    split,
+)
 from connect_lite.pipeline.work import SOURCE_FIELDS, SOURCE_RECORD_FIELDS, TIMESTAMP_TYPES
 
 
@@ -252,25 +260,53 @@ class SourceStage(_Stage):
         n = len(records)
         if n == 0:
             return SourceBatchResult(n)
-        transformed = self._expressions(records) if self.spec.transforms else None
-        if transformed is None:
+        result = self._run_as_columns(records) if self.spec.transforms else None
+        if result is None:
             result = self._convert(records, bool(self.spec.transforms))
-        else:  # the chain ran as Spark columns: convert what it kept, in its input positions
-            kept = [i for i, r in enumerate(transformed) if r is not None]
-            converted = self._convert([transformed[i] for i in kept], False)
-            result = SourceBatchResult(
-                n,
-                dropped=[i for i, r in enumerate(transformed) if r is None],
-                retries=converted.retries,
-            )
-            for out in converted.records:
-                out.index = kept[out.index]
-                result.records.append(out)
-            result.errors = [
-                dataclasses.replace(e, index=kept[e.index]) if e.index is not None else e
-                for e in converted.errors
-            ]
         self._raise_first(result.errors, tolerate_errors)
+        return result
+
+    def _run_as_columns(self, records: list[SourceRecord]) -> SourceBatchResult | None:
+        """One job: the chain as Spark column expressions, then the converters in Python
+        workers over the rows it kept. None when the batch has no column form (or the job
+        failed for a reason that is no single record's; the Arrow form isolates it)."""
+        chain = self._chain()
+        if chain is None or not expressions.chain_has_columns(chain):
+            return None
+        try:
+            planned = expressions.plan(self.runtime, chain, records)
+        except Exception as e:
+            log.warning("No column form for this batch, using the Arrow form: %s", e)
+            return None
+        if planned is None or any(
+            side not in planned.typed and any(getattr(r, side) is not None for r in records)
+            for side in ("key", "value")
+        ):
+            return None  # a side without a column must be null throughout to ride along
+        mapped = planned.selected.mapInArrow(
+            functools.partial(map_source_rows, self.spec, self._token, planned.schemas),
+            OUTPUT_SCHEMA,
+        )
+        n = len(records)
+        description = f"connect-lite source stage {self.spec.stage_id}: {n} records as columns"
+        try:
+            with gc_paused(), self.runtime.job_group(self.job_group, description) as group:
+                chunks = collect_payloads(group, mapped)
+        except StageCancelledError:
+            raise
+        except Exception as e:
+            log.warning("Column form of the transforms failed, using the Arrow form: %s", e)
+            return None
+        result = SourceBatchResult(n)
+        survivors: set[int] = set()
+        with gc_paused():
+            for chunk in chunks:
+                survivors.update(chunk["idx"])
+                self._collect(records, 0, chunk, result)
+        result.records.sort(key=operator.attrgetter("index"))  # partitions come back in any order
+        result.errors.sort(key=lambda e: -1 if e.index is None else e.index)
+        result.dropped = sorted(set(range(n)) - survivors)
+        self.compiled_batches += 1
         return result
 
     def _convert(self, records: list[SourceRecord], full: bool) -> SourceBatchResult:

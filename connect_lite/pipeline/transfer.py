@@ -87,6 +87,35 @@ def map_chunks(
             yield _row(chunk, out)
 
 
+def map_source_rows(
+    spec: Any, token: str, schemas: dict[str, Any], batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """The mapInArrow function after a chain of column expressions: typed rows in,
+    converted records out (one output row per input batch, in Python workers)."""
+    from connect_lite.pipeline.work import source_rows
+
+    comps = components(spec, token)
+    for n, batch in enumerate(batches):
+        with gc_paused():
+            result = source_rows(comps, batch.to_pydict(), schemas)
+            out = dumps(result)
+        del result
+        yield _row(n, out)
+
+
+def collect_payloads(group: JobGroup, mapped: Any) -> list[Any]:
+    """Run the job of a mapped DataFrame of (chunk, payload) rows; the unpickled payloads."""
+    if group.cancelled:
+        raise StageCancelledError(f"Job group {group.group_id} was cancelled")
+    try:
+        result = mapped.toArrow()
+    except Exception as e:
+        if group.cancelled:
+            raise StageCancelledError(f"Job group {group.group_id} was cancelled") from e
+        raise StageExecutionError(f"Spark job of {group.group_id} failed: {e}") from e
+    return [pickle.loads(blob.as_buffer()) for blob in result.column("payload")]
+
+
 def run_job(
     runtime: SparkRuntime,
     group: JobGroup,

@@ -14,12 +14,14 @@ branch, so records that do not fail pay nothing for it.
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from connect_lite.api.data import Header, Headers
 from connect_lite.api.errors import RetriableError
 from connect_lite.api.records import SinkRecord, SourceRecord
+from connect_lite.pipeline.columns import decoder
 from connect_lite.pipeline.errors import (
     HEADER_CONVERTER,
     KEY_CONVERTER,
@@ -206,6 +208,40 @@ def source_chunk(comps: Components, full: bool, columns: tuple[list[Any], ...]) 
     return _pack(
         kept, dropped, failures, keys=out_keys, values=out_values, headers=out_headers, meta=meta
     )
+
+
+def source_rows(
+    comps: Components, columns: dict[str, list[Any]], schemas: dict[str, Any]
+) -> dict[str, Any]:
+    """Converters for rows a chain of column expressions kept: ``columns`` hold the input
+    position (idx), topic, partition, timestamp, the typed key and/or value, and pickled
+    headers; a side without a column is None throughout. Positions in the result (kept,
+    errors) are input positions, and ``idx`` lists every row that came in."""
+    idx = columns["idx"]
+    n = len(idx)
+
+    def side(name: str) -> list[Any]:
+        if name not in columns:
+            return [None] * n
+        return list(map(decoder(schemas[name]), columns[name]))
+
+    blobs = columns.get("headers") or [None] * n
+    headers = [None if b is None else pickle.loads(b) for b in blobs]
+    key_schemas, value_schemas = [schemas["key"]] * n, [schemas["value"]] * n
+    result = source_chunk(
+        comps,
+        False,
+        (columns["topic"], side("key"), key_schemas, side("value"), value_schemas, headers),
+    )
+    meta = list(zip(columns["topic"], columns["partition"], columns["timestamp"], strict=True))
+    result["meta"] = [meta[i] for i in result["kept"]]
+    result["kept"] = [idx[i] for i in result["kept"]]
+    result["errors"] = [
+        e if e.index is None else dataclasses.replace(e, index=idx[e.index])
+        for e in result["errors"]
+    ]
+    result["idx"] = idx
+    return result
 
 
 def _source_transform(
