@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -57,10 +58,23 @@ class Schema:
 
     def field(self, name: str) -> Field | None:
         """The field with that name, for STRUCT schemas."""
-        for f in self.fields:
-            if f.name == name:
-                return f
-        return None
+        return self.fields_by_name.get(name)
+
+    @functools.cached_property
+    def fields_by_name(self) -> dict[str, Field]:
+        """Field name -> field, built on first use: ``field`` runs for every ``Struct.put``.
+
+        Kept in the instance ``__dict__`` (which a frozen dataclass allows), so it takes no
+        part in ``__eq__``, ``__hash__`` or ``repr``, and ``__getstate__`` leaves it out of
+        pickles. Treat it as read-only."""
+        return {f.name: f for f in self.fields}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The dataclass fields only: the name index is rebuilt on first use after unpickling."""
+        state = self.__dict__
+        if "fields_by_name" in state:
+            state = {k: v for k, v in state.items() if k != "fields_by_name"}
+        return state
 
     @property
     def params(self) -> dict[str, str]:
@@ -192,16 +206,21 @@ class Struct:
         if schema.type is not SchemaType.STRUCT:
             raise DataError("Not a struct schema: " + schema.type.name)
         self._schema = schema
-        self._values: dict[str, Any] = {}
-        for name, value in (values or {}).items():
-            self.put(name, value)
+        if not values:
+            self._values: dict[str, Any] = {}
+            return
+        by_name = schema.fields_by_name
+        if not values.keys() <= by_name.keys():
+            unknown = next(name for name in values if name not in by_name)
+            raise DataError(f"{unknown} is not a valid field name")
+        self._values = dict(values)
 
     @property
     def schema(self) -> Schema:
         return self._schema
 
     def put(self, name: str, value: Any) -> Struct:
-        if self._schema.field(name) is None:
+        if name not in self._schema.fields_by_name:
             raise DataError(f"{name} is not a valid field name")
         self._values[name] = value
         return self
@@ -218,7 +237,7 @@ class Struct:
         """Kafka's ``Struct.getWithoutDefault``: the stored value, None when the field was never
         set or set to null. ``get`` may give the schema default instead, which KIP-1040's
         ``replace.null.with.default=false`` must not."""
-        if self._schema.field(name) is None:
+        if name not in self._schema.fields_by_name:
             raise DataError(f"{name} is not a valid field name")
         return self._values.get(name)
 

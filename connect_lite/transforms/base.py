@@ -11,7 +11,7 @@ import dataclasses
 import datetime as dt
 import decimal
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from connect_lite import __version__
@@ -32,6 +32,7 @@ from connect_lite.api.config import invalid
 
 KAFKA_PACKAGE = "org.apache.kafka.connect.transforms"
 REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
+SCHEMA_CACHE_SIZE = 16  # Kafka's schemaUpdateCache: new LRUCache<>(16)
 
 
 def kafka_names(name: str, package: str = KAFKA_PACKAGE) -> tuple[str, ...]:
@@ -88,6 +89,53 @@ class KeyOrValue(BuiltinTransformation):
         if self.is_key:
             return updated(record, key_schema=schema, key=value)
         return updated(record, value_schema=schema, value=value)
+
+
+class SchemaCache:
+    """Kafka's ``schemaUpdateCache``: the output schema a transform built for an input schema,
+    for up to ``size`` input schemas, so that records sharing a schema build it once rather
+    than once per record.
+
+    ``build`` must depend on the input schema and the transform's configuration only (a
+    transform makes a new cache in ``configure``); its errors are not cached. An unhashable
+    schema (a list or dict default) is built every time. When full, the oldest entry goes:
+    Kafka's LRUCache drops the least recently used one instead, which differs only for a
+    transform that sees more than ``size`` schemas, and would cost a second hash of the
+    schema per lookup here. Each step is one dict operation, safe under the GIL without a
+    lock (a race can only build a schema twice)."""
+
+    __slots__ = ("_build", "_entries", "_last", "_size")
+
+    def __init__(self, build: Callable[[Schema], Schema], size: int = SCHEMA_CACHE_SIZE) -> None:
+        self._build = build
+        self._size = size
+        self._entries: dict[Schema, Schema] = {}
+        # (input, output) of the last lookup: records in a row usually share one schema
+        # object, and comparing identities is far cheaper than hashing a schema.
+        self._last: tuple[Schema, Schema] | None = None
+
+    def get(self, schema: Schema) -> Schema:
+        """The output schema for ``schema``, built on a miss."""
+        last = self._last
+        if last is not None and last[0] is schema:
+            return last[1]
+        entries = self._entries
+        try:
+            output = entries.get(schema)
+        except TypeError:  # an unhashable default value: no caching
+            return self._build(schema)
+        if output is None:
+            output = self._build(schema)
+            excess = len(entries) + 1 - self._size
+            if excess > 0:
+                for oldest in list(entries)[:excess]:
+                    entries.pop(oldest, None)
+            entries[schema] = output
+        self._last = (schema, output)
+        return output
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 # Requirements: Kafka's transforms/util/Requirements
@@ -333,9 +381,11 @@ def java_pattern(pattern: str) -> str:
 __all__ = [
     "KAFKA_PACKAGE",
     "REPLACE_NULL_WITH_DEFAULT",
+    "SCHEMA_CACHE_SIZE",
     "BuiltinPredicate",
     "BuiltinTransformation",
     "KeyOrValue",
+    "SchemaCache",
     "copy_schema_basics",
     "define_replace_null_with_default",
     "java_class",

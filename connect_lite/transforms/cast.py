@@ -33,6 +33,7 @@ from connect_lite.converters import logical
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,
+    SchemaCache,
     copy_schema_basics,
     define_replace_null_with_default,
     java_class,
@@ -146,6 +147,7 @@ class _Cast(KeyOrValue):
         self._casts = parse_spec(self.settings[SPEC_CONFIG])
         self._whole = self._casts.get(None)
         self._replace_null = bool(self.settings[REPLACE_NULL_WITH_DEFAULT])
+        self._schemas = SchemaCache(self._updated_schema)
 
     def apply(self, record: Any) -> Any:
         value = self.operating_value(record)
@@ -154,7 +156,7 @@ class _Cast(KeyOrValue):
         schema = self.operating_schema(record)
         if schema is None:
             return self.new_record(record, None, self._cast_schemaless(value))
-        updated = self._updated_schema(schema)
+        updated = self._schemas.get(schema)
         if self._whole is not None:
             return self.new_record(record, updated, cast_value(schema, value, self._whole))
         struct = require_struct(value, PURPOSE)

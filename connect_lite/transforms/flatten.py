@@ -22,6 +22,7 @@ from connect_lite.api import (
 )
 from connect_lite.transforms.base import (
     KeyOrValue,
+    SchemaCache,
     copy_schema_basics,
     java_class,
     kafka_names,
@@ -52,6 +53,7 @@ class _Flatten(KeyOrValue):
     def configure(self, config: dict[str, str]) -> None:
         self.settings = self.config().parse(config)
         self._delimiter: str = self.settings[DELIMITER_CONFIG]
+        self._schemas = SchemaCache(self._updated_schema)
 
     def apply(self, record: Any) -> Any:
         value = self.operating_value(record)
@@ -63,12 +65,15 @@ class _Flatten(KeyOrValue):
             self._flatten_map(require_map(value, PURPOSE), "", flat)
             return self.new_record(record, None, flat)
         struct = require_struct(value, PURPOSE)
-        builder = copy_schema_basics(schema, SchemaBuilder.struct())
-        self._flatten_schema(schema, "", builder, schema.optional, schema.default)
-        updated = builder.build()
+        updated = self._schemas.get(schema)
         result = Struct(updated)
         self._flatten_struct(struct, "", result)
         return self.new_record(record, updated, result)
+
+    def _updated_schema(self, schema: Schema) -> Schema:
+        builder = copy_schema_basics(schema, SchemaBuilder.struct())
+        self._flatten_schema(schema, "", builder, schema.optional, schema.default)
+        return builder.build()
 
     def _name(self, prefix: str, name: str) -> str:
         return f"{prefix}{self._delimiter}{name}" if prefix else name

@@ -20,6 +20,7 @@ from connect_lite.api import (
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,
+    SchemaCache,
     copy_schema_basics,
     define_replace_null_with_default,
     kafka_names,
@@ -34,7 +35,6 @@ FIELDS = "fields"
 HEADERS = "headers"
 OPERATION = "operation"
 MOVE, COPY = "move", "copy"
-_SCHEMA_CACHE_SIZE = 16
 
 
 class _HeaderFrom(KeyOrValue):
@@ -85,7 +85,7 @@ class _HeaderFrom(KeyOrValue):
             )
         self._move = self.settings[OPERATION] == MOVE
         self._replace_null = bool(self.settings[REPLACE_NULL_WITH_DEFAULT])
-        self._move_schemas: dict[Schema, Schema] = {}
+        self._moved_schemas = SchemaCache(self._moved_schema)
 
     def apply(self, record: Any) -> Any:
         schema = self.operating_schema(record)
@@ -115,7 +115,7 @@ class _HeaderFrom(KeyOrValue):
             )
         if not self._move:
             return self._updated(record, schema, struct, headers)
-        moved_schema = self._moved_schema(schema)
+        moved_schema = self._moved_schemas.get(schema)
         moved = Struct(
             moved_schema,
             {f.name: struct_get(struct, f.name, self._replace_null) for f in moved_schema.fields},
@@ -128,17 +128,6 @@ class _HeaderFrom(KeyOrValue):
     def _moved_schema(self, schema: Schema) -> Schema:
         """The STRUCT schema without the moved fields (built as Kafka's copySchemaBasics does:
         name, version, doc and parameters, but not optionality)."""
-        try:
-            cached = self._move_schemas.get(schema)
-        except TypeError:  # a default value that cannot be hashed: no caching
-            return self._build_moved_schema(schema)
-        if cached is None:
-            if len(self._move_schemas) >= _SCHEMA_CACHE_SIZE:
-                self._move_schemas.clear()
-            cached = self._move_schemas[schema] = self._build_moved_schema(schema)
-        return cached
-
-    def _build_moved_schema(self, schema: Schema) -> Schema:
         builder = copy_schema_basics(schema, SchemaBuilder.struct())
         for field in schema.fields:
             if field.name not in self._fields:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from connect_lite.api import ConfigDef, DataError, Importance, SchemaBuilder, Struct, Type
-from connect_lite.transforms.base import KeyOrValue, kafka_names
+from connect_lite.api import ConfigDef, DataError, Importance, Schema, SchemaBuilder, Struct, Type
+from connect_lite.transforms.base import KeyOrValue, SchemaCache, kafka_names
 
 FIELD = "field"
 
@@ -26,6 +26,7 @@ class _HoistField(KeyOrValue):
     def configure(self, config: dict[str, str]) -> None:
         self.settings = self.config().parse(config)
         self._field = str(self.settings[FIELD])
+        self._schemas = SchemaCache(self._updated_schema)
 
     def apply(self, record: Any) -> Any:
         schema = self.operating_schema(record)
@@ -38,8 +39,11 @@ class _HoistField(KeyOrValue):
                 f'Invalid value: null used for required field: "{self._field}", '
                 f"schema type: {schema.type.name}"
             )
-        updated_schema = SchemaBuilder.struct().field(self._field, schema).build()
+        updated_schema = self._schemas.get(schema)
         return self.new_record(record, updated_schema, Struct(updated_schema, {self._field: value}))
+
+    def _updated_schema(self, schema: Schema) -> Schema:
+        return SchemaBuilder.struct().field(self._field, schema).build()
 
 
 class HoistFieldKey(_HoistField):

@@ -20,6 +20,7 @@ from connect_lite.converters.logical import millis_to_timestamp, timestamp_schem
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,
+    SchemaCache,
     copy_schema_basics,
     define_replace_null_with_default,
     kafka_names,
@@ -104,6 +105,7 @@ class _InsertField(KeyOrValue):
         }
         self._static_value: str | None = self.settings[STATIC_VALUE]
         self._replace_null = bool(self.settings[REPLACE_NULL_WITH_DEFAULT])
+        self._schemas = SchemaCache(self._updated_schema)
         if not self._specs:
             raise ConfigError("No field insertion configured")
         static = self._specs.get(STATIC_FIELD)
@@ -122,7 +124,7 @@ class _InsertField(KeyOrValue):
             updated.update(self._insertions(record, timestamp_as_datetime=False))
             return self.new_record(record, None, updated)
         struct = require_struct(value, PURPOSE)
-        schema = self._updated_schema(struct.schema)
+        schema = self._schemas.get(struct.schema)
         values = {
             f.name: struct_get(struct, f.name, self._replace_null) for f in struct.schema.fields
         }

@@ -15,6 +15,9 @@ from connect_lite.transforms.base import (
     updated,
 )
 
+TOPIC_CACHE_SIZE = 1024
+_UNSEEN = object()
+
 
 def java_replacement(replacement: str) -> str:
     """Translate a Java Matcher replacement (``$1``, ``${name}``, ``\\$``) to Python's syntax."""
@@ -43,7 +46,11 @@ def java_replacement(replacement: str) -> str:
 
 class RegexRouter(BuiltinTransformation):
     """Kafka's RegexRouter: ``regex`` must match the whole topic; ``replacement`` may use
-    ``$1``-style group references. Records whose topic does not match pass unchanged."""
+    ``$1``-style group references. Records whose topic does not match pass unchanged.
+
+    The new name of each topic is remembered (up to ``TOPIC_CACHE_SIZE`` topics, then the
+    memory starts over): ``Match.expand`` parses the replacement template on every call,
+    which cost more than the rest of the chain, and a worker sees few topics."""
 
     __connect_aliases__ = kafka_names("RegexRouter")
 
@@ -69,9 +76,20 @@ class RegexRouter(BuiltinTransformation):
             self._replacement = java_replacement(parsed["replacement"])
         except ValueError as error:
             raise ConfigError(invalid("replacement", parsed["replacement"], str(error))) from None
+        self._routes: dict[str, str | None] = {}  # topic -> new topic, None if no match
 
     def apply(self, record: Any) -> Any:
-        match = self._pattern.fullmatch(record.topic)
-        if match is None:
-            return record
-        return updated(record, topic=match.expand(self._replacement))
+        topic = record.topic
+        routes = self._routes
+        new_topic = routes.get(topic, _UNSEEN)  # one lookup: safe if another thread clears
+        if new_topic is _UNSEEN:
+            new_topic = self.route(topic)
+            if len(routes) >= TOPIC_CACHE_SIZE:
+                routes.clear()
+            routes[topic] = new_topic
+        return record if new_topic is None else updated(record, topic=new_topic)
+
+    def route(self, topic: str) -> str | None:
+        """The new name of ``topic``, or None when the regex does not match it."""
+        match = self._pattern.fullmatch(topic)
+        return None if match is None else match.expand(self._replacement)

@@ -13,6 +13,7 @@ from connect_lite.api.config import invalid
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,
+    SchemaCache,
     copy_schema_basics,
     define_replace_null_with_default,
     java_split,
@@ -87,6 +88,7 @@ class _ReplaceField(KeyOrValue):
         self._renames = parse_rename_mappings(self.settings[RENAMES])
         self._reverse = {new: old for old, new in self._renames.items()}
         self._replace_null = bool(self.settings[REPLACE_NULL_WITH_DEFAULT])
+        self._schemas = SchemaCache(self._updated_schema)
 
     def keeps(self, field_name: str) -> bool:
         return field_name not in self._exclude and (
@@ -105,7 +107,7 @@ class _ReplaceField(KeyOrValue):
             updated = {self.renamed(k): v for k, v in mapping.items() if self.keeps(k)}
             return self.new_record(record, None, updated)
         struct = require_struct(value, PURPOSE)
-        schema = self._updated_schema(struct.schema)
+        schema = self._schemas.get(struct.schema)
         values = {
             f.name: struct_get(struct, self._reverse.get(f.name, f.name), self._replace_null)
             for f in schema.fields

@@ -9,6 +9,7 @@ from connect_lite.api import ConfigDef, ConfigError, Importance, Schema, Struct,
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,
+    SchemaCache,
     define_replace_null_with_default,
     kafka_names,
     require_schema,
@@ -62,6 +63,7 @@ class _SetSchemaMetadata(KeyOrValue):
         self._replace_null = bool(self.settings[REPLACE_NULL_WITH_DEFAULT])
         if self._name is None and self._version is None:
             raise ConfigError("Neither schema name nor version configured")
+        self._schemas = SchemaCache(self._updated_schema)
 
     def apply(self, record: Any) -> Any:
         value = self.operating_value(record)
@@ -69,13 +71,16 @@ class _SetSchemaMetadata(KeyOrValue):
         if schema is None and value is None:
             return record
         schema = require_schema(schema, PURPOSE)
-        renamed = dataclasses.replace(
+        renamed = self._schemas.get(schema)
+        return self.new_record(
+            record, renamed, update_schema_in(value, renamed, self._replace_null)
+        )
+
+    def _updated_schema(self, schema: Schema) -> Schema:
+        return dataclasses.replace(
             schema,
             name=self._name if self._name is not None else schema.name,
             version=self._version if self._version is not None else schema.version,
-        )
-        return self.new_record(
-            record, renamed, update_schema_in(value, renamed, self._replace_null)
         )
 
 

@@ -30,6 +30,7 @@ from connect_lite.converters import logical
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,
+    SchemaCache,
     copy_schema_basics,
     define_replace_null_with_default,
     java_class,
@@ -165,6 +166,7 @@ class _TimestampConverter(KeyOrValue):
                 "timestamps"
             )
         self._format = _compile_format(pattern) if pattern.strip() else None
+        self._schemas = SchemaCache(self._output_schema)
 
     # conversions
 
@@ -236,11 +238,10 @@ class _TimestampConverter(KeyOrValue):
         schema = self.operating_schema(record)
         if schema is None:
             return self.new_record(record, None, self._apply_schemaless(value))
+        updated = self._schemas.get(schema)
         if self._path is None:
-            updated = type_schema(self._target, schema.optional)
             return self.new_record(record, updated, self.convert(value, kind_of_schema(schema)))
         struct = require_struct_or_null(value, PURPOSE)
-        updated = self._updated_schema(schema, self._path.steps)
         result = None if struct is None else self._updated_struct(struct, updated, self._path.steps)
         return self.new_record(record, updated, result)
 
@@ -257,6 +258,13 @@ class _TimestampConverter(KeyOrValue):
         elif isinstance(original.get(head), Mapping):
             updated[head] = self._updated_map(original[head], rest)
         return updated
+
+    def _output_schema(self, schema: Schema) -> Schema:
+        """The schema of the converted key/value: the target type's, or for a field the
+        struct schema with that field's schema replaced."""
+        if self._path is None:
+            return type_schema(self._target, schema.optional)
+        return self._updated_schema(schema, self._path.steps)
 
     def _updated_schema(self, schema: Schema, steps: tuple[str, ...]) -> Schema:
         """The struct schema with the field at ``steps`` given the target type's schema."""

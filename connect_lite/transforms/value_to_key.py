@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from connect_lite.api import ConfigDef, DataError, Importance, SchemaBuilder, Struct, Type
+from connect_lite.api import ConfigDef, DataError, Importance, Schema, SchemaBuilder, Struct, Type
 from connect_lite.api.config import valid_list
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     BuiltinTransformation,
+    SchemaCache,
     define_replace_null_with_default,
     kafka_names,
     require_map,
@@ -41,6 +42,7 @@ class ValueToKey(BuiltinTransformation):
         self.settings = self.config().parse(config)
         self._fields: list[str] = list(self.settings[FIELDS])
         self._replace_null = bool(self.settings[REPLACE_NULL_WITH_DEFAULT])
+        self._key_schemas = SchemaCache(self._key_schema)
 
     def apply(self, record: Any) -> Any:
         if record.value_schema is None:
@@ -48,13 +50,7 @@ class ValueToKey(BuiltinTransformation):
             key = {name: mapping.get(name) for name in self._fields}
             return updated(record, key_schema=None, key=key)
         struct = require_struct(record.value, PURPOSE)
-        builder = SchemaBuilder.struct()
-        for name in self._fields:
-            field = struct.schema.field(name)
-            if field is None:
-                raise DataError(f"Field does not exist: {name}")
-            builder.field(name, field.schema)
-        key_schema = builder.build()
+        key_schema = self._key_schemas.get(struct.schema)
         values = {name: struct_get(struct, name, self._replace_null) for name in self._fields}
         return updated(
             record,
@@ -62,6 +58,15 @@ class ValueToKey(BuiltinTransformation):
             key=Struct(key_schema, values),
             value_schema=struct.schema,
         )
+
+    def _key_schema(self, value_schema: Schema) -> Schema:
+        builder = SchemaBuilder.struct()
+        for name in self._fields:
+            field = value_schema.field(name)
+            if field is None:
+                raise DataError(f"Field does not exist: {name}")
+            builder.field(name, field.schema)
+        return builder.build()
 
 
 __all__ = ["ValueToKey"]

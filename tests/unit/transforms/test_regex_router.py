@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from connect_lite.api import ConfigError, SinkRecord, SourceRecord
-from connect_lite.transforms.regex_router import RegexRouter, java_replacement
+from connect_lite.transforms.regex_router import TOPIC_CACHE_SIZE, RegexRouter, java_replacement
 
 
 def router(regex: str, replacement: str) -> RegexRouter:
@@ -44,3 +44,21 @@ def test_config_errors() -> None:
     with pytest.raises(ConfigError):
         RegexRouter().configure({"regex": "a"})
     assert "org.apache.kafka.connect.transforms.RegexRouter" in RegexRouter.__connect_aliases__
+
+
+def test_remembered_routes_give_the_same_topics_and_stay_bounded() -> None:
+    r = router("(\\w+)-(\\d+)", "$2.$1")
+    fresh = router("(\\w+)-(\\d+)", "$2.$1")
+    for i in range(TOPIC_CACHE_SIZE + 5):
+        topic = f"t-{i % (TOPIC_CACHE_SIZE + 3)}"
+        assert (
+            r.apply(SourceRecord(None, None, topic, "v")).topic == f"{i % (TOPIC_CACHE_SIZE + 3)}.t"
+        )
+        assert r.apply(SourceRecord(None, None, topic, "v")) == fresh.apply(
+            SourceRecord(None, None, topic, "v")
+        )
+        assert len(r._routes) <= TOPIC_CACHE_SIZE
+    unmatched = SourceRecord(None, None, "no match", "v")
+    assert r.apply(unmatched) is unmatched
+    assert r.apply(unmatched) is unmatched  # remembered as "no match"
+    assert r._routes["no match"] is None
