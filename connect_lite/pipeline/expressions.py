@@ -24,13 +24,14 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import to_arrow_type
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 
 from connect_lite.api.data import Schema, SchemaType
 from connect_lite.api.records import SinkRecord, SourceRecord
 from connect_lite.pipeline.columns import arrow_type, decoder, to_plain
 from connect_lite.pipeline.errors import StageCancelledError
 from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.work import SinkLayout
 from connect_lite.transforms.field_path import FIELD_SYNTAX_VERSION, FieldPath
 
 Chain = Sequence[tuple[Any, Any, bool]]
@@ -420,6 +421,105 @@ def plan(runtime: SparkRuntime, chain: Chain, records: Sequence[Any]) -> Plan | 
     return Plan(selected, schemas, compiled.sides, frozenset(typed))
 
 
+@dataclass
+class SinkPlan:
+    """A sink batch as one job: messages, converters in mapInArrow, then the chain's select."""
+
+    selected: DataFrame
+    layout: SinkLayout
+    schemas: dict[str, Schema | None]  # key and value schemas after the chain
+
+
+def plan_sink(
+    runtime: SparkRuntime,
+    chain: Chain,
+    probe: SinkRecord,
+    rows: Sequence[tuple[Any, ...]],
+    converters: Callable[[SinkLayout], Any],
+) -> SinkPlan | None:
+    """The chain over a sink batch whose first message converts to ``probe``, or None.
+
+    ``rows`` are (topic, partition, offset, key, value, headers, timestamp, ...) tuples;
+    ``converters(layout)`` is the mapInArrow function that converts them to typed rows."""
+    given = {"key": probe.key_schema, "value": probe.value_schema}
+    typed = {s for s, sch in given.items() if sch is not None and arrow_type(sch) is not None}
+    if not typed:
+        return None
+    names = ["idx", "topic", "partition", "offset", "timestamp", "value_null", "header_keys"]
+    base = Frame(
+        {name: F.col(name) for name in [*names, *typed]},
+        {side: schema if side in typed else None for side, schema in given.items()},
+    )
+    compiled = compile_chain(chain, probe, base)
+    if compiled is None or not compiled.sides <= typed:
+        return None
+    fields = [
+        ("idx", pa.int64()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("timestamp", pa.int64()),
+    ]
+    for side, schema in given.items():
+        kind = arrow_type(schema) if side in typed and schema is not None else pa.binary()
+        fields.append((side if side in typed else f"{side}_raw", kind))
+    fields += [
+        ("headers", pa.binary()),
+        ("header_keys", pa.list_(pa.string())),
+        ("value_null", pa.bool_()),
+        ("rest", pa.binary()),
+        ("retries", pa.int64()),
+    ]
+    arrow_schema = pa.schema(fields)
+    layout = SinkLayout(
+        given["key"], given["value"], frozenset(typed), compiled.sides, arrow_schema
+    )
+    mapped = _messages(runtime, rows).mapInArrow(
+        converters(layout), from_arrow_schema(arrow_schema)
+    )
+    frame = compiled.frame
+    passed = [f"{s}_raw" for s in ("key", "value") if s not in typed]
+    selected = mapped.select(
+        F.col("idx"),
+        frame.cols["topic"].alias("topic"),
+        frame.cols["partition"].alias("partition"),
+        frame.cols["timestamp"].alias("timestamp"),
+        *[frame.cols[s].alias(s) for s in ("key", "value") if s in typed],
+        *[F.col(name) for name in passed],
+        F.col("headers"),
+        F.col("rest"),
+        F.col("retries"),
+        frame.keep.alias("kept"),
+    )
+    schemas = {s: frame.schemas[s] if s in typed else given[s] for s in given}
+    for side in compiled.sides:
+        schema = schemas[side]
+        expected = None if schema is None else arrow_type(schema)
+        got = to_arrow_type(selected.schema[side].dataType)
+        if expected is None or not _same_type(got, expected):
+            return None
+    return SinkPlan(selected, layout, schemas)
+
+
+def _messages(runtime: SparkRuntime, rows: Sequence[tuple[Any, ...]]) -> DataFrame:
+    """Consumed messages as a DataFrame, a partition per slice of the batch."""
+    table = pa.table(
+        {
+            "idx": pa.array(range(len(rows)), pa.int64()),
+            "topic": pa.array([r[0] for r in rows], pa.string()),
+            "partition": pa.array([r[1] for r in rows], pa.int32()),
+            "offset": pa.array([r[2] for r in rows], pa.int64()),
+            "key": pa.array([r[3] for r in rows], pa.binary()),
+            "value": pa.array([r[4] for r in rows], pa.binary()),
+            "headers": pa.array([pickle.dumps(r[5]) if r[5] else None for r in rows], pa.binary()),
+            "timestamp": pa.array([r[6] for r in rows], pa.int64()),
+        }
+    )
+    per_partition = -(-len(rows) // runtime.default_parallelism)
+    table = pa.Table.from_batches(table.to_batches(max_chunksize=per_partition))
+    return runtime.session().createDataFrame(table)
+
+
 def run_expressions(
     runtime: SparkRuntime, group_id: str, chain: Chain, records: Sequence[Any]
 ) -> list[Any] | None:
@@ -570,8 +670,10 @@ __all__ = [
     "Compiled",
     "Frame",
     "Plan",
+    "SinkPlan",
     "chain_has_columns",
     "compile_chain",
     "plan",
+    "plan_sink",
     "run_expressions",
 ]

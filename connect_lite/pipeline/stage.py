@@ -28,24 +28,29 @@ import dataclasses
 import functools
 import logging
 import operator
+import pickle
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from connect_lite.api.components import Converter, HeaderConverter, Predicate, Transformation
+from connect_lite.api.data import Headers
 from connect_lite.api.records import SinkRecord, SourceRecord, TopicPartition
 from connect_lite.pipeline import expressions
-from connect_lite.pipeline.errors import RecordError, StageCancelledError
+from connect_lite.pipeline.columns import decoder
+from connect_lite.pipeline.errors import RecordError, StageCancelledError, StageExecutionError
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.pipeline.transfer import (
     OUTPUT_SCHEMA,
     collect_payloads,
     dumps,
+    map_sink_rows,
     map_source_rows,
     run_job,
     split,
+    to_arrow,
 )
 from connect_lite.pipeline.work import SOURCE_FIELDS, SOURCE_RECORD_FIELDS, TIMESTAMP_TYPES
 
@@ -198,27 +203,6 @@ class _Stage:
             except Exception:
                 self._driver_chain = []  # the executors report the failure per batch
         return self._driver_chain or None
-
-    def compilable(self) -> bool:
-        """Whether every step of the chain has a Spark column form."""
-        chain = self._chain()
-        return chain is not None and expressions.chain_has_columns(chain)
-
-    def _expressions(self, records: Sequence[Any]) -> list[Any] | None:
-        """The chain as Spark column expressions, or None to use the Arrow form."""
-        chain = self._chain()
-        if chain is None or not expressions.chain_has_columns(chain):
-            return None
-        try:
-            out = expressions.run_expressions(self.runtime, self.job_group, chain, records)
-        except StageCancelledError:
-            raise
-        except Exception as e:  # e.g. a value Spark's cast rejects: the Arrow form isolates it
-            log.warning("Column form of the transforms failed, using the Arrow form: %s", e)
-            return None
-        if out is not None:
-            self.compiled_batches += 1
-        return out
 
     def transform(self, records: list[Any], *, tolerate_errors: bool = False) -> TransformResult:
         """Only the transform chain over converted records, in the Arrow form (mapInArrow)."""
@@ -381,51 +365,131 @@ class SinkStage(_Stage):
         timestamp, timestamp_type) into SinkRecords, in input order, dropped ones omitted."""
         with gc_paused():
             rows = list(map(_MESSAGE, messages))
-            result = SinkBatchResult(offsets=[(r[0], r[1], r[2]) for r in rows])
+            offsets = [(r[0], r[1], r[2]) for r in rows]
             if not rows:
-                return result
-            columns = bool(self.spec.transforms) and self._probe_has_schema(rows[0])
-            for base, chunk in self._run_chunks(len(rows), lambda a, b: (rows[a:b], not columns)):
-                self._collect(rows, base, chunk, result)
-        if columns:
-            self._transform_converted(result, tolerate_errors)
+                return SinkBatchResult(offsets=offsets)
+            result = self._run_as_columns(rows) if self.spec.transforms else None
+            if result is None:
+                result = SinkBatchResult(offsets=offsets)
+                for base, chunk in self._run_chunks(len(rows), lambda a, b: (rows[a:b],)):
+                    self._collect(rows, base, chunk, result)
         self._raise_first(result.errors, tolerate_errors)
         return result
 
-    def _probe_has_schema(self, row: tuple[Any, ...]) -> bool:
-        """Whether the batch's first message converts to data with a schema and the chain
-        has a column form: then the converters run alone and the chain as Spark columns."""
-        if not self.compilable():
-            return False
+    def _probe(self, row: tuple[Any, ...]) -> SinkRecord | None:
+        """The batch's first message converted on the driver, when it has a schema."""
         try:
             key = self.spec.key_converter().to_connect_data(row[0], row[3])
             value = self.spec.value_converter().to_connect_data(row[0], row[4])
         except Exception:
-            return False
-        return key.schema is not None or value.schema is not None
+            return None  # the job reports it against the record
+        if key.schema is None and value.schema is None:
+            return None
+        headers = Headers.of((k, v) for k, v in row[5] or ())  # only their keys matter here
+        return SinkRecord(
+            row[0], row[1], row[2], key.value, value.value, key.schema, value.schema, row[6],
+            TIMESTAMP_TYPES.get(row[7], row[7]), headers,
+        )  # fmt: skip
 
-    def _transform_converted(self, result: SinkBatchResult, tolerate: bool) -> None:
-        """Run the chain over the converted records: as columns, else in the Arrow form."""
-        records = result.records
-        transformed: list[Any] | None = self._expressions(records)
-        if transformed is None:
-            chained = self.transform(records, tolerate_errors=True)
-            transformed = chained.records
-            result.retries += chained.retries
-            index_of = dict(enumerate(result.indices))
-            result.errors.extend(
-                dataclasses.replace(e, index=index_of[e.index]) if e.index is not None else e
-                for e in chained.errors
+    def _run_as_columns(self, rows: list[tuple[Any, ...]]) -> SinkBatchResult | None:
+        """One job: converters in Python workers emit typed rows, the chain runs as Spark
+        column expressions over them. None when the batch has no column form."""
+        chain = self._chain()
+        if chain is None or not expressions.chain_has_columns(chain):
+            return None
+        probe = self._probe(rows[0])
+        if probe is None:
+            return None
+        try:
+            planned = expressions.plan_sink(
+                self.runtime,
+                chain,
+                probe,
+                rows,
+                lambda layout: functools.partial(map_sink_rows, self.spec, self._token, layout),
             )
-        failed = {e.index for e in result.errors}
-        kept_records, kept_indices = [], []
-        for record, index in zip(transformed, result.indices, strict=True):
-            if record is not None:
-                kept_records.append(record)
-                kept_indices.append(index)
-            elif index not in failed:
-                result.dropped.append(index)
-        result.records, result.indices = kept_records, kept_indices
+        except Exception as e:
+            log.warning("No column form for this batch, using the Arrow form: %s", e)
+            return None
+        if planned is None:
+            return None
+        description = f"connect-lite sink stage {self.spec.stage_id}: {len(rows)} rows as columns"
+        try:
+            with self.runtime.job_group(self.job_group, description) as group:
+                table = to_arrow(group, planned.selected)
+        except StageExecutionError as e:  # e.g. a value Spark rejects: the Arrow form isolates it
+            log.warning("Column form of the transforms failed, using the Arrow form: %s", e)
+            return None
+        result = self._collect_columns(rows, planned, table)
+        self.compiled_batches += 1
+        return result
+
+    def _collect_columns(
+        self, rows: list[tuple[Any, ...]], planned: expressions.SinkPlan, table: Any
+    ) -> SinkBatchResult:
+        """SinkRecords from the select's rows; rows that did not fit run in the Arrow form."""
+        result = SinkBatchResult(offsets=[(r[0], r[1], r[2]) for r in rows])
+        data = table.to_pydict()
+        result.retries = sum(data["retries"])
+        decode: dict[str, Callable[[Any], Any] | None] = {
+            side: decoder(schema) if side in planned.layout.typed and schema else None
+            for side, schema in (
+                ("key", planned.schemas["key"]),
+                ("value", planned.schemas["value"]),
+            )
+        }
+        kept: list[tuple[int, SinkRecord]] = []
+        others: list[tuple[int, SinkRecord]] = []
+        empty = Headers()
+        for r, i in enumerate(data["idx"]):
+            row = rows[i]
+            ts_type = TIMESTAMP_TYPES.get(row[7], row[7])
+            rest = data["rest"][r]
+            if rest is not None:
+                kind, *fields = pickle.loads(rest)
+                if kind == "error":
+                    result.errors.append(dataclasses.replace(fields[0], where=_where_sink(row)))
+                    continue
+                key, value, headers = fields
+                record = SinkRecord(
+                    row[0], row[1], row[2], key.value, value.value, key.schema, value.schema,
+                    row[6], ts_type, headers,
+                )  # fmt: skip
+                others.append((i, record))
+            elif not data["kept"][r]:
+                result.dropped.append(i)
+            else:
+                key, value = (
+                    _unpickled(data[f"{side}_raw"][r])
+                    if convert is None
+                    else convert(data[side][r])
+                    for side, convert in decode.items()
+                )
+                blob = data["headers"][r]
+                record = SinkRecord(
+                    data["topic"][r], data["partition"][r], row[2], key, value,
+                    planned.schemas["key"], planned.schemas["value"], data["timestamp"][r],
+                    ts_type, empty if blob is None else pickle.loads(blob),
+                )  # fmt: skip
+                kept.append((i, record))
+        if others:  # other schemas than the first message's, or nulls: the Arrow form
+            chained = self.transform([record for _, record in others], tolerate_errors=True)
+            result.retries += chained.retries
+            for error in chained.errors:
+                assert error.index is not None
+                result.errors.append(dataclasses.replace(error, index=others[error.index][0]))
+            failed = {e.index for e in chained.errors}
+            for position, ((i, _), record) in enumerate(zip(others, chained.records, strict=True)):
+                if record is not None:
+                    kept.append((i, record))
+                elif position not in failed:
+                    result.dropped.append(i)
+        kept.sort(key=operator.itemgetter(0))  # input order: offsets ascend per partition
+        result.indices = [i for i, _ in kept]
+        result.records = [record for _, record in kept]
+        result.errors.sort(key=lambda e: -1 if e.index is None else e.index)
+        result.dropped.sort()
+        return result
 
     def _collect(
         self, rows: list[tuple[Any, ...]], base: int, chunk: dict[str, Any], out: SinkBatchResult
@@ -443,6 +507,10 @@ class SinkStage(_Stage):
         for index, ks, kv, vs, vv, hs in zip(kept, *columns, strict=True):
             r = rows[index]
             append(SinkRecord(r[0], r[1], r[2], kv, vv, ks, vs, r[6], ts_name(r[7], r[7]), hs))
+
+
+def _unpickled(blob: bytes | None) -> Any:
+    return None if blob is None else pickle.loads(blob)
 
 
 def _where_sink(row: tuple[Any, ...]) -> str:

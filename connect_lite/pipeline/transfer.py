@@ -103,16 +103,37 @@ def map_source_rows(
         yield _row(n, out)
 
 
-def collect_payloads(group: JobGroup, mapped: Any) -> list[Any]:
-    """Run the job of a mapped DataFrame of (chunk, payload) rows; the unpickled payloads."""
+def map_sink_rows(
+    spec: Any, token: str, layout: Any, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """The mapInArrow function before a chain of column expressions: consumed messages in,
+    converted typed rows out (in Python workers)."""
+    from connect_lite.pipeline.work import sink_rows
+
+    comps = components(spec, token)
+    for batch in batches:
+        with gc_paused():
+            columns = sink_rows(comps, batch.to_pydict(), layout)
+            out = pa.RecordBatch.from_pydict(columns, schema=layout.arrow_schema)
+        del columns
+        yield out
+
+
+def to_arrow(group: JobGroup, df: Any) -> pa.Table:
+    """Run the job of ``df`` in ``group``; a cancelled group raises StageCancelledError."""
     if group.cancelled:
         raise StageCancelledError(f"Job group {group.group_id} was cancelled")
     try:
-        result = mapped.toArrow()
+        return df.toArrow()
     except Exception as e:
         if group.cancelled:
             raise StageCancelledError(f"Job group {group.group_id} was cancelled") from e
         raise StageExecutionError(f"Spark job of {group.group_id} failed: {e}") from e
+
+
+def collect_payloads(group: JobGroup, mapped: Any) -> list[Any]:
+    """Run the job of a mapped DataFrame of (chunk, payload) rows; the unpickled payloads."""
+    result = to_arrow(group, mapped)
     return [pickle.loads(blob.as_buffer()) for blob in result.column("payload")]
 
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from connect_lite.api.data import Header, Headers
 from connect_lite.api.errors import RetriableError
 from connect_lite.api.records import SinkRecord, SourceRecord
-from connect_lite.pipeline.columns import decoder
+from connect_lite.pipeline.columns import decoder, to_plain
 from connect_lite.pipeline.errors import (
     HEADER_CONVERTER,
     KEY_CONVERTER,
@@ -288,13 +289,10 @@ def _source_headers(
     return out
 
 
-def sink_chunk(
-    comps: Components, rows: list[tuple[Any, ...]], transform: bool = True
-) -> dict[str, Any]:
+def sink_chunk(comps: Components, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
     """Key, value and header converters, then transforms, for one chunk of consumed messages.
 
     A row is (topic, partition, offset, key, value, headers, timestamp, timestamp_type).
-    Without ``transform`` only the converters run (the chain then runs as Spark columns).
     """
     failures = Failures(retry_of(comps))
     indices = list(range(len(rows)))
@@ -307,7 +305,7 @@ def sink_chunk(
     )
     headers = _sink_headers(comps, rows, failures)
     kept = [i for i in indices if i not in failures] if failures else indices
-    if not (transform and comps.has_transforms):
+    if not comps.has_transforms:
         if failures:
             keys, values, headers = ([col[i] for i in kept] for col in (keys, values, headers))
         columns = {  # columns pickle faster than per-record tuples
@@ -347,6 +345,69 @@ def sink_chunk(
             out_kept.append(i)
             records.append(record)
     return _pack(out_kept, dropped, failures, records=records)
+
+
+@dataclass(frozen=True)
+class SinkLayout:
+    """How a sink batch travels as typed columns: the schemas its first message converted
+    to (the probe), which sides have a column, and which the chain changes."""
+
+    key_schema: Any
+    value_schema: Any
+    typed: frozenset[str]
+    sides: frozenset[str]
+    arrow_schema: Any  # pa.Schema of the rows the converters emit
+
+
+def sink_rows(comps: Components, columns: dict[str, list[Any]], layout: SinkLayout) -> dict:
+    """Converters for consumed messages, emitting typed columns for the chain's select.
+
+    A row that does not fit the layout (a converter error, other schemas, or a null where
+    the chain changes the key or value) travels in ``rest``, pickled, and the driver
+    handles it in the Arrow form; its typed columns are null."""
+    idx, topics = columns["idx"], columns["topic"]
+    n = len(idx)
+    failures = Failures(retry_of(comps))
+    positions = list(range(n))
+    key_conv, value_conv = comps.key.get(), comps.value.get()
+    keys = convert_column(key_conv, KEY_CONVERTER, (topics, columns["key"]), positions, failures)
+    values = convert_column(
+        value_conv, VALUE_CONVERTER, (topics, columns["value"]), positions, failures
+    )
+    raw = [None if b is None else pickle.loads(b) for b in columns["headers"]]
+    headers = _sink_headers(
+        comps, [(t, 0, 0, None, None, h) for t, h in zip(topics, raw, strict=True)], failures
+    )
+    out: dict[str, list[Any]] = {name: [] for name in layout.arrow_schema.names}
+    schemas = {"key": layout.key_schema, "value": layout.value_schema}
+    for i in range(n):
+        pair = {"key": keys[i], "value": values[i]}
+        rest = None
+        if i in failures:
+            rest = pickle.dumps(("error", dataclasses.replace(failures[i], index=idx[i])))
+        elif not all(
+            (pair[side].schema is schemas[side] or pair[side].schema == schemas[side])
+            for side in ("key", "value")
+        ) or any(pair[side].value is None for side in layout.sides):
+            rest = pickle.dumps(("other", pair["key"], pair["value"], headers[i]))
+        fits = rest is None
+        for side in ("key", "value"):
+            value = pair[side].value if fits else None
+            if side in layout.typed:
+                out[side].append(None if value is None else to_plain(value, schemas[side]))
+            else:
+                out[f"{side}_raw"].append(pickle.dumps(value) if value is not None else None)
+        out["idx"].append(idx[i])
+        out["topic"].append(topics[i])
+        out["partition"].append(columns["partition"][i])
+        out["offset"].append(columns["offset"][i])
+        out["timestamp"].append(columns["timestamp"][i])
+        out["headers"].append(pickle.dumps(headers[i]) if fits and headers[i] else None)
+        out["header_keys"].append([h.key for h in headers[i]] if fits else [])
+        out["value_null"].append(fits and pair["value"].value is None)
+        out["rest"].append(rest)
+        out["retries"].append(failures.retries if i == 0 else 0)
+    return out
 
 
 def _sink_headers(comps: Components, rows: list[tuple[Any, ...]], failures: Failures) -> list[Any]:

@@ -39,8 +39,8 @@ WITH_ORIGIN = (
 )
 
 
-def _specs() -> tuple[TransformSpec, ...]:
-    return tuple(TransformSpec(t, p, n) for t, p, n in transform_chain(Plugins([]), CHAIN))
+def _specs(config: dict[str, str] = CHAIN) -> tuple[TransformSpec, ...]:
+    return tuple(TransformSpec(t, p, n) for t, p, n in transform_chain(Plugins([]), config))
 
 
 def test_source_batch_with_a_schema_runs_as_columns(runtime: SparkRuntime) -> None:
@@ -108,3 +108,30 @@ def test_schemaless_and_failing_batches_use_the_arrow_form(runtime: SparkRuntime
     assert [e.index for e in outcome.errors] == [3]
     assert outcome.errors[0].stage == "VALUE_CONVERTER"
     assert outcome.indices == [0, 1, 2]
+
+
+def test_sink_rows_that_do_not_fit_the_columns_run_in_the_arrow_form(
+    runtime: SparkRuntime,
+) -> None:
+    """A tombstone (no schema) among Structs: the batch still runs as columns, the
+    tombstone goes through apply (InsertField passes it through, as Kafka), and the records
+    keep their input order."""
+    no_mask = {**CHAIN, "transforms": "route,insert,drop"}
+    stage = SinkStage(
+        runtime,
+        spec("cols-mixed", plugins.JsonStructConverter, _specs(no_mask), value_args=(PERSON,)),
+        "task-cols-mixed",
+    )
+    messages = [
+        Message("people-raw", 0, i, None, None if i == 2 else json.dumps(
+            {"id": i, "name": f"n{i}"}).encode())
+        for i in range(5)
+    ]  # fmt: skip
+    result = stage.run(messages)
+    assert stage.compiled_batches == 1
+    assert result.indices == [0, 1, 2, 3, 4]
+    assert [r.kafka_offset for r in result.records] == [0, 1, 2, 3, 4]
+    assert result.records[2].value is None and result.records[2].topic == "people"
+    assert [r.value for r in result.records if r.value is not None] == [
+        Struct(WITH_ORIGIN, {"id": i, "name": f"n{i}", "origin": "lab"}) for i in (0, 1, 3, 4)
+    ]
