@@ -97,6 +97,7 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
         flush_timeout_ms=config.offset_flush_timeout_ms,
         shutdown_timeout_ms=config.task_shutdown_graceful_timeout_ms,
         topic_creation_enable=config.topic_creation_enable,
+        transforms_columns=config.transforms_columns_enable,
         topic_tracker=TopicTracker(
             stores.topics, config.topic_tracking_enable, config.topic_tracking_allow_reset
         ),

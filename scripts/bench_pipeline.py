@@ -6,7 +6,7 @@ FileStreamSource and a FileStreamSink over the same JSON records. It prints reco
 and the ratio pipeline / raw client.
 
     .venv/bin/python scripts/bench_pipeline.py [--records 1000000] [--converter string|json]
-        [--transforms]
+        [--transforms [--arrow-form]]
 
 With ``--transforms`` values travel as JSON with schemas and each connector runs a chain of
 three of Kafka's transforms (compiled to Spark column expressions): the source wraps each line
@@ -219,6 +219,11 @@ def main() -> None:
     parser.add_argument(
         "--transforms", action="store_true", help="run a 3-transform chain on each connector"
     )
+    parser.add_argument(
+        "--arrow-form",
+        action="store_true",
+        help="with --transforms: transforms.columns.enable=false (chains run in mapInArrow)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker() as broker:
         work = Path(tmp)
@@ -229,14 +234,16 @@ def main() -> None:
             f"{args.records:,} records, {size / args.records:.0f} bytes each on average, "
             f"converter {args.converter}, broker {broker.bootstrap_servers}"
             + (", a 3-transform chain per connector (JSON with schemas)" if args.transforms else "")
+            + (", chains in the Arrow form" if args.arrow_form else "")
         )
         raw_topic = f"raw-{uuid.uuid4().hex[:8]}"
         produce_rate = raw_produce(broker.bootstrap_servers, raw_topic, lines)
         consume_rate = raw_consume(broker.bootstrap_servers, raw_topic, args.records)
         del lines
-        worker = WorkerProcess(
-            work, broker.bootstrap_servers, extra={"offset.flush.interval.ms": "200"}
-        ).start()
+        extra = {"offset.flush.interval.ms": "200"}
+        if args.arrow_form:
+            extra["transforms.columns.enable"] = "false"
+        worker = WorkerProcess(work, broker.bootstrap_servers, extra=extra).start()
         try:
             warm_up(worker, work)
             source_rate, sink_rate = run_pipelines(

@@ -208,6 +208,15 @@ def _define_worker_config() -> ConfigDef:
         doc="Let source connectors create topics with topic.creation.* rules (KIP-158).",
     )
     d.define(
+        "transforms.columns.enable",
+        Type.BOOLEAN,
+        True,
+        importance=low,
+        doc="Run chains of Kafka's built-in transforms as Spark column expressions when a "
+        "batch has a schema; false runs every chain record by record in Python workers "
+        "(mapInArrow), which is faster on small machines (see Benchmark).",
+    )
+    d.define(
         "topic.tracking.enable",
         Type.BOOLEAN,
         True,
@@ -361,6 +370,10 @@ class WorkerConfig:
     @property
     def topic_creation_enable(self) -> bool:
         return bool(self.get("topic.creation.enable"))
+
+    @property
+    def transforms_columns_enable(self) -> bool:
+        return bool(self.get("transforms.columns.enable"))
 
     @property
     def topic_tracking_enable(self) -> bool:

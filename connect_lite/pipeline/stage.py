@@ -78,6 +78,8 @@ class StageSpec:
     value_converter: Callable[[], Converter]
     header_converter: Callable[[], HeaderConverter]
     transforms: tuple[TransformSpec, ...] = ()
+    columns: bool = True
+    """Run a chain of built-ins as Spark column expressions when the batch has a schema."""
     retry_timeout_ms: int = 0
     """errors.retry.timeout: how long a RetriableError is retried; 0 = never, -1 = forever."""
     retry_delay_max_ms: int = 60000
@@ -244,7 +246,8 @@ class SourceStage(_Stage):
         n = len(records)
         if n == 0:
             return SourceBatchResult(n)
-        result = self._run_as_columns(records) if self.spec.transforms else None
+        columns = self.spec.transforms and self.spec.columns
+        result = self._run_as_columns(records) if columns else None
         if result is None:
             result = self._convert(records, bool(self.spec.transforms))
         self._raise_first(result.errors, tolerate_errors)
@@ -368,7 +371,8 @@ class SinkStage(_Stage):
             offsets = [(r[0], r[1], r[2]) for r in rows]
             if not rows:
                 return SinkBatchResult(offsets=offsets)
-            result = self._run_as_columns(rows) if self.spec.transforms else None
+            columns = self.spec.transforms and self.spec.columns
+            result = self._run_as_columns(rows) if columns else None
             if result is None:
                 result = SinkBatchResult(offsets=offsets)
                 for base, chunk in self._run_chunks(len(rows), lambda a, b: (rows[a:b],)):

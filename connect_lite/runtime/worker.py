@@ -74,9 +74,11 @@ class Worker:
         shutdown_timeout_ms: int,
         batching: Batching = DEFAULT_BATCHING,
         topic_creation_enable: bool = True,
+        transforms_columns: bool = True,
         topic_tracker: TopicTracker | None = None,
     ) -> None:
         self.topic_creation_enable = topic_creation_enable
+        self.transforms_columns = transforms_columns
         self.topic_tracker = topic_tracker or TopicTracker(stores.topics, True, True)
         self.props = dict(worker_props)
         self.plugins = plugins
@@ -303,6 +305,7 @@ class Worker:
             value_converter=converters[1],
             header_converter=converters[2],
             transforms=tuple(TransformSpec(t, p, n) for t, p, n in chain),
+            columns=self.transforms_columns,
         )
 
     def running_plugins(self) -> list[RunningPlugin]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from connect_lite.api import Schema, SchemaBuilder, SourceRecord, Struct
@@ -135,3 +136,21 @@ def test_sink_rows_that_do_not_fit_the_columns_run_in_the_arrow_form(
     assert [r.value for r in result.records if r.value is not None] == [
         Struct(WITH_ORIGIN, {"id": i, "name": f"n{i}", "origin": "lab"}) for i in (0, 1, 3, 4)
     ]
+
+
+def test_the_column_form_can_be_turned_off(runtime: SparkRuntime) -> None:
+    """transforms.columns.enable=false: the same records, through the Arrow form."""
+    records = [
+        SourceRecord({"f": 1}, {"pos": i}, "people-raw", Struct(PERSON, {"id": i, "name": "x"}),
+                     value_schema=PERSON)
+        for i in range(3)
+    ]  # fmt: skip
+    results = []
+    for columns in (True, False):
+        stage_spec = dataclasses.replace(
+            spec(f"cols-switch-{columns}", plugins.JsonStructConverter, _specs()), columns=columns
+        )
+        stage = SourceStage(runtime, stage_spec, f"task-cols-switch-{columns}")
+        results.append(stage.run(records).records)
+        assert stage.compiled_batches == (1 if columns else 0)
+    assert results[0] == results[1]
