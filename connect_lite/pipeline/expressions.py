@@ -16,7 +16,7 @@ give the same records (tests/unit/pipeline/test_transform_forms.py compares them
 from __future__ import annotations
 
 import dataclasses
-import pickle
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,10 +28,10 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 
 from connect_lite.api.data import Schema, SchemaType
 from connect_lite.api.records import SinkRecord, SourceRecord
-from connect_lite.pipeline.columns import arrow_type, decoder, to_plain
-from connect_lite.pipeline.errors import StageCancelledError
+from connect_lite.pipeline.columns import arrow_type, decoder
 from connect_lite.pipeline.session import SparkRuntime
-from connect_lite.pipeline.work import SinkLayout
+from connect_lite.pipeline.transfer import chunk_frame, dumps, map_typed_rows, split, to_arrow
+from connect_lite.pipeline.work import RECORD_COLUMNS, RowLayout
 from connect_lite.transforms.field_path import FIELD_SYNTAX_VERSION, FieldPath
 
 Chain = Sequence[tuple[Any, Any, bool]]
@@ -360,64 +360,126 @@ def compile_chain(chain: Chain, probe: Any, base: Frame) -> Compiled | None:
 
 
 # -- running a batch --------------------------------------------------------------------
+#
+# The driver never builds typed rows itself: it pickles the batch into one chunk per
+# partition (as the Arrow form does), and Python workers expand the chunks into typed
+# Arrow rows (mapInArrow) that feed the select. The typed data so lives in executor tasks,
+# streamed, instead of in a local relation on the driver's JVM heap.
+
+_ROW_FIELDS = [
+    ("idx", pa.int64()),
+    ("topic", pa.string()),
+    ("partition", pa.int32()),
+    ("offset", pa.int64()),
+    ("timestamp", pa.int64()),
+    ("value_null", pa.bool_()),
+    ("header_keys", pa.list_(pa.string())),
+    ("headers", pa.binary()),
+]
+
+
+def _base_frame(given: dict[str, Schema | None], typed: set[str]) -> Frame:
+    names = [name for name, _ in _ROW_FIELDS] + sorted(typed)
+    schemas = {side: schema if side in typed else None for side, schema in given.items()}
+    return Frame({name: F.col(name) for name in names}, schemas)
+
+
+def _typed_sides(given: dict[str, Schema | None]) -> set[str]:
+    return {s for s, sch in given.items() if sch is not None and arrow_type(sch) is not None}
+
+
+def _side_fields(given: dict[str, Schema | None], typed: set[str]) -> list[tuple[str, Any]]:
+    return [
+        (side, arrow_type(schema)) if side in typed and schema is not None else
+        (f"{side}_raw", pa.binary())
+        for side, schema in given.items()
+    ]  # fmt: skip
+
+
+def _select(
+    source: DataFrame, frame: Frame, typed: set[str], *extra: str, kept: bool = False
+) -> DataFrame:
+    """The chain's output columns (typed sides changed by the chain, the rest as they came),
+    with ``kept`` a boolean column that says whether the chain keeps the row."""
+    return source.select(
+        F.col("idx"),
+        frame.cols["topic"].alias("topic"),
+        frame.cols["partition"].alias("partition"),
+        frame.cols["timestamp"].alias("timestamp"),
+        *[frame.cols[s].alias(s) for s in ("key", "value") if s in typed],
+        *[F.col(name) for name in extra],
+        *([frame.keep.alias("kept")] if kept else []),
+    )
+
+
+def _types_agree(selected: DataFrame, schemas: dict[str, Schema | None], sides: Any) -> bool:
+    """A compiler bug must not reach a record: the select's types must be the schemas'."""
+    for side in sides:
+        schema = schemas[side]
+        expected = None if schema is None else arrow_type(schema)
+        got = to_arrow_type(selected.schema[side].dataType)
+        if expected is None or not _same_type(got, expected):
+            return False
+    return True
+
+
+def _chunks(runtime: SparkRuntime, n: int, payload: Callable[[int, int], Any]) -> DataFrame:
+    bounds = split(n, runtime.default_parallelism)
+    return chunk_frame(runtime, [dumps((a, payload(a, b))) for a, b in bounds])
 
 
 @dataclass
 class Plan:
-    """A batch's chain as one select over its DataFrame, not yet run."""
+    """A batch's chain as one select over typed rows, not yet run."""
 
-    selected: DataFrame
+    selected: DataFrame  # idx, topic, partition, timestamp, typed key/value, headers
     schemas: dict[str, Schema | None]  # key and value schemas after the chain
-    sides: frozenset[str]  # the sides the chain changes (they come back as typed columns)
+    sides: frozenset[str]  # the sides the chain changes
     typed: frozenset[str]  # the sides that travel as typed columns
 
 
 def plan(runtime: SparkRuntime, chain: Chain, records: Sequence[Any]) -> Plan | None:
     """The chain over ``records`` as Spark columns, or None when the batch or the chain has
-    no column form (the caller then runs the Arrow form). Runs no job."""
+    no column form (the caller then runs the Arrow form). Runs no job.
+
+    A side without a typed column travels pickled (``key_raw``/``value_raw``)."""
     if not records:
         return None
     first = records[0]
-    key_schema, value_schema = first.key_schema, first.value_schema
-    if value_schema is None and key_schema is None:
+    given = {"key": first.key_schema, "value": first.value_schema}
+    if given["key"] is None and given["value"] is None:
         return None
     for r in records:
-        if r.key_schema is not key_schema and r.key_schema != key_schema:
+        if r.key_schema is not given["key"] and r.key_schema != given["key"]:
             return None
-        if r.value_schema is not value_schema and r.value_schema != value_schema:
+        if r.value_schema is not given["value"] and r.value_schema != given["value"]:
             return None
-    table, typed = _table(records, key_schema, value_schema)
-    per_partition = -(-len(records) // runtime.default_parallelism)
-    table = pa.Table.from_batches(table.to_batches(max_chunksize=per_partition))
-    df = runtime.session().createDataFrame(table)  # a partition per record batch
-    given = {"key": key_schema, "value": value_schema}
-    base = Frame(
-        {name: df[name] for name in table.column_names},
-        {side: schema if side in typed else None for side, schema in given.items()},
-    )
-    compiled = compile_chain(chain, first, base)
+    typed = _typed_sides(given)
+    compiled = compile_chain(chain, first, _base_frame(given, typed))
     if compiled is None:
         return None
     for side in compiled.sides:
         if side not in typed or any(getattr(r, side) is None for r in records):
             return None  # a null key or value keeps its schema in Kafka; no column form
-    frame = compiled.frame
-    extra = [df["headers"]] if "headers" in table.column_names else []
-    selected = df.where(frame.keep).select(
-        df["idx"],
-        frame.cols["topic"].alias("topic"),
-        frame.cols["partition"].alias("partition"),
-        frame.cols["timestamp"].alias("timestamp"),
-        *[frame.cols[s].alias(s) for s in ("key", "value") if s in typed],
-        *extra,
+    fields = _ROW_FIELDS + _side_fields(given, typed)
+    layout = RowLayout(
+        given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
     )
+    names = [*RECORD_COLUMNS, "kafka_offset"] if isinstance(first, SinkRecord) else RECORD_COLUMNS
+    chunks = _chunks(
+        runtime,
+        len(records),
+        lambda a, b: {n: [getattr(r, n) for r in records[a:b]] for n in names},
+    )
+    rows = chunks.mapInArrow(
+        functools.partial(map_typed_rows, layout), from_arrow_schema(layout.arrow_schema)
+    )
+    frame = compiled.frame
+    raw = [f"{s}_raw" for s in ("key", "value") if s not in typed]
+    selected = _select(rows.where(frame.keep), frame, typed, *raw, "headers")
     schemas = {s: frame.schemas[s] if s in typed else given[s] for s in given}
-    for side in compiled.sides:  # a compiler bug must not reach a record: check the types
-        schema = schemas[side]
-        expected = None if schema is None else arrow_type(schema)
-        got = to_arrow_type(selected.schema[side].dataType)
-        if expected is None or not _same_type(got, expected):
-            return None
+    if not _types_agree(selected, schemas, compiled.sides):
+        return None
     return Plan(selected, schemas, compiled.sides, frozenset(typed))
 
 
@@ -426,7 +488,7 @@ class SinkPlan:
     """A sink batch as one job: messages, converters in mapInArrow, then the chain's select."""
 
     selected: DataFrame
-    layout: SinkLayout
+    layout: RowLayout
     schemas: dict[str, Schema | None]  # key and value schemas after the chain
 
 
@@ -435,108 +497,49 @@ def plan_sink(
     chain: Chain,
     probe: SinkRecord,
     rows: Sequence[tuple[Any, ...]],
-    converters: Callable[[SinkLayout], Any],
+    converters: Callable[[RowLayout], Any],
 ) -> SinkPlan | None:
     """The chain over a sink batch whose first message converts to ``probe``, or None.
 
-    ``rows`` are (topic, partition, offset, key, value, headers, timestamp, ...) tuples;
-    ``converters(layout)`` is the mapInArrow function that converts them to typed rows."""
+    ``rows`` are (topic, partition, offset, key, value, headers, timestamp, timestamp_type)
+    tuples; ``converters(layout)`` is the mapInArrow function that converts pickled chunks
+    of them to typed rows (plus ``rest``, ``retries`` and the untyped sides, pickled)."""
     given = {"key": probe.key_schema, "value": probe.value_schema}
-    typed = {s for s, sch in given.items() if sch is not None and arrow_type(sch) is not None}
+    typed = _typed_sides(given)
     if not typed:
         return None
-    names = ["idx", "topic", "partition", "offset", "timestamp", "value_null", "header_keys"]
-    base = Frame(
-        {name: F.col(name) for name in [*names, *typed]},
-        {side: schema if side in typed else None for side, schema in given.items()},
-    )
-    compiled = compile_chain(chain, probe, base)
+    compiled = compile_chain(chain, probe, _base_frame(given, typed))
     if compiled is None or not compiled.sides <= typed:
         return None
-    fields = [
-        ("idx", pa.int64()),
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("timestamp", pa.int64()),
-    ]
-    for side, schema in given.items():
-        kind = arrow_type(schema) if side in typed and schema is not None else pa.binary()
-        fields.append((side if side in typed else f"{side}_raw", kind))
-    fields += [
-        ("headers", pa.binary()),
-        ("header_keys", pa.list_(pa.string())),
-        ("value_null", pa.bool_()),
-        ("rest", pa.binary()),
-        ("retries", pa.int64()),
-    ]
-    arrow_schema = pa.schema(fields)
-    layout = SinkLayout(
-        given["key"], given["value"], frozenset(typed), compiled.sides, arrow_schema
+    fields = _ROW_FIELDS + _side_fields(given, typed)
+    fields += [("rest", pa.binary()), ("retries", pa.int64())]
+    layout = RowLayout(
+        given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
     )
-    mapped = _messages(runtime, rows).mapInArrow(
-        converters(layout), from_arrow_schema(arrow_schema)
-    )
+    chunks = _chunks(runtime, len(rows), lambda a, b: list(rows[a:b]))
+    mapped = chunks.mapInArrow(converters(layout), from_arrow_schema(layout.arrow_schema))
     frame = compiled.frame
-    passed = [f"{s}_raw" for s in ("key", "value") if s not in typed]
-    selected = mapped.select(
-        F.col("idx"),
-        frame.cols["topic"].alias("topic"),
-        frame.cols["partition"].alias("partition"),
-        frame.cols["timestamp"].alias("timestamp"),
-        *[frame.cols[s].alias(s) for s in ("key", "value") if s in typed],
-        *[F.col(name) for name in passed],
-        F.col("headers"),
-        F.col("rest"),
-        F.col("retries"),
-        frame.keep.alias("kept"),
-    )
+    raw = [f"{s}_raw" for s in ("key", "value") if s not in typed]
+    selected = _select(mapped, frame, typed, *raw, "headers", "rest", "retries", kept=True)
     schemas = {s: frame.schemas[s] if s in typed else given[s] for s in given}
-    for side in compiled.sides:
-        schema = schemas[side]
-        expected = None if schema is None else arrow_type(schema)
-        got = to_arrow_type(selected.schema[side].dataType)
-        if expected is None or not _same_type(got, expected):
-            return None
+    if not _types_agree(selected, schemas, compiled.sides):
+        return None
     return SinkPlan(selected, layout, schemas)
-
-
-def _messages(runtime: SparkRuntime, rows: Sequence[tuple[Any, ...]]) -> DataFrame:
-    """Consumed messages as a DataFrame, a partition per slice of the batch."""
-    table = pa.table(
-        {
-            "idx": pa.array(range(len(rows)), pa.int64()),
-            "topic": pa.array([r[0] for r in rows], pa.string()),
-            "partition": pa.array([r[1] for r in rows], pa.int32()),
-            "offset": pa.array([r[2] for r in rows], pa.int64()),
-            "key": pa.array([r[3] for r in rows], pa.binary()),
-            "value": pa.array([r[4] for r in rows], pa.binary()),
-            "headers": pa.array([pickle.dumps(r[5]) if r[5] else None for r in rows], pa.binary()),
-            "timestamp": pa.array([r[6] for r in rows], pa.int64()),
-        }
-    )
-    per_partition = -(-len(rows) // runtime.default_parallelism)
-    table = pa.Table.from_batches(table.to_batches(max_chunksize=per_partition))
-    return runtime.session().createDataFrame(table)
 
 
 def run_expressions(
     runtime: SparkRuntime, group_id: str, chain: Chain, records: Sequence[Any]
 ) -> list[Any] | None:
-    """The records after the chain (None where dropped), or None when the batch or the
-    chain has no column form; the caller then runs the Arrow form."""
+    """The chain alone, as Spark columns: the records after it (None where dropped), or None
+    when the batch or the chain has no column form. (The stages convert in the same job;
+    this is the form the shared test table compares with ``apply``.)"""
     if not records:
         return []
     planned = plan(runtime, chain, records)
     if planned is None:
         return None
     with runtime.job_group(group_id, f"connect-lite transforms: {len(records)} records") as g:
-        try:
-            result = planned.selected.drop("headers").toArrow()
-        except Exception as e:
-            if g.cancelled:
-                raise StageCancelledError(f"Job group {group_id} was cancelled") from e
-            raise
+        result = to_arrow(g, planned.selected.drop("headers", "key_raw", "value_raw"))
     return _rebuild(records, result, planned.schemas, planned.sides)
 
 
@@ -559,35 +562,6 @@ def chain_has_columns(chain: Chain) -> bool:
     return all(
         _family(t) in TRANSFORMS and (p is None or _family(p) in PREDICATES) for t, p, _ in chain
     )
-
-
-def _table(
-    records: Sequence[Any], key_schema: Schema | None, value_schema: Schema | None
-) -> tuple[pa.Table, set[str]]:
-    columns: dict[str, pa.Array] = {
-        "idx": pa.array(range(len(records)), pa.int64()),
-        "topic": pa.array([r.topic for r in records], pa.string()),
-        "partition": pa.array([r.kafka_partition for r in records], pa.int32()),
-        "offset": pa.array([getattr(r, "kafka_offset", None) for r in records], pa.int64()),
-        "timestamp": pa.array([r.timestamp for r in records], pa.int64()),
-        "value_null": pa.array([r.value is None for r in records], pa.bool_()),
-        "header_keys": pa.array(
-            [[h.key for h in r.headers] for r in records], pa.list_(pa.string())
-        ),
-    }
-    if any(r.headers for r in records):  # the chain leaves headers alone: they ride along
-        columns["headers"] = pa.array(
-            [pickle.dumps(r.headers) if r.headers else None for r in records], pa.binary()
-        )
-    typed: set[str] = set()
-    for side, schema in (("key", key_schema), ("value", value_schema)):
-        kind = None if schema is None else arrow_type(schema)
-        if schema is not None and kind is not None:
-            columns[side] = pa.array([to_plain(getattr(r, side), schema) for r in records], kind)
-            typed.add(side)
-    if not isinstance(records[0], SinkRecord):
-        del columns["offset"]
-    return pa.table(columns), typed
 
 
 def _rebuild(

@@ -265,11 +265,8 @@ class SourceStage(_Stage):
         except Exception as e:
             log.warning("No column form for this batch, using the Arrow form: %s", e)
             return None
-        if planned is None or any(
-            side not in planned.typed and any(getattr(r, side) is not None for r in records)
-            for side in ("key", "value")
-        ):
-            return None  # a side without a column must be null throughout to ride along
+        if planned is None:
+            return None
         mapped = planned.selected.mapInArrow(
             functools.partial(map_source_rows, self.spec, self._token, planned.schemas),
             OUTPUT_SCHEMA,

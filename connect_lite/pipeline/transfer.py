@@ -87,6 +87,28 @@ def map_chunks(
             yield _row(chunk, out)
 
 
+def chunk_frame(runtime: SparkRuntime, payloads: list[bytes]) -> Any:
+    """A DataFrame of (chunk, payload) rows, chunk *i* in partition *i*."""
+    table = pa.Table.from_batches([_row(i, p) for i, p in enumerate(payloads)], _ARROW_SCHEMA)
+    return runtime.session().createDataFrame(table)
+
+
+def map_typed_rows(layout: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The mapInArrow function that expands pickled chunks of records into typed rows, the
+    input of a chain of column expressions (in Python workers, so in parallel)."""
+    from connect_lite.pipeline.work import typed_rows
+
+    for batch in batches:
+        payloads = batch.column(1)
+        for row in range(batch.num_rows):
+            with gc_paused():
+                base, columns = pickle.loads(payloads[row].as_buffer())
+                out = pa.RecordBatch.from_pydict(
+                    typed_rows(base, columns, layout), schema=layout.arrow_schema
+                )
+            yield out
+
+
 def map_source_rows(
     spec: Any, token: str, schemas: dict[str, Any], batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
@@ -106,17 +128,20 @@ def map_source_rows(
 def map_sink_rows(
     spec: Any, token: str, layout: Any, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    """The mapInArrow function before a chain of column expressions: consumed messages in,
-    converted typed rows out (in Python workers)."""
+    """The mapInArrow function before a chain of column expressions: pickled chunks of
+    consumed messages in, converted typed rows out (in Python workers)."""
     from connect_lite.pipeline.work import sink_rows
 
     comps = components(spec, token)
     for batch in batches:
-        with gc_paused():
-            columns = sink_rows(comps, batch.to_pydict(), layout)
-            out = pa.RecordBatch.from_pydict(columns, schema=layout.arrow_schema)
-        del columns
-        yield out
+        payloads = batch.column(1)
+        for row in range(batch.num_rows):
+            with gc_paused():
+                base, rows = pickle.loads(payloads[row].as_buffer())
+                columns = sink_rows(comps, base, rows, layout)
+                out = pa.RecordBatch.from_pydict(columns, schema=layout.arrow_schema)
+            del columns
+            yield out
 
 
 def to_arrow(group: JobGroup, df: Any) -> pa.Table:
@@ -146,9 +171,7 @@ def run_job(
     payloads: list[bytes],
 ) -> list[dict[str, Any]]:
     """Run one Spark job over the pickled chunks; their results, in chunk order."""
-    spark = runtime.session()
-    table = pa.Table.from_batches([_row(i, p) for i, p in enumerate(payloads)], _ARROW_SCHEMA)
-    df = spark.createDataFrame(table)
+    df = chunk_frame(runtime, payloads)
     mapped = df.mapInArrow(functools.partial(map_chunks, kind, spec, token), OUTPUT_SCHEMA)
     if group.cancelled:
         raise StageCancelledError(f"Job group {group.group_id} was cancelled")

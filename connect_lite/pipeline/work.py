@@ -216,15 +216,15 @@ def source_rows(
 ) -> dict[str, Any]:
     """Converters for rows a chain of column expressions kept: ``columns`` hold the input
     position (idx), topic, partition, timestamp, the typed key and/or value, and pickled
-    headers; a side without a column is None throughout. Positions in the result (kept,
+    headers; a side without a typed column comes pickled. Positions in the result (kept,
     errors) are input positions, and ``idx`` lists every row that came in."""
     idx = columns["idx"]
     n = len(idx)
 
     def side(name: str) -> list[Any]:
-        if name not in columns:
-            return [None] * n
-        return list(map(decoder(schemas[name]), columns[name]))
+        if name in columns:
+            return list(map(decoder(schemas[name]), columns[name]))
+        return [None if b is None else pickle.loads(b) for b in columns[f"{name}_raw"]]
 
     blobs = columns.get("headers") or [None] * n
     headers = [None if b is None else pickle.loads(b) for b in blobs]
@@ -348,45 +348,77 @@ def sink_chunk(comps: Components, rows: list[tuple[Any, ...]]) -> dict[str, Any]
 
 
 @dataclass(frozen=True)
-class SinkLayout:
-    """How a sink batch travels as typed columns: the schemas its first message converted
-    to (the probe), which sides have a column, and which the chain changes."""
+class RowLayout:
+    """How a batch travels as typed rows for a chain of column expressions: the key and
+    value schemas, which sides have a typed column, which sides the chain changes, and the
+    Arrow schema of the rows."""
 
     key_schema: Any
     value_schema: Any
     typed: frozenset[str]
     sides: frozenset[str]
-    arrow_schema: Any  # pa.Schema of the rows the converters emit
+    arrow_schema: Any  # pa.Schema
+
+    def schema(self, side: str) -> Any:
+        return self.key_schema if side == "key" else self.value_schema
 
 
-def sink_rows(comps: Components, columns: dict[str, list[Any]], layout: SinkLayout) -> dict:
+RECORD_COLUMNS = ("topic", "kafka_partition", "timestamp", "key", "value", "headers")
+"""The record fields a chunk of records carries to typed_rows (plus the offset of sinks)."""
+
+
+def typed_rows(base: int, columns: dict[str, list[Any]], layout: RowLayout) -> dict:
+    """Typed columns for a chunk of records (RECORD_COLUMNS, plus kafka_offset for sink
+    records), the input of the chain's select. Rows are numbered from ``base``."""
+    n = len(columns["topic"])
+    out: dict[str, list[Any]] = {
+        "idx": list(range(base, base + n)),
+        "topic": columns["topic"],
+        "partition": columns["kafka_partition"],
+        "offset": columns.get("kafka_offset") or [None] * n,
+        "timestamp": columns["timestamp"],
+        "value_null": [v is None for v in columns["value"]],
+        "header_keys": [[h.key for h in hs] if hs else [] for hs in columns["headers"]],
+        "headers": [pickle.dumps(hs) if hs else None for hs in columns["headers"]],
+    }
+    for side in ("key", "value"):
+        if side in layout.typed:
+            schema = layout.schema(side)
+            out[side] = [to_plain(v, schema) for v in columns[side]]
+        else:  # no column form: the values ride along, pickled
+            out[f"{side}_raw"] = [None if v is None else pickle.dumps(v) for v in columns[side]]
+    return out
+
+
+def sink_rows(
+    comps: Components, base: int, rows: list[tuple[Any, ...]], layout: RowLayout
+) -> dict[str, list[Any]]:
     """Converters for consumed messages, emitting typed columns for the chain's select.
 
-    A row that does not fit the layout (a converter error, other schemas, or a null where
-    the chain changes the key or value) travels in ``rest``, pickled, and the driver
-    handles it in the Arrow form; its typed columns are null."""
-    idx, topics = columns["idx"], columns["topic"]
-    n = len(idx)
+    A row is (topic, partition, offset, key, value, headers, timestamp, timestamp_type),
+    numbered from ``base``. A row that does not fit the layout (a converter error, other
+    schemas, or a null where the chain changes the key or value) travels in ``rest``,
+    pickled, and the driver handles it in the Arrow form; its typed columns are null."""
+    n = len(rows)
+    topics = [r[0] for r in rows]
     failures = Failures(retry_of(comps))
     positions = list(range(n))
     key_conv, value_conv = comps.key.get(), comps.value.get()
-    keys = convert_column(key_conv, KEY_CONVERTER, (topics, columns["key"]), positions, failures)
+    keys = convert_column(
+        key_conv, KEY_CONVERTER, (topics, [r[3] for r in rows]), positions, failures
+    )
     values = convert_column(
-        value_conv, VALUE_CONVERTER, (topics, columns["value"]), positions, failures
+        value_conv, VALUE_CONVERTER, (topics, [r[4] for r in rows]), positions, failures
     )
-    raw = [None if b is None else pickle.loads(b) for b in columns["headers"]]
-    headers = _sink_headers(
-        comps, [(t, 0, 0, None, None, h) for t, h in zip(topics, raw, strict=True)], failures
-    )
+    headers = _sink_headers(comps, rows, failures)
     out: dict[str, list[Any]] = {name: [] for name in layout.arrow_schema.names}
-    schemas = {"key": layout.key_schema, "value": layout.value_schema}
-    for i in range(n):
+    for i, row in enumerate(rows):
         pair = {"key": keys[i], "value": values[i]}
         rest = None
         if i in failures:
-            rest = pickle.dumps(("error", dataclasses.replace(failures[i], index=idx[i])))
+            rest = pickle.dumps(("error", dataclasses.replace(failures[i], index=base + i)))
         elif not all(
-            (pair[side].schema is schemas[side] or pair[side].schema == schemas[side])
+            (pair[side].schema is layout.schema(side) or pair[side].schema == layout.schema(side))
             for side in ("key", "value")
         ) or any(pair[side].value is None for side in layout.sides):
             rest = pickle.dumps(("other", pair["key"], pair["value"], headers[i]))
@@ -394,14 +426,14 @@ def sink_rows(comps: Components, columns: dict[str, list[Any]], layout: SinkLayo
         for side in ("key", "value"):
             value = pair[side].value if fits else None
             if side in layout.typed:
-                out[side].append(None if value is None else to_plain(value, schemas[side]))
+                out[side].append(None if value is None else to_plain(value, layout.schema(side)))
             else:
                 out[f"{side}_raw"].append(pickle.dumps(value) if value is not None else None)
-        out["idx"].append(idx[i])
-        out["topic"].append(topics[i])
-        out["partition"].append(columns["partition"][i])
-        out["offset"].append(columns["offset"][i])
-        out["timestamp"].append(columns["timestamp"][i])
+        out["idx"].append(base + i)
+        out["topic"].append(row[0])
+        out["partition"].append(row[1])
+        out["offset"].append(row[2])
+        out["timestamp"].append(row[6])
         out["headers"].append(pickle.dumps(headers[i]) if fits and headers[i] else None)
         out["header_keys"].append([h.key for h in headers[i]] if fits else [])
         out["value_null"].append(fits and pair["value"].value is None)

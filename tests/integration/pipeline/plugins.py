@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 import time
 from typing import Any
 
@@ -82,6 +83,28 @@ class JsonStructConverter(Converter):
         if self.schema is None:
             return SchemaAndValue(None, data)
         return SchemaAndValue(self.schema, Struct(self.schema, data))
+
+
+class PickleConverter(Converter):
+    """Connect data <-> pickled SchemaAndValue: any record survives a round trip unchanged."""
+
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
+        return pickle.dumps(SchemaAndValue(schema, value))
+
+    def to_connect_data(self, topic: str, value: bytes | None) -> SchemaAndValue:
+        return SchemaAndValue(None, None) if value is None else pickle.loads(value)
+
+
+class PickleHeaderConverter(HeaderConverter):
+    """Header values <-> pickled SchemaAndValue."""
+
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
+        return pickle.dumps(SchemaAndValue(schema, value))
+
+    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
+        return SchemaAndValue(None, None) if value is None else pickle.loads(value)
 
 
 class Utf8HeaderConverter(HeaderConverter):
