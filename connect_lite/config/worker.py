@@ -38,7 +38,8 @@ PASSTHROUGH_PREFIXES: dict[str, str] = {
     "producer.": "Passed to the producers of source tasks and of dead letter queues.",
     "consumer.": "Passed to the consumers of sink tasks.",
     "admin.": "Passed to the admin clients (topic creation, offsets).",
-    "spark.": "Passed to the SparkSession builder (default spark.master=local[*]).",
+    "spark.": "Passed to the SparkSession builder (defaults: spark.master=local[*], "
+    "spark.driver.memory=2g).",
     "key.converter.": "Passed to the worker's key converter (prefix stripped).",
     "value.converter.": "Passed to the worker's value converter (prefix stripped).",
     "header.converter.": "Passed to the worker's header converter (prefix stripped).",

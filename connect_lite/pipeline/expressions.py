@@ -30,7 +30,13 @@ from connect_lite.api.data import Schema, SchemaType
 from connect_lite.api.records import SinkRecord, SourceRecord
 from connect_lite.pipeline.columns import arrow_type, decoder
 from connect_lite.pipeline.session import SparkRuntime
-from connect_lite.pipeline.transfer import chunk_frame, dumps, map_typed_rows, split, to_arrow
+from connect_lite.pipeline.transfer import (
+    chunk_bounds,
+    chunk_frame,
+    dumps,
+    map_typed_rows,
+    to_arrow,
+)
 from connect_lite.pipeline.work import RECORD_COLUMNS, RowLayout
 from connect_lite.transforms.field_path import FIELD_SYNTAX_VERSION, FieldPath
 
@@ -424,7 +430,7 @@ def _types_agree(selected: DataFrame, schemas: dict[str, Schema | None], sides: 
 
 
 def _chunks(runtime: SparkRuntime, n: int, payload: Callable[[int, int], Any]) -> DataFrame:
-    bounds = split(n, runtime.default_parallelism)
+    bounds = chunk_bounds(n, runtime.default_parallelism)
     return chunk_frame(runtime, [dumps((a, payload(a, b))) for a, b in bounds])
 
 

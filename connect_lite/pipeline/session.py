@@ -34,6 +34,9 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.python.worker.reuse": "true",
     "spark.log.level": "WARN",
+    # In local mode the driver's JVM runs the tasks too; its default 1 GiB heap is tight for
+    # 200k-record batches (each batch is in the heap as task data and as rows at once).
+    "spark.driver.memory": "2g",
 }
 
 _GROUP_KEYS = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")

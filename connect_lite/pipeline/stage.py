@@ -44,12 +44,12 @@ from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.pipeline.transfer import (
     OUTPUT_SCHEMA,
+    chunk_bounds,
     collect_payloads,
     dumps,
     map_sink_rows,
     map_source_rows,
     run_job,
-    split,
     to_arrow,
 )
 from connect_lite.pipeline.work import SOURCE_FIELDS, SOURCE_RECORD_FIELDS, TIMESTAMP_TYPES
@@ -176,7 +176,7 @@ class _Stage:
         self, n: int, make_payload: Callable[[int, int], Any], kind: str | None = None
     ) -> list[Any]:
         kind = kind or self.kind
-        bounds = split(n, self.runtime.default_parallelism)
+        bounds = chunk_bounds(n, self.runtime.default_parallelism)
         description = f"connect-lite {kind} stage {self.spec.stage_id}: {n} records"
         with self.runtime.job_group(self.job_group, description) as group:
             payloads = [dumps(make_payload(a, b)) for a, b in bounds]

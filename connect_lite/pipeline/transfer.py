@@ -40,6 +40,17 @@ OUTPUT_SCHEMA = "chunk long, payload binary"
 _ARROW_SCHEMA = pa.schema([("chunk", pa.int64()), ("payload", pa.binary())])
 
 
+MAX_CHUNK_RECORDS = 20_000
+"""Records per pickled chunk. A chunk is one row to the JVM, which copies it whole into a
+contiguous buffer (doubling as it grows): 200k records of ~250 bytes in one row exhausted
+Spark's default 1 GiB heap. Partitions take several chunks each."""
+
+
+def chunk_bounds(n: int, partitions: int) -> list[tuple[int, int]]:
+    """[start, end) chunks of a batch: at least one per partition, at most MAX_CHUNK_RECORDS."""
+    return split(n, max(partitions, -(-n // MAX_CHUNK_RECORDS)))
+
+
 def split(n: int, parts: int) -> list[tuple[int, int]]:
     """``parts`` (at most ``n``) contiguous [start, end) ranges of near-equal size."""
     parts = max(1, min(n, parts))
@@ -88,9 +99,17 @@ def map_chunks(
 
 
 def chunk_frame(runtime: SparkRuntime, payloads: list[bytes]) -> Any:
-    """A DataFrame of (chunk, payload) rows, chunk *i* in partition *i*."""
-    table = pa.Table.from_batches([_row(i, p) for i, p in enumerate(payloads)], _ARROW_SCHEMA)
-    return runtime.session().createDataFrame(table)
+    """A DataFrame of (chunk, payload) rows: consecutive chunks share a partition (one Arrow
+    record batch each), as many partitions as Spark's default parallelism."""
+    groups = split(len(payloads), runtime.default_parallelism)
+    batches = [
+        pa.RecordBatch.from_arrays(
+            [pa.array(range(a, b), pa.int64()), pa.array(payloads[a:b], pa.binary())],
+            schema=_ARROW_SCHEMA,
+        )
+        for a, b in groups
+    ]
+    return runtime.session().createDataFrame(pa.Table.from_batches(batches, _ARROW_SCHEMA))
 
 
 def map_typed_rows(layout: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -322,28 +322,15 @@ def sink_chunk(comps: Components, rows: list[tuple[Any, ...]]) -> dict[str, Any]
             "retries": failures.retries,
             **columns,
         }
-    chain = comps.transforms()
-    out_kept, dropped, records = [], [], []
-    for i in kept:
+
+    def record(i: int) -> SinkRecord:
         r = rows[i]
-        record = SinkRecord(
-            r[0],
-            r[1],
-            r[2],
-            keys[i].value,
-            values[i].value,
-            keys[i].schema,
-            values[i].schema,
-            r[6],
-            TIMESTAMP_TYPES.get(r[7], r[7]),
-            headers[i],
-        )
-        record = apply_transforms(chain, record, i, failures)
-        if record is None:
-            dropped.append(i)
-        elif record is not _FAILED:
-            out_kept.append(i)
-            records.append(record)
+        return SinkRecord(
+            r[0], r[1], r[2], keys[i].value, values[i].value, keys[i].schema, values[i].schema,
+            r[6], TIMESTAMP_TYPES.get(r[7], r[7]), headers[i],
+        )  # fmt: skip
+
+    out_kept, dropped, records = _run_chain(comps, ((i, record(i)) for i in kept), failures)
     return _pack(out_kept, dropped, failures, records=records)
 
 
@@ -491,18 +478,26 @@ def _pack(
     }
 
 
-def chain_chunk(comps: Components, records: list[Any]) -> dict[str, Any]:
-    """Only the transform chain, record-at-a-time, for records already converted."""
+def _run_chain(
+    comps: Components, numbered: Iterable[tuple[int, Any]], failures: Failures
+) -> tuple[list[int], list[int], list[Any]]:
+    """The chain over (position, record) pairs: kept positions, dropped ones, new records."""
     chain = comps.transforms()
-    failures = Failures(retry_of(comps))
     kept, dropped, out = [], [], []
-    for i, record in enumerate(records):
+    for i, record in numbered:
         result = apply_transforms(chain, record, i, failures)
         if result is None:
             dropped.append(i)
         elif result is not _FAILED:
             kept.append(i)
             out.append(result)
+    return kept, dropped, out
+
+
+def chain_chunk(comps: Components, records: list[Any]) -> dict[str, Any]:
+    """Only the transform chain, record-at-a-time, for records already converted."""
+    failures = Failures(retry_of(comps))
+    kept, dropped, out = _run_chain(comps, enumerate(records), failures)
     return _pack(kept, dropped, failures, records=out)
 
 

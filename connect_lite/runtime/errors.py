@@ -23,6 +23,7 @@ from connect_lite.api.connector import ErrantRecordReporter
 from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import SinkRecord, SourceRecord
 from connect_lite.config.connector_config import ConnectorConfig
+from connect_lite.kafka.consumer import ConsumedMessage
 from connect_lite.pipeline.errors import PREDICATE, TASK_PUT, TRANSFORMATION, RecordError
 from connect_lite.runtime.task_metrics import ErrorCounters
 
@@ -407,7 +408,7 @@ class WorkerErrantRecordReporter(ErrantRecordReporter):
             (h.key, header_conv.from_connect_header(topic, h.key, h.schema, h.value))
             for h in record.headers
         ]
-        return _Message(
+        return ConsumedMessage(
             topic,
             record.kafka_partition,
             record.kafka_offset,
@@ -428,18 +429,6 @@ class WorkerErrantRecordReporter(ErrantRecordReporter):
                 raise ConnectError(
                     "Encountered an error while awaiting an errant record future's completion."
                 ) from error
-
-
-@dataclass(frozen=True)
-class _Message:
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    headers: list[tuple[str, bytes | None]]
-    timestamp: int | None
-    timestamp_type: str
 
 
 def build_handler(
