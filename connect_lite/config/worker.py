@@ -39,7 +39,7 @@ PASSTHROUGH_PREFIXES: dict[str, str] = {
     "consumer.": "Passed to the consumers of sink tasks.",
     "admin.": "Passed to the admin clients (topic creation, offsets).",
     "spark.": "Passed to the SparkSession builder (defaults: spark.master=local[*], "
-    "spark.driver.memory=2g).",
+    "spark.driver.memory=2g, spark.sql.session.timeZone=UTC).",
     "key.converter.": "Passed to the worker's key converter (prefix stripped).",
     "value.converter.": "Passed to the worker's value converter (prefix stripped).",
     "header.converter.": "Passed to the worker's header converter (prefix stripped).",

@@ -22,7 +22,7 @@ _PRIMITIVES: dict[SchemaType, pa.DataType] = {
     SchemaType.INT16: pa.int16(),
     SchemaType.INT32: pa.int32(),
     SchemaType.INT64: pa.int64(),
-    SchemaType.FLOAT32: pa.float32(),
+    SchemaType.FLOAT32: pa.float64(),  # a Python float is a double: float32 would round it
     SchemaType.FLOAT64: pa.float64(),
     SchemaType.BOOLEAN: pa.bool_(),
     SchemaType.STRING: pa.string(),

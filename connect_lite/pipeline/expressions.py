@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 
 from connect_lite.api.data import Schema, SchemaType
 from connect_lite.api.records import SinkRecord, SourceRecord
+from connect_lite.converters import logical
 from connect_lite.pipeline.columns import arrow_type, decoder
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.pipeline.transfer import (
@@ -52,6 +54,7 @@ class Frame:
     schemas: dict[str, Schema | None]
     keep: Column = field(default_factory=lambda: F.lit(True))
     touched: set[str] = field(default_factory=set)  # "key"/"value": must not be null
+    needs_timestamp: bool = False  # a record without a timestamp fails the chain
 
     def side(self, t: Any) -> str:
         return "key" if getattr(t, "is_key", False) else "value"
@@ -59,7 +62,7 @@ class Frame:
     def with_side(self, side: str, column: Column, schema: Schema | None) -> Frame:
         cols = dict(self.cols, **{side: column})
         schemas = dict(self.schemas, **{side: schema})
-        return Frame(cols, schemas, self.keep, self.touched | {side})
+        return dataclasses.replace(self, cols=cols, schemas=schemas, touched=self.touched | {side})
 
 
 Compiler = Callable[[Any, Frame, Any], "Frame | None"]
@@ -167,8 +170,14 @@ def _extract_field(t: Any, frame: Frame, out: Any) -> Frame | None:
     found, schema = _struct_side(t, frame), _out_schema(t, out)
     if found is None or schema is None or schema.optional:
         return None  # an optional field may be null, and a null changes the next schemas
-    side, column, _ = found
-    for step in _path(t, "field").steps:
+    side, column, struct = found
+    steps = _path(t, "field").steps
+    for step in steps[:-1]:  # nor may any struct on the way be null
+        inner = struct.field(step)
+        if inner is None or inner.schema.optional or inner.schema.type is not SchemaType.STRUCT:
+            return None
+        struct = inner.schema
+    for step in steps:
         column = column.getField(step)
     return frame.with_side(side, column, schema)
 
@@ -268,6 +277,63 @@ def _regex_router(t: Any, frame: Frame, out: Any) -> Frame | None:
     return dataclasses.replace(frame, cols=cols)
 
 
+_UTC_ZONES = frozenset(("UTC", "Etc/UTC", "GMT", "Z", "+00:00"))
+_SAME_PATTERN = re.compile(r"(?:yyyy|yy|M{1,2}|d{1,2}|H{1,2}|m{1,2}|s{1,2}|[-_./: ]|\d)+")
+"""SimpleDateFormat patterns that Spark's date_format renders the same way."""
+
+
+def _timestamp_router(t: Any, frame: Frame, out: Any) -> Frame | None:
+    pattern = str(t.settings["timestamp.format"])
+    spark = SparkSession.getActiveSession()
+    if spark is None or spark.conf.get("spark.sql.session.timeZone") not in _UTC_ZONES:
+        return None  # Kafka formats in UTC; Spark formats in the session's time zone
+    if not _SAME_PATTERN.fullmatch(pattern):
+        return None
+    formatted = F.date_format(F.timestamp_millis(frame.cols["timestamp"]), pattern)
+    # Java's String.replace, twice, in Kafka's order: ${topic} first, then ${timestamp}.
+    topic = F.replace(
+        F.lit(str(t.settings["topic.format"])), F.lit("${topic}"), frame.cols["topic"]
+    )
+    topic = F.replace(topic, F.lit("${timestamp}"), formatted)
+    return dataclasses.replace(frame, cols=dict(frame.cols, topic=topic), needs_timestamp=True)
+
+
+def _timestamp_converter(t: Any, frame: Frame, out: Any) -> Frame | None:
+    """Only millisecond unix times to Timestamps and back: the same INT64, a new schema."""
+    side = frame.side(t)
+    in_schema, schema = frame.schemas.get(side), _out_schema(t, out)
+    if side not in frame.cols or in_schema is None or schema is None:
+        return None
+    if t.settings.get("unix.precision") != "milliseconds":
+        return None
+    name = t.settings.get("field") or ""
+    if not name:
+        if not _same_millis(in_schema, schema):
+            return None
+        return frame.with_side(side, frame.cols[side], schema)
+    found = _struct_side(t, frame)
+    path = _path(t, "field")
+    if found is None or not path.is_root or schema.type is not SchemaType.STRUCT:
+        return None
+    before, after = in_schema.field(path.name), schema.field(path.name)
+    if before is None or after is None or not _same_millis(before.schema, after.schema):
+        return None
+    columns = _fields(found[1], in_schema)
+    if set(columns) != {f.name for f in schema.fields}:
+        return None
+    return frame.with_side(side, _struct_of(columns, schema), schema)
+
+
+def _same_millis(before: Schema, after: Schema) -> bool:
+    """A Timestamp to or from a plain INT64 of milliseconds: the data does not change."""
+    kinds = {before.name, after.name}
+    return (
+        before.type is after.type is SchemaType.INT64
+        and kinds <= {None, logical.TIMESTAMP}
+        and len(kinds) == 2
+    )
+
+
 def _filter(t: Any, frame: Frame, out: Any) -> Frame | None:
     return dataclasses.replace(frame, keep=F.lit(False))
 
@@ -294,6 +360,8 @@ TRANSFORMS: dict[str, Compiler] = {
     "Flatten": _flatten,
     "Cast": _cast,
     "RegexRouter": _regex_router,
+    "TimestampRouter": _timestamp_router,
+    "TimestampConverter": _timestamp_converter,
     "Filter": _filter,
 }
 """Built-in transform families with a column form (the class name without Key/Value)."""
@@ -308,8 +376,8 @@ def _predicate(p: Any, frame: Frame) -> Column | None:
         return frame.cols["topic"].rlike(_full(str(p.settings["pattern"])))
     if name == "HasHeaderKey":
         return F.array_contains(frame.cols["header_keys"], str(p.settings["name"]))
-    if name == "RecordIsTombstone":
-        return frame.cols["value_null"]
+    if name == "RecordIsTombstone":  # the value as the chain has it so far, if typed
+        return frame.cols["value"].isNull() if "value" in frame.cols else frame.cols["value_null"]
     return None
 
 
@@ -330,6 +398,10 @@ class Compiled:
 
     frame: Frame
     sides: frozenset[str]
+
+    @property
+    def needs_timestamp(self) -> bool:
+        return self.frame.needs_timestamp
 
 
 def compile_chain(chain: Chain, probe: Any, base: Frame) -> Compiled | None:
@@ -360,7 +432,7 @@ def compile_chain(chain: Chain, probe: Any, base: Frame) -> Compiled | None:
                 condition = ~condition
             cols = {k: F.when(condition, v).otherwise(frame.cols[k]) for k, v in step.cols.items()}
             keep = F.when(condition, step.keep).otherwise(frame.keep)
-            step = Frame(cols, step.schemas, keep, step.touched)
+            step = dataclasses.replace(step, cols=cols, keep=keep)
         frame, record = step, produced
     return Compiled(frame, frozenset(frame.touched))
 
@@ -391,7 +463,22 @@ def _base_frame(given: dict[str, Schema | None], typed: set[str]) -> Frame:
 
 
 def _typed_sides(given: dict[str, Schema | None]) -> set[str]:
-    return {s for s, sch in given.items() if sch is not None and arrow_type(sch) is not None}
+    """The sides with a column form. Not one with default values inside: the transforms
+    read a null field as its default (replace.null.with.default), a column would not."""
+    return {
+        s
+        for s, sch in given.items()
+        if sch is not None and arrow_type(sch) is not None and not _has_defaults(sch)
+    }
+
+
+def _has_defaults(schema: Schema) -> bool:
+    if schema.default is not None:
+        return True
+    inner = [f.schema for f in schema.fields] + [
+        s for s in (schema.key_schema, schema.value_schema) if s is not None
+    ]
+    return any(_has_defaults(s) for s in inner)
 
 
 def _side_fields(given: dict[str, Schema | None], typed: set[str]) -> list[tuple[str, Any]]:
@@ -467,6 +554,8 @@ def plan(runtime: SparkRuntime, chain: Chain, records: Sequence[Any]) -> Plan | 
     for side in compiled.sides:
         if side not in typed or any(getattr(r, side) is None for r in records):
             return None  # a null key or value keeps its schema in Kafka; no column form
+    if compiled.needs_timestamp and any(r.timestamp is None for r in records):
+        return None  # the Arrow form reports those records
     fields = _ROW_FIELDS + _side_fields(given, typed)
     layout = RowLayout(
         given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
@@ -517,6 +606,8 @@ def plan_sink(
     compiled = compile_chain(chain, probe, _base_frame(given, typed))
     if compiled is None or not compiled.sides <= typed:
         return None
+    if compiled.needs_timestamp and any(r[6] is None for r in rows):
+        return None  # the Arrow form reports those records
     fields = _ROW_FIELDS + _side_fields(given, typed)
     fields += [("rest", pa.binary()), ("retries", pa.int64())]
     layout = RowLayout(

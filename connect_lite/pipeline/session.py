@@ -37,6 +37,8 @@ DEFAULT_CONF: dict[str, str] = {
     # In local mode the driver's JVM runs the tasks too; its default 1 GiB heap is tight for
     # 200k-record batches (each batch is in the heap as task data and as rows at once).
     "spark.driver.memory": "2g",
+    # Kafka's transforms format times in UTC; so do their column forms (TimestampRouter).
+    "spark.sql.session.timeZone": "UTC",
 }
 
 _GROUP_KEYS = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")

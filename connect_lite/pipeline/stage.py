@@ -359,6 +359,7 @@ class SinkStage(_Stage):
     """Converters, then transforms and predicates, for batches of consumed messages."""
 
     kind = "sink"
+    _probe_converters: tuple[Converter, Converter] | None = None  # built once, on the driver
 
     def run(self, messages: Sequence[Any], *, tolerate_errors: bool = False) -> SinkBatchResult:
         """Turn consumed messages (objects with topic, partition, offset, key, value, headers,
@@ -380,8 +381,10 @@ class SinkStage(_Stage):
     def _probe(self, row: tuple[Any, ...]) -> SinkRecord | None:
         """The batch's first message converted on the driver, when it has a schema."""
         try:
-            key = self.spec.key_converter().to_connect_data(row[0], row[3])
-            value = self.spec.value_converter().to_connect_data(row[0], row[4])
+            if self._probe_converters is None:
+                self._probe_converters = (self.spec.key_converter(), self.spec.value_converter())
+            key = self._probe_converters[0].to_connect_data(row[0], row[3])
+            value = self._probe_converters[1].to_connect_data(row[0], row[4])
         except Exception:
             return None  # the job reports it against the record
         if key.schema is None and value.schema is None:

@@ -242,14 +242,17 @@ class DeadLetterQueueReporter:
             self.counters.add(deadletterqueue_produce_failures=1)
             future.set_exception(error)
 
-        self.producer.produce(
-            self.topic,
-            m.value,
-            key=m.key,
-            headers=headers or None,
-            timestamp=m.timestamp if m.timestamp and m.timestamp > 0 else None,
-            on_delivery=delivered,
-        )
+        try:
+            self.producer.produce(
+                self.topic,
+                m.value,
+                key=m.key,
+                headers=headers or None,
+                timestamp=m.timestamp if m.timestamp and m.timestamp > 0 else None,
+                on_delivery=delivered,
+            )
+        except Exception as error:  # e.g. too large, or the queue stayed full: as Kafka, a
+            delivered(error, None)  # failed future, logged and counted; the task goes on
         return future
 
     def poll(self) -> None:

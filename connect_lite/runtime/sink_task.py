@@ -121,8 +121,8 @@ class WorkerSinkTask(WorkerTask):
             self.errant_reporter = WorkerErrantRecordReporter(
                 self.errors, self._original_of, self._converters, public_class_name(type(plugin))
             )
-        self._putting: list[Any] = []
-        self._putting_index: dict[tuple[str, int, int], Any] | None = None
+        self._putting: list[tuple[SinkRecord, Any]] = []
+        self._putting_index: dict[Any, Any] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self) -> None:
@@ -188,7 +188,10 @@ class WorkerSinkTask(WorkerTask):
         done = result.result()
         self.errors.stage_errors(done.errors, done.retries, messages.__getitem__)
         records = list(done.records)
-        self._putting, self._putting_index = messages, None
+        # The consumed message of each record handed to put: a transform may have renamed
+        # the topic, so the errant record reporter finds originals by the record itself.
+        self._putting = [(r, messages[i]) for r, i in zip(records, done.indices, strict=True)]
+        self._putting_index = None
         try:
             with self.counters.timed_batch():
                 self.plugin.put(records)
@@ -210,9 +213,15 @@ class WorkerSinkTask(WorkerTask):
             self.current[tp] = message.offset + 1
 
     def _original_of(self, record: SinkRecord) -> Any:
-        """The consumed message a SinkRecord of the batch being put came from, if any."""
+        """The consumed message a SinkRecord of the batch being put came from, if any: the
+        record itself, else (a copy the task made) its topic, partition and offset."""
         if self._putting_index is None:
-            self._putting_index = {(m.topic, m.partition, m.offset): m for m in self._putting}
+            self._putting_index = {id(r): m for r, m in self._putting}
+            for _, m in self._putting:
+                self._putting_index.setdefault((m.topic, m.partition, m.offset), m)
+        found = self._putting_index.get(id(record))
+        if found is not None:
+            return found
         return self._putting_index.get((record.topic, record.kafka_partition, record.kafka_offset))
 
     def _converters(self) -> tuple[Any, Any, Any]:

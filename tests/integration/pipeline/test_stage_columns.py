@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from connect_lite.api import Schema, SchemaBuilder, SourceRecord, Struct
+from connect_lite.api import Schema, SchemaBuilder, SchemaType, SourceRecord, Struct
 from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime, TransformSpec
 from connect_lite.plugins.registry import Plugins
 from connect_lite.runtime.components import transform_chain
@@ -154,3 +154,28 @@ def test_the_column_form_can_be_turned_off(runtime: SparkRuntime) -> None:
         results.append(stage.run(records).records)
         assert stage.compiled_batches == (1 if columns else 0)
     assert results[0] == results[1]
+
+
+def test_a_schema_with_defaults_stays_in_the_arrow_form(runtime: SparkRuntime) -> None:
+    """The transforms read a null field as its default (replace.null.with.default); a column
+    would keep the null, so such a batch is not compiled."""
+    with_default = (
+        SchemaBuilder.struct()
+        .name("person")
+        .field("id", Schema.INT64_SCHEMA)
+        .field("name", SchemaBuilder.of(SchemaType.STRING).optional().default_value("?").build())
+        .build()
+    )
+    stage = SourceStage(
+        runtime, spec("cols-defaults", plugins.JsonStructConverter, _specs()), "task-cols-def"
+    )
+    records = [
+        SourceRecord({"f": 1}, {"pos": i}, "people-raw", Struct(with_default, {"id": i}),
+                     value_schema=with_default)
+        for i in range(2)
+    ]  # fmt: skip
+    result = stage.run(records)
+    assert stage.compiled_batches == 0
+    assert [json.loads(r.value or b"") for r in result.records] == [
+        {"id": i, "name": "", "origin": "lab"} for i in range(2)
+    ]

@@ -62,6 +62,7 @@ VALUE = (
     .field("name", Schema.STRING_SCHEMA)
     .field("email", Schema.OPTIONAL_STRING_SCHEMA)
     .field("score", Schema.OPTIONAL_FLOAT64_SCHEMA)
+    .field("ratio", Schema.OPTIONAL_FLOAT32_SCHEMA)
     .field("active", Schema.BOOLEAN_SCHEMA)
     .field("born", logical.timestamp_schema(optional=True))
     .field("nested", NESTED)
@@ -82,6 +83,7 @@ def _struct_records() -> list[SinkRecord]:
                 "name": f"name-{i}",
                 "email": None if i % 3 == 0 else f"p{i}@example.com",
                 "score": i / 4,
+                "ratio": i / 10,  # not exact in float32: must not be rounded on the way
                 "active": i % 2 == 0,
                 "born": None if i % 4 == 1 else EPOCH_2024 + dt.timedelta(days=i),
                 "nested": nested,
@@ -177,6 +179,11 @@ CASES = [
     Case("extract-field", _one("e", "ExtractField$Value", field="name"), True),
     Case("extract-field-key", _one("e", "ExtractField$Key", field="id"), True),
     Case("extract-optional-field", _one("e", "ExtractField$Value", field="email"), False),
+    Case(
+        "extract-nested-under-optional",
+        _one("e", "ExtractField$Value", field="nested.a", **{"field.syntax.version": "V2"}),
+        False,
+    ),
     Case("hoist-field", _one("h", "HoistField$Value", field="wrapped"), True),
     Case("value-to-key", _one("v", "ValueToKey", fields="id,name"), True),
     Case(
@@ -208,11 +215,44 @@ CASES = [
     Case(
         "timestamp-router",
         _one("t", "TimestampRouter", **{"topic.format": "${topic}-${timestamp}"}),
+        True,
+    ),
+    Case(
+        "timestamp-router-hours",
+        _one("t", "TimestampRouter", **{"timestamp.format": "yyyy-MM-dd_HH.mm"}),
+        True,
+    ),
+    Case(
+        "timestamp-router-text",
+        _one("t", "TimestampRouter", **{"timestamp.format": "EEE"}),
         False,
     ),
     Case(
         "timestamp-converter",
         _one("t", "TimestampConverter$Value", field="born", **{"target.type": "unix"}),
+        True,
+    ),
+    Case(
+        "timestamp-converter-back",
+        {
+            "transforms": "unix,back",
+            "transforms.unix.type": T + "TimestampConverter$Value",
+            "transforms.unix.field": "born",
+            "transforms.unix.target.type": "unix",
+            "transforms.back.type": T + "TimestampConverter$Value",
+            "transforms.back.field": "born",
+            "transforms.back.target.type": "Timestamp",
+        },
+        True,
+    ),
+    Case(
+        "timestamp-converter-string",
+        _one(
+            "t",
+            "TimestampConverter$Value",
+            field="born",
+            **{"target.type": "string", "format": "yyyy-MM-dd"},
+        ),
         False,
     ),
     Case("insert-header", _one("h", "InsertHeader", header="h1", **{"value.literal": "x"}), False),

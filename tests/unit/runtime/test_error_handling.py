@@ -342,6 +342,23 @@ def test_dlq_failures_and_missing_originals_are_counted() -> None:
     assert snap["deadletterqueue-produce-failures"] == 2
 
 
+class RefusingProducer(FakeProducer):
+    """Refuses at produce time, as confluent-kafka does for a message that is too large."""
+
+    def produce(self, topic: str, value: Any, **kwargs: Any) -> None:
+        raise ValueError("Broker: Message size too large")
+
+
+def test_a_refused_dlq_produce_is_counted_and_the_task_goes_on() -> None:
+    producer = RefusingProducer()
+    h, counters = handler(True, producer)
+    h.stage_errors([stage_error(0), stage_error(1)], original=MESSAGES.__getitem__)
+    snap = counters.snapshot()
+    assert snap["deadletterqueue-produce-requests"] == 2
+    assert snap["deadletterqueue-produce-failures"] == 2
+    assert snap["total-records-skipped"] == 2
+
+
 def test_the_dlq_topic_is_not_created_when_it_exists() -> None:
     admin = FakeAdmin({"dlq"})
     reporter = DeadLetterQueueReporter(
