@@ -172,14 +172,23 @@ def test_records_reported_by_the_task_go_to_the_dlq(
         "connector.class": "ErrantReportingSink",
         "errant.marker": "bad",
         "errors.tolerance": "all",
+        # A renamed topic: the reporter must still find each record's consumed message.
+        "transforms": "rename",
+        "transforms.rename.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.rename.regex": "(.*)-in",
+        "transforms.rename.replacement": "$1-renamed",
     }
     name = start(worker, config)
 
     wait_for(lambda: len(lines(out)) >= 3, 120, what="the good records")
-    assert [json.loads(line)["value"] for line in lines(out)] == ["good-0", "good-2", "good-4"]
+    rows = [json.loads(line) for line in lines(out)]
+    assert [(r["topic"], r["value"]) for r in rows] == [
+        (f"{u}-renamed", v) for v in ("good-0", "good-2", "good-4")
+    ]
     dead = kafka.consume(dlq, count=2, timeout=60)
     assert [(m.key, m.value) for m in dead] == [(b"k1", b"bad"), (b"k3", b"bad")]
     headers = headers_of(dead[1])
+    assert headers["__connect.errors.topic"] == topic  # the consumed record's, as Kafka
     assert headers["__connect.errors.stage"] == "TASK_PUT"
     assert headers["__connect.errors.offset"] == "3"
     assert headers["__connect.errors.class.name"].endswith("ErrantReportingSinkTask")
