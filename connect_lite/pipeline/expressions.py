@@ -3,14 +3,18 @@
 When a batch has a schema (every record shares its key and value schemas), a chain of
 built-ins becomes one ``select`` over a DataFrame of the batch: the record is a row
 (topic, partition, offset, timestamp, key, value) and each transform rewrites some of
-those columns. The JVM evaluates the whole chain; no Python runs per record.
+those columns. The JVM evaluates the whole chain; no Python runs per record for it.
 
 Output schemas come from running the chain once, record-at-a-time, on the batch's first
 record (the probe): Kafka's transforms derive their output schema from the input schema
 only. Anything a compiler cannot express exactly (a third-party transform, headers,
-Decimal fields, a tombstone where the chain changes a value, a cast whose Java and Spark
-semantics differ) leaves the batch to the Arrow form, which runs ``apply`` itself; both
-give the same records (tests/unit/pipeline/test_transform_forms.py compares them).
+Decimal fields, default values, a tombstone where the chain changes a value, a cast or a
+date pattern whose Java and Spark results differ) leaves the batch to the Arrow form,
+which runs ``apply`` itself. Both give the same records: the shared test table in
+tests/integration/pipeline/test_transform_forms.py compares them, and ``apply``.
+
+The stages run a plan in one job (stage.py): a source batch's typed rows go through the
+select and then the converters; a sink batch's converters emit typed rows for the select.
 """
 
 from __future__ import annotations
