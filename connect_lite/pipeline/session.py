@@ -17,7 +17,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -106,6 +106,19 @@ class SparkRuntime:
                 self._spark = self._create()
             return self._spark
 
+    def recover(self) -> bool:
+        """After a failed job: if Spark's JVM is gone (killed, or out of memory, which ends
+        it), forget the dead session so the next use starts a new one. True if it was gone."""
+        with self._lock:
+            spark = self._spark
+            if spark is None or _jvm_alive(spark):
+                return False
+            log.error("Spark's JVM is gone; a new SparkSession starts with the next batch")
+            _forget_dead_session()
+            self._spark = None
+            self._parallelism = None
+            return True
+
     def start_in_background(self) -> threading.Thread:
         """Begin creating the session on a daemon thread; the caller never waits for it."""
         with self._starter_lock:  # not self._lock: a creation in progress must not block us
@@ -179,7 +192,8 @@ class SparkRuntime:
                 handle.cancelled = True
         spark = self._spark
         if spark is not None:
-            spark.sparkContext.cancelJobGroup(group_id)
+            with suppress(Exception):  # a JVM that is gone has nothing left to cancel
+                spark.sparkContext.cancelJobGroup(group_id)
 
     def stop(self) -> None:
         """Stop the session (waiting for a background start first)."""
@@ -189,6 +203,32 @@ class SparkRuntime:
             starter.join()
         with self._lock:
             if self._spark is not None:
-                self._spark.stop()
+                if _jvm_alive(self._spark):
+                    self._spark.stop()
+                else:
+                    _forget_dead_session()
                 self._spark = None
             self._parallelism = None
+
+
+def _jvm_alive(spark: SparkSession) -> bool:
+    try:
+        return not spark.sparkContext._jsc.sc().isStopped()
+    except Exception:  # py4j: connection refused or reset
+        return False
+
+
+def _forget_dead_session() -> None:
+    """Drop PySpark's references to a JVM that is gone, so that a new one can start."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    gateway = SparkContext._gateway
+    if gateway is not None:
+        with suppress(Exception):
+            gateway.shutdown()
+    SparkContext._active_spark_context = None
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None

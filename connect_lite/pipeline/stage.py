@@ -175,7 +175,21 @@ class _Stage:
     def _run_chunks(
         self, n: int, make_payload: Callable[[int, int], Any], kind: str | None = None
     ) -> list[Any]:
-        kind = kind or self.kind
+        """One job over the batch in chunks; their results with each chunk's start. If the
+        job failed because Spark's JVM is gone, the batch runs once more on a new session."""
+        try:
+            return self._run_chunks_once(n, make_payload, kind or self.kind)
+        except StageCancelledError:
+            raise
+        except Exception:
+            if not self.runtime.recover():
+                raise
+        log.warning("Running the batch of %s again on a new SparkSession", self.spec.stage_id)
+        return self._run_chunks_once(n, make_payload, kind or self.kind)
+
+    def _run_chunks_once(
+        self, n: int, make_payload: Callable[[int, int], Any], kind: str
+    ) -> list[Any]:
         bounds = chunk_bounds(n, self.runtime.default_parallelism)
         description = f"connect-lite {kind} stage {self.spec.stage_id}: {n} records"
         with self.runtime.job_group(self.job_group, description) as group:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -110,3 +113,47 @@ def test_graceful_stop_commits_offsets_so_nothing_is_sent_twice(
         assert sorted(values) == sorted(lines(src))
     finally:
         again.stop()
+
+
+def _descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, command name) of every process below ``pid``."""
+    table = [
+        line.split(None, 2)
+        for line in subprocess.run(
+            ["ps", "-eo", "pid=,ppid=,comm="], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+    ]
+    found, frontier = [], {pid}
+    while frontier:
+        children = [(int(p), c) for p, pp, c in table if int(pp) in frontier]
+        found += children
+        frontier = {p for p, _ in children}
+    return found
+
+
+def test_a_killed_spark_jvm_is_replaced_and_no_record_is_lost(
+    bootstrap_servers: str, tmp_path: Path
+) -> None:
+    """Spark's JVM dies (an OutOfMemoryError ends it too): the next batch starts a new
+    SparkSession and runs again on it; the tasks stay RUNNING and the stream has no gap."""
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    topic = f"jvm-{uuid.uuid4().hex[:8]}"
+    append(src, 0, 2_000)
+    worker = WorkerProcess(tmp_path, bootstrap_servers).start()
+    try:
+        file_pipeline(worker, src, dst, topic)
+        wait_for(lambda: len(lines(dst)) >= 2_000, 120, what="the first records in the sink")
+        assert worker.proc is not None
+        jvms = [p for p, name in _descendants(worker.proc.pid) if name == "java"]
+        assert jvms, "no Spark JVM under the worker"
+        for pid in jvms:
+            os.kill(pid, signal.SIGKILL)
+        append(src, 2_000, 3_000)  # the next batches meet the dead JVM
+        wait_for(lambda: len(lines(dst)) >= 5_000, 180, what="records after the JVM died")
+        for name in ("copy-in", "copy-out"):
+            status = worker.status(name)
+            assert status["tasks"][0]["state"] == "RUNNING", status
+    finally:
+        worker.stop()
+    numbers = sorted({int(line.split()[1]) for line in lines(dst)})
+    assert numbers == list(range(5_000))
