@@ -74,14 +74,9 @@ def to_plain(value: Any, schema: Schema) -> Any:
     return value
 
 
-def from_plain(value: Any, schema: Schema) -> Any:
-    """The Connect value for a plain value read back from Arrow (the inverse of to_plain)."""
-    return decoder(schema)(value)
-
-
 def decoder(schema: Schema) -> Callable[[Any], Any]:
-    """A function from plain values to Connect values of ``schema``, built once per schema:
-    a batch decodes every row with the same one."""
+    """A function from plain values (as Arrow gives them) to Connect values of ``schema``,
+    built once per schema: a batch decodes every row with the same one."""
     try:
         found = _DECODERS.get(schema)
     except TypeError:  # a default value that cannot be hashed: no caching
@@ -148,4 +143,4 @@ _DECODE = {
     logical.TIME: logical.millis_to_time,
 }
 
-__all__ = ["arrow_type", "decoder", "from_plain", "to_plain"]
+__all__ = ["arrow_type", "decoder", "to_plain"]

@@ -29,7 +29,8 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
+from pyspark.sql.pandas.types import from_arrow_schema, from_arrow_type, to_arrow_type
+from pyspark.sql.types import DataType
 
 from connect_lite.api.data import Schema, SchemaType
 from connect_lite.api.records import SinkRecord, SourceRecord
@@ -722,21 +723,12 @@ def _rebuild(
     return out
 
 
-def _spark_type(schema: Schema) -> str:
+def _spark_type(schema: Schema) -> DataType:
+    """The Spark type of a schema's column: Spark's reading of its Arrow type."""
     kind = arrow_type(schema)
-    names = {
-        pa.int8(): "tinyint",
-        pa.int16(): "smallint",
-        pa.int32(): "int",
-        pa.int64(): "bigint",
-        pa.float32(): "float",
-        pa.float64(): "double",
-        pa.bool_(): "boolean",
-        pa.string(): "string",
-    }
-    if kind not in names:
-        raise ValueError(f"No simple Spark type for {schema}")
-    return names[kind]
+    if kind is None:
+        raise ValueError(f"No column type for {schema}")
+    return from_arrow_type(kind)
 
 
 __all__ = [

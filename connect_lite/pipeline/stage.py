@@ -355,9 +355,7 @@ def _columns(records: list[SourceRecord], names: tuple[str, ...]) -> tuple[list[
 def _where(record: Any) -> str:
     if isinstance(record, SourceRecord):
         return _where_source(record)
-    return (
-        f"topic='{record.topic}', partition={record.kafka_partition}, offset={record.kafka_offset}"
-    )
+    return _where_sink((record.topic, record.kafka_partition, record.kafka_offset))
 
 
 def _where_source(record: SourceRecord) -> str:
