@@ -6,8 +6,6 @@ import logging
 import signal
 import sys
 import threading
-from dataclasses import dataclass, field
-from typing import Any
 
 from connect_lite.api.errors import ConfigError, ConnectError
 
@@ -18,24 +16,6 @@ EXIT_STARTUP_FAILED = 2
 EXIT_CONNECTOR_FILE_FAILED = 3
 
 
-@dataclass
-class Runtime:
-    """Everything one running worker owns, in start order; stopped in reverse."""
-
-    parts: list[tuple[str, Any]] = field(default_factory=list)
-
-    def add(self, name: str, stop: Any) -> None:
-        self.parts.append((name, stop))
-
-    def stop(self) -> None:
-        for name, stop in reversed(self.parts):
-            try:
-                stop()
-            except Exception:
-                log.exception("Error while stopping %s", name)
-        self.parts.clear()
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
@@ -44,7 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
     )
-    from connect_lite.worker_main import start_worker  # imported late: --help stays fast
+    # imported late: --help stays fast
+    from connect_lite.worker_main import ConnectorFileError, start_worker
 
     stop_requested = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -66,7 +47,3 @@ def main(argv: list[str] | None = None) -> int:
     running.stop()
     log.info("connect-lite stopped")
     return 0
-
-
-class ConnectorFileError(ConnectError):
-    """A connector file given on the command line could not be created."""

@@ -5,21 +5,21 @@ from __future__ import annotations
 import gc
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from connect_lite.cli import ConnectorFileError, Runtime
+from connect_lite.api.errors import ConnectError
 from connect_lite.config.properties import load_connector_file, load_properties
 from connect_lite.config.worker import WorkerConfig
-from connect_lite.herder import StandaloneHerder
 from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.broker import EmbeddedBroker
 from connect_lite.kafka.clients import admin_config
-from connect_lite.loggers import Loggers
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.plugins.registry import Plugins
 from connect_lite.rest.app import create_app
 from connect_lite.rest.server import RestServer
+from connect_lite.runtime.herder import StandaloneHerder
+from connect_lite.runtime.loggers import Loggers
 from connect_lite.runtime.status import StatusReporter
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.runtime.worker import Worker
@@ -29,6 +29,28 @@ log = logging.getLogger(__name__)
 
 STORE_BUSY_TIMEOUT_S = 1.0
 """How long one state-store write waits for a lock held by another process."""
+
+
+class ConnectorFileError(ConnectError):
+    """A connector file given on the command line could not be created."""
+
+
+@dataclass
+class Runtime:
+    """Everything one running worker owns, in start order; stopped in reverse."""
+
+    parts: list[tuple[str, Any]] = field(default_factory=list)
+
+    def add(self, name: str, stop: Any) -> None:
+        self.parts.append((name, stop))
+
+    def stop(self) -> None:
+        for name, stop in reversed(self.parts):
+            try:
+                stop()
+            except Exception:
+                log.exception("Error while stopping %s", name)
+        self.parts.clear()
 
 
 @dataclass
@@ -146,7 +168,5 @@ class _LazyHerder:
                 from connect_lite.runtime.entities import WorkerHealth
 
                 return lambda: WorkerHealth("starting", "Worker is still starting up.")
-            from connect_lite.api.errors import ConnectError
-
             raise ConnectError("Worker is still starting up.")
         return getattr(herder, name)

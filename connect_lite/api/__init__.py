@@ -44,6 +44,8 @@ from connect_lite.api.errors import (
     NotFoundError,
     RetriableError,
 )
+from connect_lite.api.field_path import FIELD_SYNTAX_VERSION, FieldPath, define_field_syntax
+from connect_lite.api.logical import Date, Decimal, Time, Timestamp
 from connect_lite.api.records import (
     Partition,
     RecordMetadata,
@@ -53,6 +55,7 @@ from connect_lite.api.records import (
 )
 
 __all__ = [
+    "FIELD_SYNTAX_VERSION",
     "NO_DEFAULT",
     "AlreadyExistsError",
     "BadRequestError",
@@ -65,8 +68,11 @@ __all__ = [
     "ConnectorContext",
     "Converter",
     "DataError",
+    "Date",
+    "Decimal",
     "ErrantRecordReporter",
     "Field",
+    "FieldPath",
     "ForbiddenError",
     "Header",
     "HeaderConverter",
@@ -92,9 +98,12 @@ __all__ = [
     "SourceTask",
     "SourceTaskContext",
     "Struct",
+    "Time",
+    "Timestamp",
     "TopicPartition",
     "Transformation",
     "Type",
     "ValidString",
     "Width",
+    "define_field_syntax",
 ]

@@ -1,11 +1,5 @@
 """Configuration: worker config, .properties files, connector framework configs, validation."""
 
-from connect_lite.config.connector import (
-    ensure_valid_connector_config,
-    invalid_config_message,
-    plugin_config_keys,
-    validate_connector_config,
-)
 from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.config.framework import (
     check_connector_name,
@@ -14,6 +8,12 @@ from connect_lite.config.framework import (
     source_config_def,
 )
 from connect_lite.config.properties import load_connector_file, load_properties, parse_properties
+from connect_lite.config.validation import (
+    ensure_valid_connector_config,
+    invalid_config_message,
+    plugin_config_keys,
+    validate_connector_config,
+)
 from connect_lite.config.worker import WORKER_CONFIG_DEF, WorkerConfig, worker_config_markdown
 
 __all__ = [

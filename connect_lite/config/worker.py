@@ -25,7 +25,7 @@ from connect_lite.config.override_policy import (
     override_policy,
     validate_policy_name,
 )
-from connect_lite.runtime.retry import RetryPolicy
+from connect_lite.config.retry_policy import RetryPolicy
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from typing import Any
 
 import connect_lite
+from connect_lite.api import logical
 from connect_lite.api.components import Converter, HeaderConverter
 from connect_lite.api.config import ConfigDef, Importance, Range, Type, ValidString
 from connect_lite.api.data import Schema, SchemaAndValue
 from connect_lite.api.errors import DataError
-from connect_lite.converters import logical
 from connect_lite.converters.config import CONVERTER_TYPE, converter_config_def
 from connect_lite.converters.json_data import (
     JsonOptions,

@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from connect_lite.api import logical
 from connect_lite.api.data import Schema, SchemaType, Struct
 from connect_lite.api.errors import DataError
-from connect_lite.converters import logical
 
 Fn = Callable[[Any], Any]
 

@@ -25,8 +25,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from connect_lite.api import logical
 from connect_lite.api.data import Schema, SchemaAndValue, SchemaBuilder, Struct
-from connect_lite.converters import logical
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")

@@ -14,8 +14,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from connect_lite.api import logical
 from connect_lite.api.data import Schema, SchemaType, Struct
-from connect_lite.converters import logical
 
 _PRIMITIVES: dict[SchemaType, pa.DataType] = {
     SchemaType.INT8: pa.int8(),

@@ -32,9 +32,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, from_arrow_type, to_arrow_type
 from pyspark.sql.types import DataType
 
+from connect_lite.api import logical
 from connect_lite.api.data import Schema, SchemaType
+from connect_lite.api.field_path import FIELD_SYNTAX_VERSION, FieldPath
 from connect_lite.api.records import SinkRecord, SourceRecord
-from connect_lite.converters import logical
 from connect_lite.pipeline.columns import arrow_type, decoder
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.pipeline.transfer import (
@@ -45,7 +46,6 @@ from connect_lite.pipeline.transfer import (
     to_arrow,
 )
 from connect_lite.pipeline.work import RECORD_COLUMNS, RowLayout
-from connect_lite.transforms.field_path import FIELD_SYNTAX_VERSION, FieldPath
 
 Chain = Sequence[tuple[Any, Any, bool]]
 """(transform, predicate or None, negate) instances, as the stage's components give them."""

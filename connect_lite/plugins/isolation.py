@@ -54,10 +54,8 @@ import sys
 import threading
 import types
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from connect_lite.plugins.types import PluginRef
+from dataclasses import dataclass
+from typing import Any
 
 ROOT = "_connect_lite_plugins"
 ENV_LOCATIONS = "CONNECT_LITE_PLUGIN_LOCATIONS"
@@ -143,6 +141,24 @@ def location_modules(path: str) -> dict[str, types.ModuleType]:
         for name, module in list(sys.modules.items())
         if name.startswith(prefix) and module is not None
     }
+
+
+@dataclass(frozen=True)
+class PluginRef:
+    """A picklable address of a plugin class: where it lives and what it is called.
+
+    ``location`` is the plugin location directory (None for built-ins on the worker's
+    own path); ``module`` and ``qualname`` name the class inside it. ``load()`` works in
+    any process that has connect_lite installed, such as a Spark Python worker, and
+    always loads the same isolated copy.
+    """
+
+    location: str | None
+    module: str
+    qualname: str
+
+    def load(self) -> type[Any]:
+        return load_class(self)
 
 
 def load_class(ref: PluginRef) -> type[Any]:

@@ -1,4 +1,4 @@
-"""Plugin types, descriptors and picklable references to plugin classes."""
+"""Plugin types and descriptors (PluginRef, the picklable address, lives in isolation.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,10 @@ import builtins
 import enum
 from dataclasses import dataclass
 from typing import Any
+
+from connect_lite.plugins.isolation import PluginRef
+
+__all__ = ["PluginDesc", "PluginRef", "PluginType"]
 
 
 class PluginType(enum.Enum):
@@ -17,26 +21,6 @@ class PluginType(enum.Enum):
     PREDICATE = "predicate"
     CONVERTER = "converter"
     HEADER_CONVERTER = "header_converter"
-
-
-@dataclass(frozen=True)
-class PluginRef:
-    """A picklable address of a plugin class: where it lives and what it is called.
-
-    ``location`` is the plugin location directory (None for built-ins on the worker's
-    own path); ``module`` and ``qualname`` name the class inside it. ``load()`` works in
-    any process that has connect_lite installed, such as a Spark Python worker, and
-    always loads the same isolated copy.
-    """
-
-    location: str | None
-    module: str
-    qualname: str
-
-    def load(self) -> type[Any]:
-        from connect_lite.plugins.isolation import load_class
-
-        return load_class(self)
 
 
 @dataclass(frozen=True)

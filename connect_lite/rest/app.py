@@ -5,12 +5,12 @@ from __future__ import annotations
 from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
-from connect_lite.loggers import Loggers
 from connect_lite.rest import connectors, errors, plugins, root
 from connect_lite.rest import loggers as logger_routes
 from connect_lite.rest.parsing import check_content_type
 from connect_lite.rest.services import HERDER, LOGGERS
 from connect_lite.runtime.herder_api import HerderAPI
+from connect_lite.runtime.loggers import Loggers
 
 BLUEPRINTS = (root.bp, connectors.bp, plugins.bp, logger_routes.bp)
 

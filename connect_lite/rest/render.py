@@ -6,19 +6,20 @@ from typing import Any
 
 from flask import Response, current_app, json
 
-from connect_lite.loggers import LoggerLevel
 from connect_lite.plugins.types import PluginDesc
 from connect_lite.runtime.entities import (
     ConfigInfos,
     ConnectorInfo,
     ConnectorOffsets,
     ConnectorStateInfo,
+    ConnectorStatus,
     Message,
     ServerInfo,
     TaskInfo,
+    TaskStatus,
     WorkerHealth,
 )
-from connect_lite.runtime.states import ConnectorStatus, TaskStatus
+from connect_lite.runtime.loggers import LoggerLevel
 
 UNDEFINED_VERSION = "undefined"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from connect_lite.metrics import CONTENT_TYPE
 from connect_lite.rest import render
 from connect_lite.rest.services import herder
 
@@ -27,4 +26,5 @@ def health() -> Response:
 
 @bp.get("/metrics")
 def metrics() -> Response:
-    return Response(herder().metrics(), mimetype=None, content_type=CONTENT_TYPE)
+    metrics = herder().metrics()
+    return Response(metrics.body, mimetype=None, content_type=metrics.content_type)

@@ -6,11 +6,11 @@ from typing import cast
 
 from flask import current_app
 
-from connect_lite.loggers import Loggers
 from connect_lite.runtime.herder_api import HerderAPI
+from connect_lite.runtime.loggers import Loggers
 
-HERDER = "connect_lite.herder"
-LOGGERS = "connect_lite.loggers"
+HERDER = "connect_lite.runtime.herder"
+LOGGERS = "connect_lite.runtime.loggers"
 
 
 def herder() -> HerderAPI:

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from connect_lite.api.connector import Connector, ConnectorContext
-from connect_lite.runtime.states import State, TargetState
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task import version_of
+from connect_lite.storage.states import State, TargetState
 
 log = logging.getLogger(__name__)
 

@@ -1,11 +1,34 @@
-"""What the herder returns to the REST layer: plain values, rendered to JSON by rest/."""
+"""What the herder returns to the REST layer: plain values, rendered to JSON by rest/.
+
+The statuses and states are storage's records, and ConfigInfos is config's validation answer
+(each lives at the lowest layer that uses it); they are re-exported here so that REST, which
+talks only to the runtime, names them from one place.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect_lite.runtime.states import ConnectorStatus, TaskStatus
+from connect_lite.config.validation import ConfigInfos
+from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
+
+__all__ = [
+    "ConfigInfos",
+    "ConnectorInfo",
+    "ConnectorOffset",
+    "ConnectorOffsets",
+    "ConnectorStateInfo",
+    "ConnectorStatus",
+    "Message",
+    "MetricsText",
+    "ServerInfo",
+    "State",
+    "TargetState",
+    "TaskInfo",
+    "TaskStatus",
+    "WorkerHealth",
+]
 
 
 @dataclass(frozen=True)
@@ -32,13 +55,11 @@ class ConnectorStateInfo:
 
 
 @dataclass(frozen=True)
-class ConfigInfos:
-    """The /config/validate answer. ``configs`` holds ready ConfigInfo JSON objects."""
+class MetricsText:
+    """``GET /metrics``: an exposition in the metrics library's text format, and its type."""
 
-    name: str
-    error_count: int
-    groups: list[str]
-    configs: list[dict[str, Any]]
+    body: bytes
+    content_type: str
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,12 @@ from connect_lite.runtime.entities import (
     ConnectorOffsets,
     ConnectorStateInfo,
     Message,
+    MetricsText,
     ServerInfo,
     TaskInfo,
     WorkerHealth,
 )
-from connect_lite.runtime.states import TaskStatus
+from connect_lite.storage.states import TaskStatus
 
 
 class HerderAPI(Protocol):
@@ -103,5 +104,5 @@ class HerderAPI(Protocol):
     def reset_connector_topics(self, name: str) -> None:
         """403 ``Topic tracking is disabled.`` / ``Topic tracking reset is disabled.``"""
 
-    def metrics(self) -> bytes:
-        """Every metric in Prometheus text format."""
+    def metrics(self) -> MetricsText:
+        """Every metric in Prometheus text format, with its content type."""

@@ -6,10 +6,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from connect_lite.runtime.retry import StatusCounters
-from connect_lite.runtime.states import State
 from connect_lite.runtime.task import WorkerTask
 from connect_lite.runtime.task_metrics import ERROR_METRICS
 from connect_lite.storage.base import StatusStore
+from connect_lite.storage.states import State
 
 PREFIX = "kafka_connect_"
 

@@ -10,9 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from connect_lite.api.errors import RetriableError
-from connect_lite.runtime.retry import RetryPolicy, RetryScheduler, StatusCounters
-from connect_lite.runtime.states import ConnectorStatus, State, TaskStatus
+from connect_lite.config.retry_policy import RetryPolicy
+from connect_lite.runtime.retry import RetryScheduler, StatusCounters
 from connect_lite.storage.base import StatusStore
+from connect_lite.storage.states import ConnectorStatus, State, TaskStatus
 
 log = logging.getLogger(__name__)
 

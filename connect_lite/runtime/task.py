@@ -8,9 +8,9 @@ from abc import ABC, abstractmethod
 from collections.abc import MutableMapping
 from typing import Any
 
-from connect_lite.runtime.states import State, TargetState
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task_metrics import ErrorCounters, TaskCounters
+from connect_lite.storage.states import State, TargetState
 
 
 def version_of(plugin: Any) -> str | None:

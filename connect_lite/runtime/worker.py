@@ -29,12 +29,12 @@ from connect_lite.runtime.connector import WorkerConnector
 from connect_lite.runtime.errors import ErrorHandling
 from connect_lite.runtime.sink_task import WorkerSinkTask
 from connect_lite.runtime.source_task import DEFAULT_BATCHING, Batching, WorkerSourceTask
-from connect_lite.runtime.states import State, TargetState
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task import WorkerTask
 from connect_lite.runtime.topic_creation import TopicCreation, TopicCreator
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.base import Stores
+from connect_lite.storage.states import State, TargetState
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from connect_lite.runtime.states import ConnectorStatus, TargetState, TaskStatus
+from connect_lite.storage.states import ConnectorStatus, TargetState, TaskStatus
 
 
 class ConfigStore(ABC):

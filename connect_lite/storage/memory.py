@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connect_lite.api.records import canonical_json
-from connect_lite.runtime.states import ConnectorStatus, TargetState, TaskStatus
 from connect_lite.storage.base import (
     ConfigStore,
     OffsetStore,
@@ -17,6 +16,7 @@ from connect_lite.storage.base import (
     TopicStore,
     TopicUse,
 )
+from connect_lite.storage.states import ConnectorStatus, TargetState, TaskStatus
 
 
 def _json_copy(value: Any) -> Any:

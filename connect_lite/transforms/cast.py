@@ -27,9 +27,9 @@ from connect_lite.api import (
     SchemaType,
     Struct,
     Type,
+    logical,
 )
 from connect_lite.api.config import invalid
-from connect_lite.converters import logical
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,

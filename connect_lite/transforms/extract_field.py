@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from connect_lite.api import ConfigDef, DataError, Importance, Struct, Type
+from connect_lite.api.field_path import FIELD_SYNTAX_VERSION, FieldPath, define_field_syntax
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,
@@ -15,7 +16,6 @@ from connect_lite.transforms.base import (
     require_struct_or_null,
     struct_get,
 )
-from connect_lite.transforms.field_path import FIELD_SYNTAX_VERSION, FieldPath, define_field_syntax
 
 FIELD = "field"
 PURPOSE = "field extraction"

@@ -16,7 +16,7 @@ from connect_lite.api import (
     Type,
 )
 from connect_lite.api.config import invalid
-from connect_lite.converters.logical import millis_to_timestamp, timestamp_schema
+from connect_lite.api.logical import millis_to_timestamp, timestamp_schema
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,

@@ -15,7 +15,7 @@ from typing import Any
 
 from connect_lite.api import ConfigDef, DataError, Importance, SchemaType, Struct, Type
 from connect_lite.api.config import valid_list
-from connect_lite.converters.logical import EPOCH
+from connect_lite.api.logical import EPOCH
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,

@@ -25,8 +25,9 @@ from connect_lite.api import (
     Struct,
     Type,
     ValidString,
+    logical,
 )
-from connect_lite.converters import logical
+from connect_lite.api.field_path import FIELD_SYNTAX_VERSION, FieldPath, define_field_syntax
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,
@@ -39,7 +40,6 @@ from connect_lite.transforms.base import (
     require_struct_or_null,
     struct_get,
 )
-from connect_lite.transforms.field_path import FIELD_SYNTAX_VERSION, FieldPath, define_field_syntax
 from connect_lite.transforms.java_time import JavaDateFormat, PatternError, UnsupportedPatternError
 
 FIELD_CONFIG = "field"

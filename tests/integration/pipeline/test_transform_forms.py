@@ -28,8 +28,8 @@ from connect_lite.api import (
     SinkRecord,
     SourceRecord,
     Struct,
+    logical,
 )
-from connect_lite.converters import logical
 from connect_lite.pipeline import (
     SinkStage,
     SourceStage,

@@ -8,13 +8,13 @@ import pytest
 from config_fakes import JSON, FakePlugins
 
 from connect_lite.api.errors import BadRequestError, NotFoundError
-from connect_lite.config.connector import (
+from connect_lite.config.framework import check_connector_name
+from connect_lite.config.validation import (
     ensure_valid_connector_config,
     invalid_config_message,
     plugin_config_keys,
     validate_connector_config,
 )
-from connect_lite.config.framework import check_connector_name
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.runtime.entities import ConfigInfos
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from connect_lite.config.connector import validate_connector_config
+from connect_lite.config.validation import validate_connector_config
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.plugins.registry import Plugins
 from connect_lite.runtime import components

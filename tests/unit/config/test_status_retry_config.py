@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from connect_lite.api.errors import ConfigError
+from connect_lite.config.retry_policy import RetryPolicy
 from connect_lite.config.worker import WorkerConfig
-from connect_lite.runtime.retry import RetryPolicy
 
 BASE = {"bootstrap.servers": "127.0.0.1:9092"}
 P = "status.storage.retry."

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_lite.config.connector import validate_connector_config
+from connect_lite.config.validation import validate_connector_config
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.plugins.registry import Plugins
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from connect_lite.config.connector import validate_connector_config
+from connect_lite.config.validation import validate_connector_config
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.plugins.registry import Plugins
 

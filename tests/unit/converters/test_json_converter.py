@@ -9,8 +9,15 @@ from typing import Any
 
 import pytest
 
-from connect_lite.api import ConfigError, DataError, Schema, SchemaBuilder, SchemaType, Struct
-from connect_lite.converters import logical
+from connect_lite.api import (
+    ConfigError,
+    DataError,
+    Schema,
+    SchemaBuilder,
+    SchemaType,
+    Struct,
+    logical,
+)
 from connect_lite.converters.json import JsonConverter
 
 S = Schema

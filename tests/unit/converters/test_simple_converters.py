@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from connect_lite.api import ConfigError, DataError, Schema, SchemaBuilder, Struct
-from connect_lite.converters import logical
+from connect_lite.api import ConfigError, DataError, Schema, SchemaBuilder, Struct, logical
 from connect_lite.converters.bytearray import ByteArrayConverter
 from connect_lite.converters.simple_header import SimpleHeaderConverter
 from connect_lite.converters.string import StringConverter

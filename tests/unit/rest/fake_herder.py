@@ -18,12 +18,13 @@ from connect_lite.runtime.entities import (
     ConnectorOffsets,
     ConnectorStateInfo,
     Message,
+    MetricsText,
     ServerInfo,
     TaskInfo,
     WorkerHealth,
 )
 from connect_lite.runtime.herder_api import HerderAPI
-from connect_lite.runtime.states import ConnectorStatus, State, TaskStatus
+from connect_lite.storage.states import ConnectorStatus, State, TaskStatus
 
 WORKER = "127.0.0.1:8083"
 NULL_VALUE = "Null value can not be supplied as the configuration value."
@@ -225,8 +226,9 @@ class FakeHerder:
         self.calls.append(("reset_topics", name))
         self.topics.pop(name, None)
 
-    def metrics(self) -> bytes:
-        return b"# HELP fake_metric A metric.\n# TYPE fake_metric gauge\nfake_metric 1.0\n"
+    def metrics(self) -> MetricsText:
+        body = b"# HELP fake_metric A metric.\n# TYPE fake_metric gauge\nfake_metric 1.0\n"
+        return MetricsText(body, "text/plain; version=0.0.4; charset=utf-8")
 
 
 def _conforms(herder: FakeHerder) -> HerderAPI:

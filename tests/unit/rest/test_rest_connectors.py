@@ -246,7 +246,7 @@ def test_connector_status_shape(client: FlaskClient, with_connector: str) -> Non
 def test_status_shows_trace_and_null_version(
     client: FlaskClient, herder: FakeHerder, with_connector: str
 ) -> None:
-    from connect_lite.runtime.states import ConnectorStatus, State
+    from connect_lite.storage.states import ConnectorStatus, State
 
     herder.statuses["src"] = ConnectorStatus("src", State.FAILED, WORKER, "Traceback: boom", None)
     connector = client.get("/connectors/src/status").get_json()["connector"]

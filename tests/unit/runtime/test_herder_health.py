@@ -6,7 +6,7 @@ import threading
 import time
 from types import SimpleNamespace
 
-from connect_lite.herder import StandaloneHerder
+from connect_lite.runtime.herder import StandaloneHerder
 
 
 def herder_state(ready: bool) -> SimpleNamespace:

@@ -10,9 +10,10 @@ from collections.abc import Callable
 import pytest
 
 from connect_lite.api.errors import ConnectError, RetriableError
-from connect_lite.runtime.retry import ApschedulerRetries, RetryPolicy
-from connect_lite.runtime.states import ConnectorStatus, State, TaskStatus
+from connect_lite.config.retry_policy import RetryPolicy
+from connect_lite.runtime.retry import ApschedulerRetries
 from connect_lite.runtime.status import StatusReporter
+from connect_lite.storage.states import ConnectorStatus, State, TaskStatus
 
 
 class FakeScheduler:

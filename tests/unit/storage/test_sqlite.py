@@ -15,11 +15,11 @@ import pytest
 
 from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import canonical_json
-from connect_lite.runtime.states import ConnectorStatus, State, TargetState, TaskStatus
 from connect_lite.storage.base import TopicUse
 from connect_lite.storage.sqlite import open_sqlite_stores
 from connect_lite.storage.sqlite.db import Database, translated_errors
 from connect_lite.storage.sqlite.migrations import MIGRATIONS, applied_migrations, migrate
+from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 TABLES = [

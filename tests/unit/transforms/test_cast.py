@@ -17,8 +17,8 @@ from connect_lite.api import (
     SinkRecord,
     SourceRecord,
     Struct,
+    logical,
 )
-from connect_lite.converters import logical
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
 from connect_lite.transforms.cast import (

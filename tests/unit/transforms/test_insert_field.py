@@ -17,7 +17,7 @@ from connect_lite.api import (
     SourceRecord,
     Struct,
 )
-from connect_lite.converters.logical import timestamp_schema
+from connect_lite.api.logical import timestamp_schema
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
 from connect_lite.transforms.insert_field import InsertFieldKey, InsertFieldValue

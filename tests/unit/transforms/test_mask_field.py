@@ -17,7 +17,7 @@ from connect_lite.api import (
     SinkRecord,
     Struct,
 )
-from connect_lite.converters.logical import (
+from connect_lite.api.logical import (
     EPOCH,
     date_schema,
     decimal_schema,

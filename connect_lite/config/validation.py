@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from connect_lite.api.config import ConfigDef, ConfigKey, ConfigValue, prefixed
@@ -31,12 +32,21 @@ from connect_lite.config.topic_creation import topic_creation_def
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.plugins.versions import InvalidVersionSpecError
-from connect_lite.runtime.entities import ConfigInfos
 
 NULL_VALUE_MESSAGE = "Null value can not be supplied as the configuration value."
 _VALIDATE_ENDPOINT = "/connector-plugins/{connectorType}/config/validate"
 
 Props = Mapping[str, str | None]
+
+
+@dataclass(frozen=True)
+class ConfigInfos:
+    """The /config/validate answer. ``configs`` holds ready ConfigInfo JSON objects."""
+
+    name: str
+    error_count: int
+    groups: list[str]
+    configs: list[dict[str, Any]]
 
 
 def validate_connector_config(

@@ -153,12 +153,90 @@ def millis_to_timestamp(millis: int) -> dt.datetime:
     return EPOCH + dt.timedelta(milliseconds=millis)
 
 
+class Decimal:
+    """Kafka's ``org.apache.kafka.connect.data.Decimal``: an arbitrary-precision decimal."""
+
+    LOGICAL_NAME = DECIMAL
+    SCALE_FIELD = SCALE
+
+    @staticmethod
+    def schema(scale: int, optional: bool = False) -> Schema:
+        return decimal_schema(scale, optional)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: decimal.Decimal | float | int) -> bytes:
+        """The encoded form: the unscaled value as big-endian two's-complement bytes."""
+        return decimal_to_bytes(schema, value)
+
+    @staticmethod
+    def to_logical(schema: Schema, value: bytes) -> decimal.Decimal:
+        return decimal_from_bytes(schema, value)
+
+
+class Date:
+    """Kafka's ``org.apache.kafka.connect.data.Date``: days since the epoch, as INT32."""
+
+    LOGICAL_NAME = DATE
+
+    @staticmethod
+    def schema(optional: bool = False) -> Schema:
+        return date_schema(optional)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: dt.date) -> int:
+        return date_to_days(value)
+
+    @staticmethod
+    def to_logical(schema: Schema, value: int) -> dt.date:
+        return days_to_date(value)
+
+
+class Time:
+    """Kafka's ``org.apache.kafka.connect.data.Time``: milliseconds since midnight, as INT32."""
+
+    LOGICAL_NAME = TIME
+
+    @staticmethod
+    def schema(optional: bool = False) -> Schema:
+        return time_schema(optional)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: dt.time) -> int:
+        return time_to_millis(value)
+
+    @staticmethod
+    def to_logical(schema: Schema, value: int) -> dt.time:
+        return millis_to_time(value)
+
+
+class Timestamp:
+    """Kafka's ``org.apache.kafka.connect.data.Timestamp``: milliseconds since the epoch, INT64."""
+
+    LOGICAL_NAME = TIMESTAMP
+
+    @staticmethod
+    def schema(optional: bool = False) -> Schema:
+        return timestamp_schema(optional)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: dt.datetime) -> int:
+        return timestamp_to_millis(value)
+
+    @staticmethod
+    def to_logical(schema: Schema, value: int) -> dt.datetime:
+        return millis_to_timestamp(value)
+
+
 __all__ = [
     "DATE",
     "DECIMAL",
     "LOGICAL_NAMES",
     "TIME",
     "TIMESTAMP",
+    "Date",
+    "Decimal",
+    "Time",
+    "Timestamp",
     "date_schema",
     "date_to_days",
     "days_to_date",

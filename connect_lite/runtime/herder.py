@@ -16,9 +16,8 @@ from connect_lite.api.errors import (
     ConnectError,
     NotFoundError,
 )
-from connect_lite.config import connector as connector_config
+from connect_lite.config import validation
 from connect_lite.config.worker import WorkerConfig
-from connect_lite.metrics import WorkerMetrics
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.runtime.entities import (
     ConfigInfos,
@@ -26,16 +25,18 @@ from connect_lite.runtime.entities import (
     ConnectorOffsets,
     ConnectorStateInfo,
     Message,
+    MetricsText,
     ServerInfo,
     TaskInfo,
     WorkerHealth,
 )
+from connect_lite.runtime.metrics import CONTENT_TYPE, WorkerMetrics
 from connect_lite.runtime.offsets_api import ConnectorOffsetsAPI
 from connect_lite.runtime.offsets_body import not_stopped_message, require_offsets
 from connect_lite.runtime.runtime_metrics import RuntimeMetrics
-from connect_lite.runtime.states import ConnectorStatus, State, TargetState, TaskStatus
 from connect_lite.runtime.worker import Worker
 from connect_lite.storage.base import Stores
+from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +179,7 @@ class StandaloneHerder:
         return self.worker.plugins.all(types)
 
     def plugin_config(self, plugin: str, version: str | None) -> list[dict[str, Any]]:
-        return connector_config.plugin_config_keys(self.worker.plugins, plugin, version)
+        return validation.plugin_config_keys(self.worker.plugins, plugin, version)
 
     def validate_config(self, plugin: str, config: Mapping[str, str | None]) -> ConfigInfos:
         given = config.get("connector.class")
@@ -195,17 +196,15 @@ class StandaloneHerder:
             ) from error
 
     def _validate(self, config: Mapping[str, Any]) -> ConfigInfos:
-        return connector_config.validate_connector_config(
-            self.worker.plugins, self.config, dict(config)
-        )
+        return validation.validate_connector_config(self.worker.plugins, self.config, dict(config))
 
     def _validate_or_400(self, name: str, config: dict[str, Any]) -> None:
-        problem = connector_config.check_connector_name(name)
+        problem = validation.check_connector_name(name)
         if problem and "/" in name:
             raise BadRequestError(problem)
         infos = self._validate(config)
         if infos.error_count > 0:
-            raise BadRequestError(connector_config.invalid_config_message(infos))
+            raise BadRequestError(validation.invalid_config_message(infos))
 
     # -- create / update / delete ----------------------------------------------------------
     @_serialised
@@ -285,9 +284,9 @@ class StandaloneHerder:
     def reset_connector_topics(self, name: str) -> None:
         self.worker.topic_tracker.reset(name)
 
-    def metrics(self) -> bytes:
+    def metrics(self) -> MetricsText:
         """Every metric in Prometheus text format."""
-        return self.metrics_registry.exposition()
+        return MetricsText(self.metrics_registry.exposition(), CONTENT_TYPE)
 
     # -- target states ---------------------------------------------------------------------
     @_serialised

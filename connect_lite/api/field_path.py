@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connect_lite.api import ConfigDef, Importance, Schema, SchemaType, Struct, Type, ValidString
+from connect_lite.api.config import ConfigDef, Importance, Type, ValidString
+from connect_lite.api.data import Schema, SchemaType, Struct
 
 FIELD_SYNTAX_VERSION = "field.syntax.version"
 V1, V2 = "V1", "V2"
