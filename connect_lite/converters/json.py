@@ -15,11 +15,11 @@ from typing import Any
 
 import connect_lite
 from connect_lite.api import logical
-from connect_lite.api.components import Converter, HeaderConverter
 from connect_lite.api.config import ConfigDef, Importance, Range, Type, ValidString
 from connect_lite.api.data import Schema, SchemaAndValue
 from connect_lite.api.errors import DataError
 from connect_lite.converters.config import CONVERTER_TYPE, converter_config_def
+from connect_lite.converters.forwarding import ForwardingHeaderConverter
 from connect_lite.converters.json_data import (
     JsonOptions,
     dumps,
@@ -113,7 +113,7 @@ def contains_decimal_schema(schema: Schema | None) -> bool:
     return any(contains_decimal_schema(c) for c in children)
 
 
-class JsonConverter(Converter, HeaderConverter):
+class JsonConverter(ForwardingHeaderConverter):
     """Kafka's org.apache.kafka.connect.json.JsonConverter (also a header converter)."""
 
     __connect_aliases__ = ("org.apache.kafka.connect.json.JsonConverter",)
@@ -230,16 +230,6 @@ class JsonConverter(Converter, HeaderConverter):
             self._remember(self._by_json, key, entry)
         self._last = entry
         return entry
-
-    # HeaderConverter
-
-    def from_connect_header(
-        self, topic: str, header_key: str, schema: Schema | None, value: Any
-    ) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)
 
 
 _DECODER = json.JSONDecoder()

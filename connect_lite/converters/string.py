@@ -6,11 +6,11 @@ import codecs
 from typing import Any
 
 import connect_lite
-from connect_lite.api.components import Converter, HeaderConverter
 from connect_lite.api.config import ConfigDef, Importance, Type
 from connect_lite.api.data import Schema, SchemaAndValue
 from connect_lite.api.errors import ConfigError, DataError
 from connect_lite.converters.config import CONVERTER_TYPE, converter_config_def
+from connect_lite.converters.forwarding import ForwardingHeaderConverter
 from connect_lite.converters.values import to_java_string
 
 ENCODING = "converter.encoding"
@@ -26,7 +26,7 @@ CONFIG_DEF = converter_config_def().define(
 )
 
 
-class StringConverter(Converter, HeaderConverter):
+class StringConverter(ForwardingHeaderConverter):
     """Kafka's org.apache.kafka.connect.storage.StringConverter.
 
     Writes ``str(value)`` (Java's ``toString`` for booleans, floats and lists) in the
@@ -68,14 +68,6 @@ class StringConverter(Converter, HeaderConverter):
             return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, value.decode(self.encoding))
         except UnicodeError as exc:
             raise DataError(f"Failed to deserialize string: {exc}") from exc
-
-    def from_connect_header(
-        self, topic: str, header_key: str, schema: Schema | None, value: Any
-    ) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)
 
 
 __all__ = ["StringConverter"]

@@ -1,6 +1,6 @@
 """The data plane: the worker's SparkSession and the batch stages that run on it."""
 
-from connect_lite.pipeline.errors import (
+from connect_lite.pipeline.record_errors import (
     HEADER_CONVERTER,
     KEY_CONVERTER,
     PREDICATE,

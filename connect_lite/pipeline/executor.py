@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from connect_lite.pipeline.errors import RecordError, capture
+from connect_lite.pipeline.record_errors import RecordError, capture
 
 MAX_CACHED_STAGES = 64
 
@@ -72,7 +72,7 @@ class Components:
 
     def __init__(self, spec: Any) -> None:
         self.spec = spec  # work.py reads its retry settings
-        from connect_lite.pipeline.errors import (
+        from connect_lite.pipeline.record_errors import (
             HEADER_CONVERTER,
             KEY_CONVERTER,
             PREDICATE,

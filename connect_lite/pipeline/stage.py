@@ -39,8 +39,12 @@ from connect_lite.api.data import Headers
 from connect_lite.api.records import SinkRecord, SourceRecord, TopicPartition
 from connect_lite.pipeline import expressions
 from connect_lite.pipeline.columns import decoder
-from connect_lite.pipeline.errors import RecordError, StageCancelledError, StageExecutionError
 from connect_lite.pipeline.executor import gc_paused
+from connect_lite.pipeline.record_errors import (
+    RecordError,
+    StageCancelledError,
+    StageExecutionError,
+)
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.pipeline.transfer import (
     OUTPUT_SCHEMA,

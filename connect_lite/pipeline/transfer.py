@@ -32,8 +32,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from connect_lite.pipeline.errors import StageCancelledError, StageExecutionError
 from connect_lite.pipeline.executor import components, gc_paused
+from connect_lite.pipeline.record_errors import StageCancelledError, StageExecutionError
 from connect_lite.pipeline.session import JobGroup, SparkRuntime
 
 OUTPUT_SCHEMA = "chunk long, payload binary"

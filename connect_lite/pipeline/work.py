@@ -23,7 +23,8 @@ from connect_lite.api.data import Header, Headers
 from connect_lite.api.errors import RetriableError
 from connect_lite.api.records import SinkRecord, SourceRecord
 from connect_lite.pipeline.columns import decoder, to_plain
-from connect_lite.pipeline.errors import (
+from connect_lite.pipeline.executor import BuildError, Components
+from connect_lite.pipeline.record_errors import (
     HEADER_CONVERTER,
     KEY_CONVERTER,
     PREDICATE,
@@ -33,7 +34,6 @@ from connect_lite.pipeline.errors import (
     Retry,
     capture,
 )
-from connect_lite.pipeline.executor import BuildError, Components
 
 _EMPTY_HEADERS = Headers()
 TIMESTAMP_TYPES: dict[Any, str] = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
-from connect_lite.rest import connectors, errors, plugins, root
+from connect_lite.rest import connectors, error_mapping, plugins, root
 from connect_lite.rest import loggers as logger_routes
 from connect_lite.rest.parsing import check_content_type
 from connect_lite.rest.services import HERDER, LOGGERS
@@ -29,7 +29,7 @@ def create_app(herder: HerderAPI, loggers: Loggers) -> Flask:
     app.extensions[HERDER] = herder
     app.extensions[LOGGERS] = loggers
     app.url_map.strict_slashes = False  # "/connectors/" is "/connectors", without a redirect
-    errors.register(app)
+    error_mapping.register(app)
     app.before_request(check_content_type)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)

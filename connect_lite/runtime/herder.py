@@ -19,6 +19,7 @@ from connect_lite.api.errors import (
 from connect_lite.config import validation
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.plugins.types import PluginDesc, PluginType
+from connect_lite.runtime.connector_offsets import ConnectorOffsetsAPI
 from connect_lite.runtime.entities import (
     ConfigInfos,
     ConnectorInfo,
@@ -31,8 +32,7 @@ from connect_lite.runtime.entities import (
     WorkerHealth,
 )
 from connect_lite.runtime.metrics import CONTENT_TYPE, WorkerMetrics
-from connect_lite.runtime.offsets_api import ConnectorOffsetsAPI
-from connect_lite.runtime.offsets_body import not_stopped_message, require_offsets
+from connect_lite.runtime.offset_requests import not_stopped_message, require_offsets
 from connect_lite.runtime.runtime_metrics import RuntimeMetrics
 from connect_lite.runtime.worker import Worker
 from connect_lite.storage.base import Stores

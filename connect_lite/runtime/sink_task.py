@@ -11,10 +11,10 @@ from connect_lite.api.connector import ErrantRecordReporter, SinkTask, SinkTaskC
 from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.kafka.consumer import Consumer
-from connect_lite.pipeline.errors import TASK_PUT
+from connect_lite.pipeline.record_errors import TASK_PUT
 from connect_lite.pipeline.stage import SinkBatchResult, SinkStage
 from connect_lite.plugins.isolation import public_class_name
-from connect_lite.runtime.errors import (
+from connect_lite.runtime.error_handling import (
     NO_ERROR_HANDLING,
     ErrorHandling,
     ToleranceExceededError,

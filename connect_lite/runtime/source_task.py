@@ -14,8 +14,8 @@ from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import RecordMetadata, SourceRecord
 from connect_lite.kafka.producer import Producer
 from connect_lite.pipeline.stage import SourceBatchResult, SourceStage, StageSpec
-from connect_lite.runtime.errors import NO_ERROR_HANDLING, ErrorHandling, build_handler
-from connect_lite.runtime.offsets import (
+from connect_lite.runtime.error_handling import NO_ERROR_HANDLING, ErrorHandling, build_handler
+from connect_lite.runtime.source_offsets import (
     StoreOffsetReader,
     SubmittedBatch,
     SubmittedRecords,

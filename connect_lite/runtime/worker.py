@@ -26,7 +26,7 @@ from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.runtime import components
 from connect_lite.runtime.connector import WorkerConnector
-from connect_lite.runtime.errors import ErrorHandling
+from connect_lite.runtime.error_handling import ErrorHandling
 from connect_lite.runtime.sink_task import WorkerSinkTask
 from connect_lite.runtime.source_task import DEFAULT_BATCHING, Batching, WorkerSourceTask
 from connect_lite.runtime.status import StatusReporter, trace_of

@@ -12,7 +12,7 @@ import pytest
 from connect_lite.api.data import Header, Headers
 from connect_lite.api.errors import DataError, RetriableError
 from connect_lite.api.records import SinkRecord
-from connect_lite.pipeline.errors import (
+from connect_lite.pipeline.record_errors import (
     HEADER_CONVERTER,
     PREDICATE,
     VALUE_CONVERTER,
@@ -21,7 +21,7 @@ from connect_lite.pipeline.errors import (
     capture,
 )
 from connect_lite.pipeline.work import Failures, apply_transforms, convert_column, retry_of
-from connect_lite.runtime.errors import (
+from connect_lite.runtime.error_handling import (
     DeadLetterQueueReporter,
     ErrorContext,
     ErrorHandler,

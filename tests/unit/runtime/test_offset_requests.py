@@ -9,7 +9,7 @@ import pytest
 from connect_lite.api.errors import BadRequestError
 from connect_lite.api.records import TopicPartition
 from connect_lite.runtime.entities import ConnectorOffset, ConnectorOffsets
-from connect_lite.runtime.offsets_body import (
+from connect_lite.runtime.offset_requests import (
     NO_OFFSETS,
     java_integer,
     require_offsets,

@@ -24,7 +24,7 @@ from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import SinkRecord, SourceRecord
 from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.kafka.consumer import ConsumedMessage
-from connect_lite.pipeline.errors import PREDICATE, TASK_PUT, TRANSFORMATION, RecordError
+from connect_lite.pipeline.record_errors import PREDICATE, TASK_PUT, TRANSFORMATION, RecordError
 from connect_lite.runtime.task_metrics import ErrorCounters
 
 HEADER_PREFIX = "__connect.errors."

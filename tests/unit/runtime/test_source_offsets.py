@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from connect_lite.api.records import Partition, SourceRecord
-from connect_lite.runtime.offsets import StoreOffsetReader, SubmittedRecords, offsets_of
+from connect_lite.runtime.source_offsets import StoreOffsetReader, SubmittedRecords, offsets_of
 from connect_lite.storage.memory import open_memory_stores
 
 

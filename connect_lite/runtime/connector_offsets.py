@@ -14,7 +14,7 @@ from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.clients import admin_config
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
-from connect_lite.runtime import offsets_body as body_rules
+from connect_lite.runtime import offset_requests as body_rules
 from connect_lite.runtime.entities import ConnectorOffset, ConnectorOffsets, Message
 from connect_lite.storage.base import OffsetStore
 
