@@ -1,4 +1,4 @@
-"""Status-store retries: the backoff policy, the counters and the apscheduler-backed scheduler."""
+"""Status-store retries: the counters and the apscheduler-backed scheduler (the policy is config's)."""
 
 from __future__ import annotations
 
