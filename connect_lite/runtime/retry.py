@@ -1,4 +1,4 @@
-"""Status-store retries: the counters and the apscheduler-backed scheduler (the policy is config's)."""
+"""Status-store retries: counters and the apscheduler-backed scheduler (policy: config)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""connect_lite.api exports the logical types and KIP-821 field paths that PLUGIN_API.md promises."""
+"""connect_lite.api exports the logical types and KIP-821 field paths PLUGIN_API.md promises."""
 
 from __future__ import annotations
 
