@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from connect_lite.api.config import ConfigValue, invalid
+from connect_lite.api.errors import ConfigError
 
 _KAFKA_PACKAGE = "org.apache.kafka.connect.connector.policy."
 
@@ -13,6 +14,23 @@ POLICY_NAMES = ("All", "None", "Principal", "Allowlist")
 """The policies ``connector.client.config.override.policy`` accepts (also as Kafka class names)."""
 
 PRINCIPAL_KEYS = frozenset({"sasl.jaas.config", "sasl.mechanism", "security.protocol"})
+
+ALLOWED_OAUTH_URLS = "org.apache.kafka.sasl.oauthbearer.allowed.urls"
+"""Worker key (a JVM system property in Kafka): the OAuth endpoints connectors may name."""
+
+DENIED_KEYS: dict[str, str] = {
+    "plugin.library.paths": "loads native libraries into the worker",
+    "ssl.engine.location": "loads an OpenSSL engine library into the worker",
+    "ssl.providers": "loads OpenSSL provider modules into the worker",
+    "sasl.kerberos.kinit.cmd": "runs a shell command on the worker",
+}
+"""librdkafka keys a connector may never override, whatever the policy: each loads code or runs
+a command inside the worker. The worker's own ``producer.*``/``consumer.*``/``admin.*`` keys
+are trusted and may set them."""
+
+URL_KEYS = frozenset({"sasl.oauthbearer.token.endpoint.url", "sasl.oauthbearer.jwks.endpoint.url"})
+"""Keys that make the worker call a URL: allowed only for URLs in ``ALLOWED_OAUTH_URLS``
+(Kafka's answer to CVE-2025-27817)."""
 
 OVERRIDE_PREFIXES = {
     "producer": "producer.override.",
@@ -41,20 +59,47 @@ def validate_policy_name(name: str, value: Any) -> str | None:
 class OverridePolicy:
     """A policy: decides, key by key, whether a connector may override a client config."""
 
-    def __init__(self, name: str, allowed: Iterable[str] | None = None) -> None:
+    def __init__(
+        self, name: str, allowed: Iterable[str] | None = None, allowed_urls: Iterable[str] = ()
+    ) -> None:
         self.name = name
         self._allowed = None if allowed is None else frozenset(allowed)
+        self._allowed_urls = frozenset(url.strip() for url in allowed_urls if url.strip())
 
     def is_allowed(self, key: str) -> bool:
         """Whether ``key`` (without its ``*.override.`` prefix) may be overridden."""
         return self._allowed is None or key in self._allowed
 
-    def validate(self, client_props: Mapping[str, Any]) -> list[ConfigValue]:
-        """One ConfigValue per key (unprefixed names), with Kafka's error when not allowed."""
+    def denied(self, key: str, value: Any) -> str | None:
+        """Why ``key`` may never be overridden with ``value``, whatever the policy, or None."""
+        name = key.strip().lower()
+        if name in DENIED_KEYS:
+            return (
+                f"'{key}' may not be overridden in the connector configuration: it "
+                f"{DENIED_KEYS[name]}. Set it in the worker configuration instead."
+            )
+        if name in URL_KEYS and str(value).strip() not in self._allowed_urls:
+            return (
+                f"{value} is not allowed for '{key}'. Add it to the worker property "
+                f"'{ALLOWED_OAUTH_URLS}' to allow it."
+            )
+        return None
+
+    def validate(self, client_props: Mapping[str, Any], used: bool = True) -> list[ConfigValue]:
+        """One ConfigValue per key (unprefixed names), with Kafka's error when not allowed.
+
+        For a client the connector does not use, only the keys it may never override are
+        reported (they are refused whether or not the client is built).
+        """
         values = []
         for key, value in client_props.items():
             cv = ConfigValue(key, value)
-            if not self.is_allowed(key):
+            reason = self.denied(key, value)
+            if reason is not None:
+                cv.errors.append(reason)
+            elif not used:
+                continue
+            elif not self.is_allowed(key):
                 cv.errors.append(
                     f"The '{self.name}' policy does not allow '{key}' to be overridden "
                     "in the connector configuration."
@@ -62,25 +107,38 @@ class OverridePolicy:
             values.append(cv)
         return values
 
+    def check(self, client_props: Mapping[str, Any], prefix: str) -> None:
+        """Raise ConfigError for the first key that may never be overridden (``prefix`` + key)."""
+        for key, value in client_props.items():
+            reason = self.denied(key, value)
+            if reason is not None:
+                raise ConfigError(reason.replace(f"'{key}'", f"'{prefix}{key}'", 1))
 
-def override_policy(name: str, allowlist: Iterable[str] = ()) -> OverridePolicy:
-    """The policy for a (canonical or Kafka class) name; ``allowlist`` is used by Allowlist."""
+
+def override_policy(
+    name: str, allowlist: Iterable[str] = (), allowed_urls: Iterable[str] = ()
+) -> OverridePolicy:
+    """The policy for a (canonical or Kafka class) name; ``allowlist`` is used by Allowlist,
+    ``allowed_urls`` (``org.apache.kafka.sasl.oauthbearer.allowed.urls``) by every policy."""
     canonical = canonical_policy_name(name)
-    if canonical == "All":
-        return OverridePolicy("All")
-    if canonical == "None":
-        return OverridePolicy("None", ())
-    if canonical == "Principal":
-        return OverridePolicy("Principal", PRINCIPAL_KEYS)
-    if canonical == "Allowlist":
-        return OverridePolicy("Allowlist", allowlist)
-    raise ValueError(f"Unknown connector client config override policy {name}")
+    allowed: dict[str, Iterable[str] | None] = {
+        "All": None,
+        "None": (),
+        "Principal": PRINCIPAL_KEYS,
+        "Allowlist": allowlist,
+    }
+    if canonical is None:
+        raise ValueError(f"Unknown connector client config override policy {name}")
+    return OverridePolicy(canonical, allowed[canonical], allowed_urls)
 
 
 __all__ = [
+    "ALLOWED_OAUTH_URLS",
+    "DENIED_KEYS",
     "OVERRIDE_PREFIXES",
     "POLICY_NAMES",
     "PRINCIPAL_KEYS",
+    "URL_KEYS",
     "OverridePolicy",
     "canonical_policy_name",
     "override_policy",

@@ -254,7 +254,8 @@ def _prefixed(
 
 
 def _override_sections(worker: WorkerConfig, props: Props, is_sink: bool) -> list[ConfigInfos]:
-    """Client override checks for the clients this connector will use, by the worker's policy."""
+    """Client override checks by the worker's policy for the clients this connector will use;
+    keys that may never be overridden are refused for every client."""
     if is_sink:
         clients = {"consumer"} | ({"producer", "admin"} if has_dlq(props) else set())
     else:
@@ -263,9 +264,9 @@ def _override_sections(worker: WorkerConfig, props: Props, is_sink: bool) -> lis
     policy = worker.override_policy
     sections = []
     for client, prefix in OVERRIDE_PREFIXES.items():
-        if client in clients:
-            client_props = prefixed(props, prefix)
-            sections.append(_prefixed({}, policy.validate(client_props), prefix))
+        values = policy.validate(prefixed(props, prefix), used=client in clients)
+        if values:
+            sections.append(_prefixed({}, values, prefix))
     return sections
 
 

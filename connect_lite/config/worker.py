@@ -20,6 +20,7 @@ from connect_lite.api.config import (
 )
 from connect_lite.api.errors import ConfigError
 from connect_lite.config.override_policy import (
+    ALLOWED_OAUTH_URLS,
     POLICY_NAMES,
     OverridePolicy,
     override_policy,
@@ -202,6 +203,14 @@ def _define_worker_config() -> ConfigDef:
         doc="Client config keys connectors may override under the Allowlist policy.",
     )
     d.define(
+        ALLOWED_OAUTH_URLS,
+        Type.LIST,
+        [],
+        importance=low,
+        doc="OAuth token and JWKS endpoint URLs that connectors may set in "
+        "*.override.sasl.oauthbearer.*.endpoint.url (Kafka's system property of this name).",
+    )
+    d.define(
         "topic.creation.enable",
         Type.BOOLEAN,
         True,
@@ -366,6 +375,7 @@ class WorkerConfig:
         return override_policy(
             self.get("connector.client.config.override.policy"),
             self.get("connector.client.config.override.allowlist") or [],
+            self.get(ALLOWED_OAUTH_URLS) or [],
         )
 
     @property

@@ -446,3 +446,46 @@ def test_plugin_config_keys_errors(plugins: FakePlugins) -> None:
         plugin_config_keys(plugins, "Nope", None)
     with pytest.raises(BadRequestError, match="not found that matches the version range"):
         plugin_config_keys(plugins, "FileSource", "7.0")
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "producer.override.plugin.library.paths",
+        "consumer.override.plugin.library.paths",
+        "admin.override.ssl.engine.location",
+        "producer.override.ssl.providers",
+        "producer.override.sasl.kerberos.kinit.cmd",
+    ],
+)
+def test_code_loading_overrides_are_refused_whatever_the_policy(
+    plugins: FakePlugins, worker: WorkerConfig, key: str
+) -> None:
+    # policy All (the default) allows everything else; a source uses no consumer or admin,
+    # and these keys are refused for those clients too
+    infos = validate(plugins, worker, {**SOURCE, key: "/tmp/evil.so"})
+    assert infos.error_count == 1
+    unprefixed = key.split(".override.", 1)[1]
+    [message] = errors(infos, key)
+    assert message.startswith(f"'{unprefixed}' may not be overridden in the connector config")
+    with pytest.raises(BadRequestError, match=r"may not be overridden"):
+        ensure_valid_connector_config(plugins, worker, {**SOURCE, key: "/tmp/evil.so"})
+
+
+def test_oauth_endpoint_urls_need_the_worker_allow_list(plugins: FakePlugins) -> None:
+    key = "producer.override.sasl.oauthbearer.token.endpoint.url"
+    allowed = "https://idp.example/token"
+    worker = WorkerConfig(
+        {"bootstrap.servers": "b:1", "org.apache.kafka.sasl.oauthbearer.allowed.urls": allowed}
+    )
+    assert validate(plugins, worker, {**SOURCE, key: allowed}).error_count == 0
+    other = validate(plugins, worker, {**SOURCE, key: "http://169.254.169.254/latest"})
+    assert errors(other, key) == [
+        "http://169.254.169.254/latest is not allowed for 'sasl.oauthbearer.token.endpoint.url'."
+        " Add it to the worker property 'org.apache.kafka.sasl.oauthbearer.allowed.urls' to"
+        " allow it."
+    ]
+    # without the worker key no URL is allowed, as in Kafka 4
+    jwks = "consumer.override.sasl.oauthbearer.jwks.endpoint.url"
+    plain = WorkerConfig({"bootstrap.servers": "b:1"})
+    assert validate(plugins, plain, {**SOURCE, jwks: allowed}).error_count == 1
