@@ -18,6 +18,7 @@ from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.plugins.registry import Plugins
 from connect_lite.rest.app import create_app
 from connect_lite.rest.server import RestServer
+from connect_lite.rest.tls import server_context
 from connect_lite.runtime.herder import StandaloneHerder
 from connect_lite.runtime.loggers import Loggers
 from connect_lite.runtime.status import StatusReporter
@@ -76,6 +77,9 @@ def start_worker(properties_path: str, connector_files: list[str]) -> RunningWor
 
 def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) -> RunningWorker:
     config = WorkerConfig(props)
+    # Keystores and the credentials file are read first: a bad one fails before anything starts.
+    security = config.rest_security()
+    tls = server_context(security.tls) if security.tls is not None else None
     broker = None
     if config.embedded_broker_enable:
         broker = EmbeddedBroker(port=config.embedded_broker_port)
@@ -99,8 +103,8 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
     spark.start_in_background()
 
     herder_box: dict[str, Any] = {}
-    app = create_app(_LazyHerder(herder_box), Loggers())
-    server = RestServer(app, config.listeners)
+    app = create_app(_LazyHerder(herder_box), Loggers(), security)
+    server = RestServer(app, config.listeners, tls)
     server.start()
     runtime.add("REST server", server.stop)
     worker_id = config.worker_id(server.host, server.port)

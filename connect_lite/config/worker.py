@@ -26,6 +26,7 @@ from connect_lite.config.override_policy import (
     override_policy,
     validate_policy_name,
 )
+from connect_lite.config.rest_security import RestSecurity, define_rest_security, rest_security
 from connect_lite.config.retry_policy import RetryPolicy
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -113,6 +114,7 @@ def _define_worker_config() -> ConfigDef:
         importance=high,
         doc="REST listeners, comma-separated, each http://host:port or https://host:port.",
     )
+    define_rest_security(d)
     d.define(
         "rest.advertised.host.name",
         Type.STRING,
@@ -416,6 +418,11 @@ class WorkerConfig:
     def parsed_listeners(self) -> list[Listener]:
         parsed = (parse_listener(text) for text in self.listeners)
         return [Listener(*item) for item in parsed if item is not None]
+
+    def rest_security(self) -> RestSecurity:
+        """The REST edge's settings; ConfigError naming the key if a file cannot be read."""
+        https = any(listener.scheme == "https" for listener in self.parsed_listeners())
+        return rest_security(self.raw, self.get, https)
 
     def listener_urls(self) -> list[str]:
         """The listeners normalised as ``scheme://host:port``."""

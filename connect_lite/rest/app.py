@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
+from connect_lite.config.rest_security import RestSecurity
 from connect_lite.rest import connectors, error_mapping, plugins, root
 from connect_lite.rest import loggers as logger_routes
-from connect_lite.rest.parsing import check_content_type
+from connect_lite.rest.edge import Edge
 from connect_lite.rest.services import HERDER, LOGGERS
 from connect_lite.runtime.herder_api import HerderAPI
 from connect_lite.runtime.loggers import Loggers
@@ -23,14 +26,23 @@ class _ConnectApp(Flask):
     json_provider_class = _JSONProvider
 
 
-def create_app(herder: HerderAPI, loggers: Loggers) -> Flask:
-    """A Flask app serving Kafka Connect's REST API over ``herder`` and ``loggers``."""
+def create_app(herder: HerderAPI, loggers: Loggers, security: RestSecurity | None = None) -> Flask:
+    """A Flask app serving Kafka Connect's REST API over ``herder`` and ``loggers``, behind
+    the edge checks of ``security`` (default: no auth, no CORS, 8 MiB bodies)."""
     app = _ConnectApp("connect_lite.rest")
     app.extensions[HERDER] = herder
     app.extensions[LOGGERS] = loggers
     app.url_map.strict_slashes = False  # "/connectors/" is "/connectors", without a redirect
     error_mapping.register(app)
-    app.before_request(check_content_type)
+    Edge(security or RestSecurity()).install(app)
+    app.url_value_preprocessor(_decode_slashes)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
     return app
+
+
+def _decode_slashes(endpoint: str | None, values: dict[str, Any] | None) -> None:
+    """The server leaves ``%2F`` encoded in paths; a connector name gets it decoded, as Jersey
+    decodes path parameters, so ``a%2Fb`` is the name ``a/b`` (refused on create, 404 else)."""
+    if values and isinstance(values.get("name"), str):
+        values["name"] = values["name"].replace("%2F", "/").replace("%2f", "/")

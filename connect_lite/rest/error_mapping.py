@@ -19,7 +19,13 @@ from connect_lite.api.errors import (
 
 log = logging.getLogger(__name__)
 
+
+class UnauthorizedError(ConnectError):
+    """Missing or wrong credentials (401, with a ``WWW-Authenticate`` challenge)."""
+
+
 STATUS_CODES: tuple[tuple[type[Exception], int], ...] = (
+    (UnauthorizedError, 401),
     (NotFoundError, 404),
     (AlreadyExistsError, 409),
     (BadRequestError, 400),
@@ -51,12 +57,16 @@ def error_body(exc: Exception) -> dict[str, object]:
 
 
 def error_response(exc: Exception) -> Response:
-    """The JSON response for any exception; unexpected ones are logged with their traceback."""
+    """The JSON response for any exception; unexpected ones are logged with their traceback,
+    client errors (4xx) only at DEBUG."""
     body = error_body(exc)
-    if not isinstance(exc, (HTTPException, ConnectError)):
+    code = status_code(exc)
+    if code < 500:
+        log.debug("Client error in REST call: %s", exc, exc_info=exc)
+    elif not isinstance(exc, (HTTPException, ConnectError)):
         log.error("Uncaught exception in REST call: %s", exc, exc_info=exc)
     response = jsonify(body)
-    response.status_code = status_code(exc)
+    response.status_code = code
     if isinstance(exc, MethodNotAllowed) and exc.valid_methods:
         response.headers["Allow"] = ", ".join(exc.valid_methods)
     return response

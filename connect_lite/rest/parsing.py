@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import request
-from werkzeug.exceptions import UnsupportedMediaType
 
 from connect_lite.api.errors import BadRequestError
 from connect_lite.runtime.entities import ConnectorOffset, ConnectorOffsets
 
-BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of a request body: configs are flat maps and offsets hold primitives."""
+MAX_NUMBER_LENGTH = 1000
+"""Longest JSON number, in characters (Jackson's default bound)."""
 INITIAL_STATES = ("RUNNING", "PAUSED", "STOPPED")
 CREATE_FIELDS = ("name", "config", "initial_state")
 OFFSETS_FIELDS = ("offsets",)
@@ -32,20 +34,6 @@ class CreateConnectorRequest:
     initial_state: str | None
 
 
-def check_content_type() -> None:
-    """415 for a body declared as anything but JSON; a body with no type is read as JSON."""
-    if request.routing_exception is not None:
-        return  # an unknown route or method is reported as such, whatever the body
-    if request.method not in BODY_METHODS or not _has_body():
-        return
-    if request.mimetype and request.mimetype != "application/json":
-        raise UnsupportedMediaType()
-
-
-def _has_body() -> bool:
-    return bool(request.content_length) or request.headers.get("Transfer-Encoding") == "chunked"
-
-
 def json_body(required: bool = True) -> Any:
     """The request body parsed as JSON, numbers as JsonNumber; 400 if it is not valid JSON."""
     data = request.get_data(cache=True)
@@ -54,14 +42,46 @@ def json_body(required: bool = True) -> Any:
             raise BadRequestError("Request body is missing: a JSON object is required.")
         return None
     try:
-        return json.loads(
+        body = json.loads(
             data.decode("utf-8"),
-            parse_int=JsonNumber,
-            parse_float=JsonNumber,
+            parse_int=_number,
+            parse_float=_number,
             parse_constant=_reject_constant,
         )
+    except RecursionError:
+        raise _too_deep() from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise BadRequestError(f"Request body is not valid JSON: {exc}") from exc
+    _check_depth(body)
+    return body
+
+
+def _number(text: str) -> JsonNumber:
+    if len(text) > MAX_NUMBER_LENGTH:
+        raise BadRequestError(
+            f"Request body is not valid JSON: a number of {len(text)} digits is longer than "
+            f"the {MAX_NUMBER_LENGTH} allowed"
+        )
+    return JsonNumber(text)
+
+
+def _too_deep() -> BadRequestError:
+    return BadRequestError(
+        f"Request body is nested deeper than the {MAX_JSON_DEPTH} levels allowed"
+    )
+
+
+def _check_depth(body: Any) -> None:
+    """400 for a body nested deeper than MAX_JSON_DEPTH, walked without recursion."""
+    pending: list[tuple[Any, int]] = [(body, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if not isinstance(value, dict | list):
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise _too_deep()
+        children = value.values() if isinstance(value, dict) else value
+        pending.extend((child, depth + 1) for child in children)
 
 
 def _reject_constant(name: str) -> Any:

@@ -1,8 +1,18 @@
-"""Serving the REST app with cheroot's WSGI server on exactly the addresses ``listeners`` names."""
+"""Serving the REST app with cheroot's WSGI server on exactly the addresses ``listeners`` names.
+
+Each listener is http or https (TLS from ``rest/tls.py``). Requests on a loopback listener are
+flagged for the edge's Host check. Enough threads serve requests that slow clients cannot
+starve ``/health``, and a request whose line and headers do not arrive within
+``HEADER_DEADLINE_S`` is cut off.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import logging
+import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterable
@@ -10,43 +20,94 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from cheroot import server as cheroot_server
 from cheroot import wsgi
+from cheroot.ssl.builtin import BuiltinSSLAdapter
 
 from connect_lite.api.errors import ConfigError, ConnectError
+from connect_lite.rest.edge import LOOPBACK_ENVIRON
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 log = logging.getLogger(__name__)
 
-WORKER_THREADS = 8
+WORKER_THREADS = 32
+"""Request threads per listener: 16 slow clients still leave threads for /health."""
+SOCKET_TIMEOUT_S = 10
+"""An idle connection, or one silent this long mid-request, is closed."""
+HEADER_DEADLINE_S = 15
+"""The request line and headers must arrive within this time, however slowly they trickle."""
 SHUTDOWN_TIMEOUT_S = 2
 
 
 @dataclass(frozen=True)
 class Listener:
-    """One ``http://host:port`` listener; port 0 asks for a free port."""
+    """One ``http(s)://host:port`` listener; port 0 asks for a free port."""
 
     host: str
     port: int
+    scheme: str = "http"
+
+    @property
+    def loopback(self) -> bool:
+        if self.host.lower() == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
 
 
 def parse_listener(listener: str) -> Listener:
     """Parse a ``listeners`` entry; an empty host means every interface, as in Kafka."""
     parts = urlsplit(listener.strip())
     scheme = parts.scheme.lower()
-    if scheme == "https":
-        raise ConfigError(f"HTTPS listeners are not supported yet: {listener}")
     try:
         port = parts.port
     except ValueError:
         port = None
-    if scheme != "http" or port is None or parts.path not in ("", "/"):
-        raise ConfigError(f"Could not parse listener {listener}: expected http://host:port")
-    return Listener(parts.hostname or "0.0.0.0", port)
+    if scheme not in ("http", "https") or port is None or parts.path not in ("", "/"):
+        raise ConfigError(f"Could not parse listener {listener}: expected http(s)://host:port")
+    return Listener(parts.hostname or "0.0.0.0", port, scheme)
+
+
+class _DeadlineRequest(cheroot_server.HTTPRequest):
+    """Cuts the connection when the request line and headers take over HEADER_DEADLINE_S."""
+
+    def parse_request(self) -> None:
+        sock = self.conn.socket
+        timer = threading.Timer(HEADER_DEADLINE_S, _shut, (sock,))
+        timer.daemon = True
+        timer.start()
+        try:
+            super().parse_request()
+        finally:
+            timer.cancel()
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Connection(cheroot_server.HTTPConnection):
+    RequestHandlerClass = _DeadlineRequest
+
+
+class _ContextAdapter(BuiltinSSLAdapter):
+    """cheroot's TLS adapter over a ready SSLContext (cheroot's own loads PEM files only)."""
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        self.certificate = self.private_key = self.certificate_chain = None
+        self.ciphers = self.private_key_password = None
+        self.context = context
+        self._server_env: dict[str, Any] = {}
 
 
 class _CherootServer(wsgi.Server):
+    ConnectionClass = _Connection
+
     def error_log(self, msg: str = "", level: int = logging.INFO, traceback: bool = False) -> None:
         log.log(level, "%s", msg, exc_info=traceback)
 
@@ -77,12 +138,21 @@ class _RequestLog:
 class RestServer:
     """The REST app served by cheroot on background threads, one server per listener."""
 
-    def __init__(self, app: WSGIApplication, listeners: list[str]) -> None:
+    def __init__(
+        self,
+        app: WSGIApplication,
+        listeners: list[str],
+        tls_context: ssl.SSLContext | None = None,
+    ) -> None:
         if not listeners:
             raise ConfigError("At least one REST listener is required")
         self._listeners = [parse_listener(listener) for listener in listeners]
+        if tls_context is None and any(lis.scheme == "https" for lis in self._listeners):
+            raise ConfigError("An https listener needs a TLS context (ssl.keystore.*)")
+        self._tls_context = tls_context
         self._app = _RequestLog(app)
         self._servers: list[_CherootServer] = []
+        self._schemes: list[str] = []
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
@@ -96,12 +166,16 @@ class RestServer:
         log.info("REST server listening on %s", ", ".join(self.urls))
 
     def _start_one(self, listener: Listener) -> None:
+        app = _Flagged(self._app, listener.loopback)
         server = _CherootServer(
             (listener.host, listener.port),
-            self._app,
+            app,
             numthreads=WORKER_THREADS,
+            timeout=SOCKET_TIMEOUT_S,
             shutdown_timeout=SHUTDOWN_TIMEOUT_S,
         )
+        if listener.scheme == "https" and self._tls_context is not None:
+            server.ssl_adapter = _ContextAdapter(self._tls_context)
         try:
             server.prepare()  # binds and listens: connections queue from here on
         except OSError as exc:
@@ -109,6 +183,7 @@ class RestServer:
                 f"Could not bind REST listener {listener.host}:{listener.port}: {exc}"
             ) from exc
         self._servers.append(server)
+        self._schemes.append(listener.scheme)
         thread = threading.Thread(target=server.serve, name="rest-server", daemon=True)
         thread.start()
         self._threads.append(thread)
@@ -120,6 +195,7 @@ class RestServer:
         for thread in self._threads:
             thread.join(timeout=SHUTDOWN_TIMEOUT_S + 1)
         self._servers.clear()
+        self._schemes.clear()
         self._threads.clear()
 
     @property
@@ -137,11 +213,11 @@ class RestServer:
 
     @property
     def url(self) -> str:
-        return _url(*self._first())
+        return self.urls[0] if self._servers else _url("http", *self._first())
 
     @property
     def urls(self) -> list[str]:
-        return [_url(host, port) for host, port in self.addresses]
+        return [_url(s, h, p) for s, (h, p) in zip(self._schemes, self.addresses, strict=True)]
 
     def _first(self) -> tuple[str, int]:
         if not self._servers:
@@ -149,5 +225,17 @@ class RestServer:
         return self.addresses[0]
 
 
-def _url(host: str, port: int) -> str:
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+def _url(scheme: str, host: str, port: int) -> str:
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+
+
+class _Flagged:
+    """Marks each request with whether its listener is a loopback one."""
+
+    def __init__(self, app: WSGIApplication, loopback: bool) -> None:
+        self._app = app
+        self._loopback = loopback
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        environ[LOOPBACK_ENVIRON] = self._loopback
+        return self._app(environ, start_response)

@@ -122,12 +122,18 @@ def test_routing_errors_win_over_415(client: FlaskClient) -> None:
     error(wrong_method, 405, "HTTP 405 Method Not Allowed")
 
 
-def test_json_with_charset_and_untyped_bodies_are_accepted(client: FlaskClient) -> None:
+def test_json_with_charset_is_accepted_and_an_untyped_body_is_415(client: FlaskClient) -> None:
     raw = '{"name": "src", "config": {"connector.class": "org.example.FileSource"}}'
     typed = client.post("/connectors", data=raw, content_type="application/json; charset=utf-8")
     assert typed.status_code == 201
+    # A body without a JSON type is what an HTML form or a simple cross-site fetch sends.
     untyped = client.put("/connectors/other/config", data='{"connector.class": "X"}')
-    assert untyped.status_code == 201
+    error(untyped, 415, "HTTP 415 Unsupported Media Type")
+    empty_type = client.put(
+        "/connectors/other/config", data='{"connector.class": "X"}', headers={"Content-Type": ""}
+    )
+    error(empty_type, 415, "HTTP 415 Unsupported Media Type")
+    assert client.get("/connectors/other").status_code == 404
 
 
 def test_body_less_requests_need_no_content_type(client: FlaskClient) -> None:

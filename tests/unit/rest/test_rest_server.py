@@ -110,8 +110,12 @@ def test_bad_listeners_are_config_errors(listener: str) -> None:
         parse_listener(listener)
 
 
-def test_https_is_not_supported_yet() -> None:
-    with pytest.raises(
-        ConfigError, match=r"^HTTPS listeners are not supported yet: https://h:8443$"
-    ):
-        parse_listener("https://h:8443")
+def test_https_listeners_are_parsed() -> None:
+    assert parse_listener("https://h:8443") == Listener("h", 8443, "https")
+    assert parse_listener("https://127.0.0.1:0").loopback
+    assert not parse_listener("http://0.0.0.0:1").loopback
+
+
+def test_https_needs_a_tls_context(loggers: Loggers) -> None:
+    with pytest.raises(ConfigError, match="needs a TLS context"):
+        RestServer(create_app(FakeHerder(), loggers), ["https://127.0.0.1:0"])

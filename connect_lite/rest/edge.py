@@ -1,0 +1,146 @@
+"""Checks at the edge of the REST layer, before any route runs: Host, CORS, auth, body limits.
+
+The order is: the Host check (403, against DNS rebinding on loopback listeners), then a CORS
+preflight is answered, then basic auth (401), then the body's size (413) and type (415).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import ipaddress
+from dataclasses import dataclass
+
+from flask import Flask, Response, request
+from werkzeug.exceptions import RequestEntityTooLarge, UnsupportedMediaType
+
+from connect_lite.api.errors import ForbiddenError
+from connect_lite.config.rest_security import RestSecurity
+from connect_lite.rest.error_mapping import UnauthorizedError
+
+LOOPBACK_ENVIRON = "connect_lite.loopback_listener"
+"""WSGI environ flag set by the server on requests that came in on a loopback listener."""
+
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+REALM = 'Basic realm="connect-lite"'
+UNAUTHORIZED = "User cannot access the resource."
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+CORS_HEADERS = "Content-Type, Authorization, Accept, Origin, X-Requested-With"
+_DUMMY = b"\0" * 32
+
+
+@dataclass(frozen=True)
+class Edge:
+    """The checks of one app, from the worker's REST security settings."""
+
+    security: RestSecurity
+
+    def install(self, app: Flask) -> None:
+        app.config["MAX_CONTENT_LENGTH"] = self.security.max_request_bytes
+        app.before_request(self.before)
+        app.after_request(self.after)
+
+    def before(self) -> Response | None:
+        if request.environ.get(LOOPBACK_ENVIRON):
+            self._check_host()
+        if self._is_preflight():
+            return self._preflight()
+        if self.security.credentials is not None:
+            self._authenticate()
+        self._check_body()
+        return None
+
+    def after(self, response: Response) -> Response:
+        if response.status_code == 401:
+            response.headers["WWW-Authenticate"] = REALM
+        origin = self._allowed_origin()
+        if origin is not None:
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers.add("Vary", "Origin")
+        return response
+
+    def _check_host(self) -> None:
+        host = _host_name(request.host)
+        if host in LOOPBACK_NAMES or host in self.security.allowed_hosts or _is_loopback(host):
+            return
+        raise ForbiddenError(
+            f"Host '{host}' is not allowed on a loopback listener; add it to rest.allowed.hosts"
+        )
+
+    def _allowed_origin(self) -> str | None:
+        origin = request.headers.get("Origin")
+        allowed = self.security.cors_origins
+        if not origin or not allowed:
+            return None
+        if "*" in allowed:
+            return "*"
+        return origin if origin in allowed else None
+
+    def _is_preflight(self) -> bool:
+        return (
+            request.method == "OPTIONS"
+            and bool(self.security.cors_origins)
+            and "Origin" in request.headers
+            and "Access-Control-Request-Method" in request.headers
+        )
+
+    def _preflight(self) -> Response:
+        """Answer a CORS preflight: 204 with the allowed methods, or 403 for another origin."""
+        if self._allowed_origin() is None:
+            raise ForbiddenError("CORS preflight from an origin that is not allowed")
+        response = Response(status=204)
+        response.headers["Access-Control-Allow-Methods"] = ",".join(self.security.cors_methods)
+        response.headers["Access-Control-Allow-Headers"] = CORS_HEADERS
+        response.headers["Access-Control-Max-Age"] = "1800"
+        return response
+
+    def _authenticate(self) -> None:
+        credentials = self.security.credentials or {}
+        user, password = _basic_credentials(request.headers.get("Authorization", ""))
+        expected = credentials.get(user) if user is not None else None
+        # Compare in constant time, against a dummy when the user is unknown.
+        given = (password or "").encode()
+        ok = hmac.compare_digest(given, (expected or "").encode() if expected else _DUMMY)
+        if not ok or expected is None:
+            raise UnauthorizedError(UNAUTHORIZED)
+
+    def _check_body(self) -> None:
+        length = request.content_length
+        if length is not None and length > self.security.max_request_bytes:
+            raise RequestEntityTooLarge()
+        if request.routing_exception is not None or request.method not in BODY_METHODS:
+            return  # an unknown route or method is reported as such, whatever the body
+        has_body = bool(length) or request.headers.get("Transfer-Encoding") == "chunked"
+        if has_body and request.mimetype != "application/json":
+            raise UnsupportedMediaType()
+
+
+def _basic_credentials(header: str) -> tuple[str | None, str | None]:
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "basic" or not token:
+        return None, None
+    try:
+        decoded = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None, None
+    user, sep, password = decoded.partition(":")
+    return (user, password) if sep else (None, None)
+
+
+def _host_name(host: str) -> str:
+    """The Host header without its port, lower case; IPv6 literals without brackets."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+__all__ = ["LOOPBACK_ENVIRON", "Edge"]

@@ -1,0 +1,164 @@
+"""The REST edge: Host check, CORS, basic auth, body limits and hostile JSON, before any route."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from connect_lite.config.rest_security import RestSecurity
+from connect_lite.rest import create_app
+from connect_lite.rest.edge import LOOPBACK_ENVIRON
+from connect_lite.runtime.loggers import Loggers
+
+from .fake_herder import FakeHerder
+
+USERS = {"alice": "s3cret", "bob": "hunter2"}
+
+
+def make_client(herder: FakeHerder, loggers: Loggers, **settings: Any) -> FlaskClient:
+    return create_app(herder, loggers, RestSecurity(**settings)).test_client()
+
+
+def basic(user: str, password: str) -> dict[str, str]:
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return {"Authorization": f"Basic {token}"}
+
+
+def test_loopback_listener_refuses_a_foreign_host(herder: FakeHerder, loggers: Loggers) -> None:
+    client = make_client(herder, loggers, allowed_hosts=frozenset({"connect.internal"}))
+    flagged = {LOOPBACK_ENVIRON: True}
+    for host in ("127.0.0.1:8083", "localhost", "[::1]:8083", "LOCALHOST:1", "connect.internal"):
+        response = client.get("/connectors", headers={"Host": host}, environ_base=flagged)
+        assert response.status_code == 200, host
+    rebound = client.get("/connectors", headers={"Host": "attacker.example"}, environ_base=flagged)
+    assert rebound.status_code == 403
+    assert rebound.get_json() == {
+        "error_code": 403,
+        "message": "Host 'attacker.example' is not allowed on a loopback listener; "
+        "add it to rest.allowed.hosts",
+    }
+    # a listener on another interface serves any Host (it is meant to be reached by name)
+    assert client.get("/connectors", headers={"Host": "attacker.example"}).status_code == 200
+
+
+def test_basic_auth_guards_every_route(herder: FakeHerder, loggers: Loggers) -> None:
+    client = make_client(herder, loggers, credentials=USERS)
+    for path in ("/", "/connectors", "/connector-plugins", "/nowhere", "/health"):
+        missing = client.get(path)
+        assert missing.status_code == 401, path
+        assert missing.headers["WWW-Authenticate"] == 'Basic realm="connect-lite"'
+        assert missing.get_json() == {
+            "error_code": 401,
+            "message": "User cannot access the resource.",
+        }
+    assert client.get("/connectors", headers=basic("alice", "wrong")).status_code == 401
+    assert client.get("/connectors", headers=basic("mallory", "s3cret")).status_code == 401
+    assert client.get("/connectors", headers={"Authorization": "Basic !!!"}).status_code == 401
+    assert client.get("/connectors", headers=basic("alice", "s3cret")).status_code == 200
+    created = client.post(
+        "/connectors",
+        json={"name": "src", "config": {"connector.class": "X"}},
+        headers=basic("bob", "hunter2"),
+    )
+    assert created.status_code == 201
+    refused = client.post("/connectors", json={"name": "other", "config": {}})
+    assert refused.status_code == 401
+    assert "other" not in herder.configs
+
+
+def test_passwords_and_authorization_headers_are_never_logged(
+    herder: FakeHerder, loggers: Loggers, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = make_client(herder, loggers, credentials=USERS)
+    with caplog.at_level(logging.DEBUG):
+        client.get("/connectors", headers=basic("alice", "wrong-password"))
+        client.get("/connectors", headers=basic("alice", "s3cret"))
+    text = caplog.text + repr([r.__dict__ for r in caplog.records])
+    assert "s3cret" not in text and "wrong-password" not in text
+    assert base64.b64encode(b"alice:s3cret").decode() not in text
+
+
+def test_cors_off_by_default(client: FlaskClient) -> None:
+    response = client.get("/connectors", headers={"Origin": "https://ui.example"})
+    assert "Access-Control-Allow-Origin" not in response.headers
+    preflight = client.options(
+        "/connectors",
+        headers={"Origin": "https://ui.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert "Access-Control-Allow-Origin" not in preflight.headers
+
+
+def test_cors_preflight_and_simple_requests(herder: FakeHerder, loggers: Loggers) -> None:
+    client = make_client(
+        herder,
+        loggers,
+        cors_origins=("https://ui.example",),
+        cors_methods=("GET", "POST", "PUT", "DELETE"),
+        credentials=USERS,
+    )
+    preflight = client.options(
+        "/connectors",
+        headers={"Origin": "https://ui.example", "Access-Control-Request-Method": "PUT"},
+    )
+    assert preflight.status_code == 204  # a browser sends no credentials in a preflight
+    assert preflight.headers["Access-Control-Allow-Origin"] == "https://ui.example"
+    assert preflight.headers["Access-Control-Allow-Methods"] == "GET,POST,PUT,DELETE"
+    assert "Authorization" in preflight.headers["Access-Control-Allow-Headers"]
+    foreign = client.options(
+        "/connectors",
+        headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "PUT"},
+    )
+    assert foreign.status_code == 403
+    assert "Access-Control-Allow-Origin" not in foreign.headers
+    real = client.get(
+        "/connectors", headers={"Origin": "https://ui.example", **basic("alice", "s3cret")}
+    )
+    assert real.status_code == 200
+    assert real.headers["Access-Control-Allow-Origin"] == "https://ui.example"
+
+
+def test_body_over_the_limit_is_413_before_any_route(herder: FakeHerder, loggers: Loggers) -> None:
+    client = make_client(herder, loggers, max_request_bytes=100)
+    config = {"connector.class": "X", "padding": "x" * 200}
+    response = client.post("/connectors", json={"name": "big", "config": config})
+    assert response.status_code == 413
+    assert response.get_json() == {
+        "error_code": 413,
+        "message": "HTTP 413 Request Entity Too Large",
+    }
+    assert "big" not in herder.configs
+    small = client.post("/connectors", json={"name": "s", "config": {"connector.class": "X"}})
+    assert small.status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than the 64 levels allowed"),
+        ('{"a":' * 65 + "1" + "}" * 65, "nested deeper than the 64 levels allowed"),
+        (
+            json.dumps({"offsets": [{"partition": {"f": 1}, "offset": {"p": 0}}]}).replace(
+                "0}", "1" * 5000 + "}"
+            ),
+            "a number of 5000 digits is longer than the 1000 allowed",
+        ),
+    ],
+)
+def test_hostile_json_is_400(client: FlaskClient, raw: str, message: str) -> None:
+    response = client.post("/connectors", data=raw, content_type="application/json")
+    assert response.status_code == 400
+    assert message in response.get_json()["message"]
+    patched = client.patch("/connectors/x/offsets", data=raw, content_type="application/json")
+    assert patched.status_code == 400
+
+
+def test_nesting_up_to_the_bound_is_parsed(client: FlaskClient) -> None:
+    raw = '{"name": "n", "config": {"connector.class": "X"}, "x": ' + "[" * 61 + "]" * 61 + "}"
+    response = client.post("/connectors", data=raw, content_type="application/json")
+    assert response.status_code == 400  # an unknown field, not the depth
+    assert "nested" not in response.get_json()["message"]
