@@ -222,7 +222,9 @@ def _converter_keys(
         )
 
 
-def _connector_version_key(d: ConfigDef, plugins: PluginLookup, props: Mapping[str, Any]) -> None:
+def connector_version_key(d: ConfigDef, plugins: PluginLookup, props: Mapping[str, Any]) -> None:
+    """``connector.plugin.version`` defaults to the newest installed version and recommends
+    every installed one, newest first (Kafka's ConnectorConfig.enrich)."""
     conn_class = props.get("connector.class")
     versions = _versions(plugins, conn_class, CONNECTOR_TYPES)
     d.keys["connector.plugin.version"] = replace(
@@ -364,7 +366,7 @@ def enrich(
 ) -> ConfigDef:
     """A copy of ``base`` with plugin-aware defaults, validators and the alias keys."""
     d = ConfigDef(base.keys.values())
-    _connector_version_key(d, plugins, props)
+    connector_version_key(d, plugins, props)
     location = connector_location(plugins, props)
     _converter_keys(d, plugins, worker, props, location)
     for alias_kind in ("transforms", "predicates"):
@@ -380,6 +382,7 @@ __all__ = [
     "PluginLookup",
     "class_problem",
     "connector_location",
+    "connector_version_key",
     "enrich",
     "is_version_not_found",
     "version_requirement",

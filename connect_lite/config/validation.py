@@ -12,6 +12,7 @@ from connect_lite.config.enrich import (
     CONNECTOR_TYPES,
     CONVERTER_TYPES,
     PluginLookup,
+    connector_version_key,
     enrich,
     is_version_not_found,
     newest_first,
@@ -157,7 +158,7 @@ def _find_connector(
     except NotFoundError as exc:
         raise BadRequestError(str(exc)) from exc
     except ConfigError as exc:
-        if is_version_not_found(exc):
+        if is_version_not_found(exc) or isinstance(exc, InvalidVersionSpecError):
             return exc
         raise BadRequestError(str(exc)) from exc
 
@@ -165,14 +166,18 @@ def _find_connector(
 def _version_not_found(
     plugins: PluginLookup, conn_class: str, props: Props, error: ConfigError
 ) -> ConfigInfos:
-    """The short-circuit answer when no installed version matches connector.plugin.version."""
+    """The short-circuit answer when connector.plugin.version is malformed, or no installed
+    version matches it (that also marks connector.class, as Kafka does)."""
     try:
         latest = plugins.find(conn_class, CONNECTOR_TYPES)
         base = sink_config_def() if latest.type is PluginType.SINK else source_config_def()
     except (NotFoundError, ConfigError):
         base = connector_config_def()
+    base = ConfigDef(base.keys.values())
+    connector_version_key(base, plugins, props)
     values = base.validate(props)
-    values["connector.class"].errors.append(str(error))
+    if not isinstance(error, InvalidVersionSpecError):
+        values["connector.class"].errors.append(str(error))
     version_value = values["connector.plugin.version"]
     version_value.errors.append(str(error))
     version_value.recommended_values = list(

@@ -65,3 +65,40 @@ def test_worker_version_key_selects_the_default_converter(plugins: Plugins) -> N
     configs = _configs(plugins, worker, {"connector.class": SOURCE})
     assert configs["value.converter.plugin.version"]["value"] == "2.0"
     assert configs["value.converter.plugin.version"]["errors"] == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("[1.0", "Unbounded range: [1.0"),
+        ("[3.0,1.0]", "Range defies version ordering: [3.0,1.0]"),
+        ("(,1.0],[1.2,)x", "Only fully-qualified sets allowed in multiple set scenario"),
+    ],
+)
+def test_a_malformed_connector_version_is_an_error_on_its_key(
+    plugins: Plugins, spec: str, message: str
+) -> None:
+    from connect_lite.api.errors import BadRequestError
+    from connect_lite.config.validation import ensure_valid_connector_config
+
+    worker = WorkerConfig(BROKER)
+    config = {"name": "v", "connector.class": SOURCE, "connector.plugin.version": spec}
+    infos = validate_connector_config(plugins, worker, config)
+    by_name = {c["value"]["name"]: c for c in infos.configs if c["value"]}
+    version = by_name["connector.plugin.version"]
+    assert infos.error_count == 1
+    assert version["value"]["errors"][0].startswith(message)
+    assert by_name["connector.class"]["value"]["errors"] == []
+    # the definition shows the newest installed version as the default, as Kafka's does
+    assert version["definition"]["default_value"] == "3.0.0"
+    assert version["value"]["recommended_values"] == ["3.0.0", "2.0.0", "1.0.0"]
+    with pytest.raises(BadRequestError, match="contains the following 1 error"):
+        ensure_valid_connector_config(plugins, worker, config)
+
+
+def test_validate_shows_the_newest_installed_connector_version_as_default(
+    plugins: Plugins,
+) -> None:
+    infos = validate_connector_config(plugins, WorkerConfig(BROKER), {"connector.class": SOURCE})
+    [version] = [c for c in infos.configs if c["definition"]["name"] == "connector.plugin.version"]
+    assert version["definition"]["default_value"] == "3.0.0"
