@@ -42,7 +42,8 @@ def create_app(herder: HerderAPI, loggers: Loggers, security: RestSecurity | Non
 
 
 def _decode_slashes(endpoint: str | None, values: dict[str, Any] | None) -> None:
-    """The server leaves ``%2F`` encoded in paths; a connector name gets it decoded, as Jersey
-    decodes path parameters, so ``a%2Fb`` is the name ``a/b`` (refused on create, 404 else)."""
-    if values and isinstance(values.get("name"), str):
-        values["name"] = values["name"].replace("%2F", "/").replace("%2f", "/")
+    """The server leaves ``%2F`` encoded in paths; path parameters get it decoded, as Jersey
+    decodes them, so ``/connectors/a%2Fb`` names ``a/b`` (refused on create, 404 else)."""
+    for key, value in (values or {}).items():
+        if isinstance(value, str) and "%2" in value:
+            values[key] = value.replace("%2F", "/").replace("%2f", "/")  # type: ignore[index]

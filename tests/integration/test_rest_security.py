@@ -1,12 +1,237 @@
-"""A real worker refuses connector configs that would load code or call URLs through overrides."""
+"""A real worker on the network: TLS and mTLS, basic auth, browser safety, limits, bad inputs.
+
+One worker serves every test here: an http and an https listener side by side, basic auth, CORS
+for one origin, mTLS required on https, and a 1 MiB body limit.
+"""
 
 from __future__ import annotations
 
+import base64
+import http.client
+import json
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from tests.integration.worker_process import WorkerProcess, source_config, unique
+from tests.integration.worker_process import WorkerProcess, free_port, source_config, unique
+from tests.tls_certs import PASSWORD, Pki, make_pki
 
 pytestmark = pytest.mark.integration
+
+USER, SECRET = "operator", "s3cret-pass"
+ORIGIN = "https://ui.example"
+MAX_BODY = 1024 * 1024
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: http.client.HTTPMessage
+    body: Any
+
+
+@dataclass
+class Secured:
+    """The secured worker and how to reach it."""
+
+    worker: WorkerProcess
+    pki: Pki
+    http_port: int
+    https_port: int
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        auth: tuple[str, str] | None = (USER, SECRET),
+        headers: dict[str, str] | None = None,
+        raw: bytes | None = None,
+        tls: ssl.SSLContext | None = None,
+    ) -> Answer:
+        if tls is None:
+            conn: http.client.HTTPConnection = http.client.HTTPConnection(
+                "127.0.0.1", self.http_port, timeout=60
+            )
+        else:
+            conn = http.client.HTTPSConnection(
+                "127.0.0.1", self.https_port, timeout=60, context=tls
+            )
+        sent = headers.copy() if headers else {}
+        if auth is not None:
+            token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+            sent["Authorization"] = f"Basic {token}"
+        data = raw if raw is not None else None if body is None else json.dumps(body).encode()
+        if data is not None and headers is None:
+            sent["Content-Type"] = "application/json"
+        try:
+            conn.request(method, path, body=data, headers=sent)
+            response = conn.getresponse()
+            payload = response.read()
+        finally:
+            conn.close()
+        parsed = json.loads(payload) if payload.startswith((b"{", b"[")) else payload
+        return Answer(response.status, response.headers, parsed)
+
+    def client_tls(self, cert: Path | None = None, key: Path | None = None) -> ssl.SSLContext:
+        context = ssl.create_default_context(cafile=str(self.pki.ca_pem))
+        if cert is not None:
+            context.load_cert_chain(str(cert), str(key))
+        return context
+
+
+@pytest.fixture(scope="module")
+def secured(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
+    workdir = tmp_path_factory.mktemp("secured")
+    pki = make_pki(workdir / "pki")
+    credentials = workdir / "credentials.properties"
+    credentials.write_text(f"# users of the REST API\n{USER}={SECRET}\nviewer: view-only\n")
+    http_port, https_port = free_port(), free_port()
+    extra = {
+        "listeners": f"http://127.0.0.1:{http_port},https://127.0.0.1:{https_port}",
+        "listeners.https.ssl.keystore.type": "PEM",
+        "listeners.https.ssl.keystore.location": str(pki.server_pem),
+        "listeners.https.ssl.truststore.type": "PKCS12",
+        "listeners.https.ssl.truststore.location": str(pki.ca_p12),
+        "listeners.https.ssl.truststore.password": PASSWORD,
+        "listeners.https.ssl.client.auth": "required",
+        "rest.extension.classes": "org.apache.kafka.connect.rest.basic.auth.extension."
+        "BasicAuthSecurityRestExtension",
+        "rest.basic.auth.credentials.file": str(credentials),
+        "access.control.allow.origin": ORIGIN,
+        "access.control.allow.methods": "GET,POST,PUT,DELETE",
+        "rest.max.request.bytes": str(MAX_BODY),
+    }
+    worker = WorkerProcess(workdir, bootstrap_servers, extra, port=http_port)
+    worker.start(wait_healthy=False)
+    setup = Secured(worker, pki, http_port, https_port)
+    try:
+        _wait_healthy(setup)
+        yield setup
+    finally:
+        worker.stop()
+    log = worker.log()
+    assert SECRET not in log and "view-only" not in log
+    assert base64.b64encode(f"{USER}:{SECRET}".encode()).decode() not in log
+
+
+def _wait_healthy(setup: Secured) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert setup.worker.proc is not None and setup.worker.proc.poll() is None, (
+            setup.worker.log()[-3000:]
+        )
+        try:
+            if setup.call("GET", "/health").status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"secured worker not healthy:\n{setup.worker.log()[-3000:]}")
+
+
+def test_tls_handshake_with_a_client_certificate(secured: Secured) -> None:
+    signed = secured.client_tls(secured.pki.client_cert, secured.pki.client_key)
+    root = secured.call("GET", "/", tls=signed)
+    assert root.status == 200 and root.body["version"]
+    assert secured.call("GET", "/connectors", tls=signed).status == 200
+    # mTLS required: no certificate, or one the CA never signed, is refused in the handshake
+    for refused in (
+        secured.client_tls(),
+        secured.client_tls(secured.pki.rogue_cert, secured.pki.rogue_key),
+    ):
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            secured.call("GET", "/", tls=refused)
+    # a client that does not trust the test CA refuses the server
+    with pytest.raises(ssl.SSLCertVerificationError):
+        secured.call("GET", "/", tls=ssl.create_default_context())
+    # plain HTTP on the https port is answered with an error, never with data
+    plain = http.client.HTTPConnection("127.0.0.1", secured.https_port, timeout=10)
+    try:
+        plain.request("GET", "/connectors")
+        assert plain.getresponse().status == 400
+    except ConnectionError:
+        pass  # or the connection is dropped
+    finally:
+        plain.close()
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/"),
+        ("GET", "/health"),
+        ("GET", "/connectors"),
+        ("GET", "/connector-plugins"),
+        ("GET", "/admin/loggers"),
+        ("GET", "/metrics"),
+        ("POST", "/connectors"),
+        ("DELETE", "/connectors/none"),
+    ],
+)
+def test_basic_auth_on_every_route(secured: Secured, method: str, path: str) -> None:
+    body = {"name": unique("auth"), "config": source_config(unique("t"))}
+    for auth in (None, (USER, "wrong"), ("nobody", SECRET)):
+        refused = secured.call(method, path, body if method == "POST" else None, auth=auth)
+        assert refused.status == 401, (auth, refused.body)
+        assert refused.headers["WWW-Authenticate"] == 'Basic realm="connect-lite"'
+        assert refused.body == {"error_code": 401, "message": "User cannot access the resource."}
+    allowed = secured.call(method, path, body if method == "POST" else None)
+    assert allowed.status in {200, 201, 404}, allowed.body
+    assert allowed.status == {"POST": 201, "DELETE": 404}.get(method, 200)
+    if method == "POST":
+        assert secured.call("DELETE", f"/connectors/{body['name']}").status == 204
+    viewer = secured.call("GET", "/connectors", auth=("viewer", "view-only"))
+    assert viewer.status == 200
+
+
+def test_a_body_must_be_json(secured: Secured) -> None:
+    name = unique("typed")
+    raw = json.dumps(source_config(unique("t"))).encode()
+    for headers in ({"Content-Type": "text/plain"}, {"Content-Type": ""}, {}):
+        # with {}, http.client sends no Content-Type at all
+        answer = secured.call("PUT", f"/connectors/{name}/config", raw=raw, headers=headers)
+        assert answer.status == 415, headers
+        assert answer.body == {"error_code": 415, "message": "HTTP 415 Unsupported Media Type"}
+    assert secured.call("GET", f"/connectors/{name}").status == 404
+
+
+def test_a_foreign_host_is_refused_on_a_loopback_listener(secured: Secured) -> None:
+    rebound = secured.call("GET", "/connectors", headers={"Host": "attacker.example"})
+    assert rebound.status == 403
+    assert "attacker.example" in rebound.body["message"]
+    for host in (f"127.0.0.1:{secured.http_port}", f"localhost:{secured.http_port}"):
+        assert secured.call("GET", "/connectors", headers={"Host": host}).status == 200
+
+
+def test_a_body_over_the_limit_is_413(secured: Secured) -> None:
+    name = unique("big")
+    config = {**source_config(unique("t")), "padding": "x" * (MAX_BODY + 1)}
+    answer = secured.call("POST", "/connectors", {"name": name, "config": config})
+    assert answer.status == 413
+    assert answer.body == {"error_code": 413, "message": "HTTP 413 Request Entity Too Large"}
+    assert secured.call("GET", f"/connectors/{name}").status == 404
+
+
+def test_cors_preflight(secured: Secured) -> None:
+    asked = {"Origin": ORIGIN, "Access-Control-Request-Method": "PUT"}
+    preflight = secured.call("OPTIONS", "/connectors", auth=None, headers=asked)
+    assert preflight.status == 204
+    assert preflight.headers["Access-Control-Allow-Origin"] == ORIGIN
+    assert preflight.headers["Access-Control-Allow-Methods"] == "GET,POST,PUT,DELETE"
+    foreign = {"Origin": "https://evil.example", "Access-Control-Request-Method": "PUT"}
+    assert secured.call("OPTIONS", "/connectors", auth=None, headers=foreign).status == 403
+    real = secured.call("GET", "/connectors", headers={"Origin": ORIGIN})
+    assert real.headers["Access-Control-Allow-Origin"] == ORIGIN
+
 
 DENIED = {
     "producer.override.plugin.library.paths": "/tmp/evil.so",
@@ -17,31 +242,95 @@ DENIED = {
 
 @pytest.mark.parametrize("key", sorted(DENIED))
 def test_denied_override_is_refused_on_create_update_and_validate(
-    worker: WorkerProcess, key: str
+    secured: Secured, key: str
 ) -> None:
     name = unique("denied")
     config = {**source_config(unique("t")), key: DENIED[key]}
-    created = worker.rest.post("/connectors", {"name": name, "config": config})
+    created = secured.call("POST", "/connectors", {"name": name, "config": config})
     assert created.status == 400, created.body
-    assert (
-        "may not be overridden" in created.body["message"]
-        or "is not allowed" in (created.body["message"])
-    )
     assert key.split(".override.", 1)[1] in created.body["message"]
-    assert worker.rest.get(f"/connectors/{name}").status == 404
+    assert secured.call("GET", f"/connectors/{name}").status == 404
 
-    clean = worker.rest.put(f"/connectors/{name}/config", source_config(unique("t")))
+    clean = secured.call("PUT", f"/connectors/{name}/config", source_config(unique("t")))
     assert clean.status == 201, clean.body
-    updated = worker.rest.put(f"/connectors/{name}/config", config)
+    updated = secured.call("PUT", f"/connectors/{name}/config", config)
     assert updated.status == 400, updated.body
-    stored = worker.rest.get(f"/connectors/{name}/config").body
-    assert key not in stored
+    assert key not in secured.call("GET", f"/connectors/{name}/config").body
 
-    validated = worker.rest.put(
-        "/connector-plugins/ScriptedSource/config/validate", {"name": name, **config}
+    validated = secured.call(
+        "PUT", "/connector-plugins/ScriptedSource/config/validate", {"name": name, **config}
     )
     assert validated.status == 200
     assert validated.body["error_count"] == 1
     [entry] = [c for c in validated.body["configs"] if c["value"]["name"] == key]
     assert len(entry["value"]["errors"]) == 1
-    assert worker.rest.delete(f"/connectors/{name}").status == 204
+    assert secured.call("DELETE", f"/connectors/{name}").status == 204
+
+
+def test_bad_inputs_are_4xx(secured: Secured) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert secured.call("POST", "/connectors", raw=deep).status == 400
+    name = unique("offsets")
+    assert (
+        secured.call("PUT", f"/connectors/{name}/config", source_config(unique("t"))).status == 201
+    )
+    assert secured.call("PUT", f"/connectors/{name}/stop").status == 204
+    nested: Any = {"position": 0}
+    for _ in range(900):
+        nested = {"n": nested}
+    offsets = {"offsets": [{"partition": {"file": "f"}, "offset": nested}]}
+    deep_offsets = secured.call("PATCH", f"/connectors/{name}/offsets", offsets)
+    assert deep_offsets.status == 400, deep_offsets.body
+    huge = (
+        b'{"offsets": [{"partition": {"file": "f"}, "offset": {"position": ' + b"7" * 5000 + b"}}]}"
+    )
+    assert secured.call("PATCH", f"/connectors/{name}/offsets", raw=huge).status == 400
+    malformed = {**source_config(unique("t")), "connector.plugin.version": "[1.0"}
+    validated = secured.call(
+        "PUT", "/connector-plugins/ScriptedSource/config/validate", {"name": "v", **malformed}
+    )
+    assert validated.status == 200 and validated.body["error_count"] == 1
+    created = secured.call("POST", "/connectors", {"name": unique("v"), "config": malformed})
+    assert created.status == 400 and "Unbounded range: [1.0" in created.body["message"]
+    slash = secured.call("PUT", "/connectors/a%2Fb/config", source_config(unique("t")))
+    assert slash.status == 400, slash.body
+    assert "a/b" not in secured.call("GET", "/connectors").body
+    assert "a%2Fb" not in secured.call("GET", "/connectors").body
+    assert secured.call("GET", "/connectors/a%2Fb").status == 404
+    assert secured.call("DELETE", f"/connectors/{name}").status == 204
+    assert secured.call("GET", "/health").status == 200
+
+
+def test_slow_clients_do_not_starve_health_and_time_out(secured: Secured) -> None:
+    """16 clients trickle a request one byte every 2 s; /health still answers, and the server
+    cuts them off at its header deadline instead of waiting for them forever."""
+    request = b"GET /connectors HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + b"p" * 200
+    slow = [socket.create_connection(("127.0.0.1", secured.http_port)) for _ in range(16)]
+    closed = threading.Event()
+    cut: list[float] = []
+    started = time.monotonic()
+
+    def trickle(sock: socket.socket) -> None:
+        try:
+            for byte in request:
+                if closed.is_set():
+                    return
+                sock.sendall(bytes([byte]))
+                time.sleep(2)
+        except OSError:
+            cut.append(time.monotonic() - started)
+
+    threads = [threading.Thread(target=trickle, args=(s,), daemon=True) for s in slow]
+    for thread in threads:
+        thread.start()
+    try:
+        time.sleep(3)  # every slow client holds a request thread by now
+        for _ in range(5):
+            assert secured.call("GET", "/health").status == 200
+        for thread in threads:
+            thread.join(timeout=60)
+        assert len(cut) == 16, f"{len(cut)} of 16 slow clients were cut off"
+    finally:
+        closed.set()
+        for sock in slow:
+            sock.close()
