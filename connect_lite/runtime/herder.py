@@ -17,6 +17,7 @@ from connect_lite.api.errors import (
     NotFoundError,
 )
 from connect_lite.config import validation
+from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.runtime.connector_offsets import ConnectorOffsetsAPI
@@ -272,7 +273,7 @@ class StandaloneHerder:
         self.worker.stop_connector(name)
         self.stores.configs.put_connector_config(name, config)
         if self.worker.connector_type(config) == "sink":
-            self.worker.topic_tracker.keep_only_consumed(name, config)
+            self.worker.topic_tracker.keep_only_consumed(name, ConnectorConfig(config, "sink"))
         self._start_connector(name)
 
     # -- active topics (KIP-558) -----------------------------------------------------------
@@ -406,22 +407,21 @@ class StandaloneHerder:
             self.stores.statuses.put_connector(plan.connector)
             self.worker.stop_connector(name)
             self._start_connector(name, keep_tasks=True)
-        config = self._config_or_404(name)
         target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
         task_configs = self.stores.configs.get_task_configs(name)
         for task_id in restart_ids:
             if task_id < len(task_configs) and (name, task_id) not in self.worker.tasks:
-                self.worker.start_task(name, task_id, config, task_configs[task_id], target)
+                self.worker.start_task(name, task_id, task_configs[task_id], target)
 
     @_serialised
     def restart_task(self, name: str, task: int) -> None:
-        config = self._config_or_404(name)
+        self._config_or_404(name)
         task_configs = self.stores.configs.get_task_configs(name)
         if task >= len(task_configs):
             raise NotFoundError(f"Task {name}-{task} not found")
         target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
         self.worker.stop_tasks(name, [task])
-        self.worker.start_task(name, task, config, task_configs[task], target)
+        self.worker.start_task(name, task, task_configs[task], target)
 
     # -- bringing a connector to its target state -----------------------------------------
     def _start_connector(self, name: str, restore: bool = False, keep_tasks: bool = False) -> None:
@@ -440,13 +440,13 @@ class StandaloneHerder:
             return
         if target is TargetState.PAUSED:
             if restore:
-                self._start_tasks(name, config, target)
+                self._start_tasks(name, target)
             return
-        self._update_tasks(name, config, restart_all=not (restore or keep_tasks))
+        self._update_tasks(name, restart_all=not (restore or keep_tasks))
 
-    def _update_tasks(self, name: str, config: dict[str, str], restart_all: bool) -> None:
+    def _update_tasks(self, name: str, restart_all: bool) -> None:
         try:
-            new = self.worker.connector_task_configs(name, config)
+            new = self.worker.connector_task_configs(name)
         except Exception as error:
             runner = self.worker.connectors.get(name)
             if runner is not None:
@@ -460,12 +460,12 @@ class StandaloneHerder:
                     self.stores.statuses.delete_task(name, status.task)
             self.stores.configs.put_task_configs(name, new)
         target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
-        self._start_tasks(name, config, target)
+        self._start_tasks(name, target)
 
-    def _start_tasks(self, name: str, config: dict[str, str], target: TargetState) -> None:
+    def _start_tasks(self, name: str, target: TargetState) -> None:
         for task_id, task_config in enumerate(self.stores.configs.get_task_configs(name)):
             if (name, task_id) not in self.worker.tasks:
-                self.worker.start_task(name, task_id, config, task_config, target)
+                self.worker.start_task(name, task_id, task_config, target)
 
     def _request_reconfiguration(self, name: str) -> None:
         """Called by a connector from any thread: regenerate its task configs later."""
@@ -481,7 +481,7 @@ class StandaloneHerder:
             or name not in self.worker.connectors
         ):
             return
-        self._update_tasks(name, config, restart_all=False)
+        self._update_tasks(name, restart_all=False)
 
 
 def _with_name(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
