@@ -57,15 +57,28 @@ def _serialised(method: F) -> F:
 
 
 def parse_initial_state(value: str | None) -> TargetState:
-    """KIP-980 ``initial_state``: RUNNING (default), PAUSED or STOPPED, any case."""
+    """KIP-980 ``initial_state``: RUNNING (default), PAUSED or STOPPED, in any case."""
     if value is None:
         return TargetState.RUNNING
-    try:
-        return TargetState[str(value).strip().upper()]
-    except KeyError:
+    names = [state.value for state in TargetState]
+    if value.upper() not in names:
         raise BadRequestError(
-            f"Invalid value {value} for initial_state: must be one of RUNNING, PAUSED, STOPPED"
-        ) from None
+            f"Invalid initial_state '{value}': must be one of {', '.join(names)}."
+        )
+    return TargetState(value.upper())
+
+
+def with_name(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """Kafka's name check: a ``name`` in the config must equal the connector's; else it is added."""
+    config = dict(config)
+    given = config.get("name")
+    if given is not None and given != name:
+        raise BadRequestError(
+            f"Connector name configuration ({given}) doesn't match connector name in the URL "
+            f"({name})"
+        )
+    config["name"] = name
+    return config
 
 
 class StandaloneHerder:
@@ -212,8 +225,8 @@ class StandaloneHerder:
     def create_connector(
         self, name: str, config: Mapping[str, str | None], initial_state: str | None = None
     ) -> ConnectorInfo:
+        config = with_name(name, config)
         target = parse_initial_state(initial_state)
-        config = _with_name(name, config)
         if self.stores.configs.get_connector_config(name) is not None:
             raise AlreadyExistsError(f"Connector {name} already exists")
         self._validate_or_400(name, config)
@@ -225,7 +238,7 @@ class StandaloneHerder:
     def put_connector_config(
         self, name: str, config: Mapping[str, str | None]
     ) -> tuple[bool, ConnectorInfo]:
-        config = _with_name(name, config)
+        config = with_name(name, config)
         self._validate_or_400(name, config)
         existing = self.stores.configs.get_connector_config(name)
         if existing is None:
@@ -243,7 +256,7 @@ class StandaloneHerder:
                 merged.pop(key, None)
             else:
                 merged[key] = value
-        merged = _with_name(name, merged)
+        merged = with_name(name, merged)
         self._validate_or_400(name, merged)
         self._reconfigure(name, merged)
         return self.connector_info(name)
@@ -482,18 +495,6 @@ class StandaloneHerder:
         ):
             return
         self._update_tasks(name, restart_all=False)
-
-
-def _with_name(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
-    config = dict(config)
-    given = config.get("name")
-    if given is not None and given != name:
-        raise BadRequestError(
-            f"Connector name configuration ({given}) doesn't match connector name in the URL "
-            f"({name})"
-        )
-    config["name"] = name
-    return config
 
 
 def _normalise(class_name: str) -> str:
