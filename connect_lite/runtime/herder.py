@@ -19,6 +19,7 @@ from connect_lite.api.errors import (
 from connect_lite.config import validation
 from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.config.worker import WorkerConfig
+from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.runtime.connector_offsets import ConnectorOffsetsAPI
 from connect_lite.runtime.entities import (
@@ -34,7 +35,7 @@ from connect_lite.runtime.entities import (
 )
 from connect_lite.runtime.metrics import CONTENT_TYPE, WorkerMetrics
 from connect_lite.runtime.offset_requests import not_stopped_message, require_offsets
-from connect_lite.runtime.runtime_metrics import RuntimeMetrics
+from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.runtime.worker import Worker
 from connect_lite.storage.base import Stores
 from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
@@ -82,19 +83,38 @@ def with_name(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class StandaloneHerder:
-    """Implements HerderAPI over the config and status stores and the Worker."""
+    """Implements HerderAPI over the config and status stores and the Worker.
+
+    Every collaborator comes from the composition root (``worker_main``):
+
+    - ``worker`` runs the connectors and tasks; ``stores`` holds configs and statuses;
+      ``config`` is the worker config (validation reads it);
+    - ``plugins`` answers the plugin listings and validation;
+    - ``topic_tracker`` is the worker's KIP-558 tracker (the one its tasks record into);
+    - ``metrics`` renders ``GET /metrics``; ``offsets`` runs the KIP-875 operations;
+    - ``worker_id`` and ``cluster_id`` are reported as they are.
+    """
 
     def __init__(
         self,
         worker: Worker,
         stores: Stores,
         config: WorkerConfig,
+        *,
+        plugins: Plugins,
+        topic_tracker: TopicTracker,
+        metrics: WorkerMetrics,
+        offsets: ConnectorOffsetsAPI,
         worker_id: str,
-        cluster_id: str | None,
+        cluster_id: str | None = None,
     ) -> None:
         self.worker = worker
         self.stores = stores
         self.config = config
+        self._plugins = plugins
+        self._topic_tracker = topic_tracker
+        self._metrics = metrics
+        self._offsets = offsets
         self.worker_id = worker_id
         self.cluster_id = cluster_id
         self._lock = threading.RLock()
@@ -102,15 +122,6 @@ class StandaloneHerder:
         self.health_timeout_s = 10.0
         """How long GET /health waits for the herder lock before answering unhealthy (500)."""
         self._reconfigurer = ThreadPoolExecutor(1, thread_name_prefix="herder-reconfigure")
-        self._offsets = ConnectorOffsetsAPI(worker.plugins, stores.offsets, worker.props)
-        self.metrics_registry = WorkerMetrics(
-            stores.configs,
-            worker.topic_tracker,
-            worker.running_plugins,
-            runtime=RuntimeMetrics(
-                worker.status.counters, lambda: list(worker.tasks.values()), stores.statuses
-            ),
-        )
 
     # -- lifecycle -------------------------------------------------------------------------
     @_serialised
@@ -190,10 +201,10 @@ class StandaloneHerder:
     # -- plugins and validation ------------------------------------------------------------
     def plugins(self, connectors_only: bool) -> list[PluginDesc]:
         types = [PluginType.SINK, PluginType.SOURCE] if connectors_only else None
-        return self.worker.plugins.all(types)
+        return self._plugins.all(types)
 
     def plugin_config(self, plugin: str, version: str | None) -> list[dict[str, Any]]:
-        return validation.plugin_config_keys(self.worker.plugins, plugin, version)
+        return validation.plugin_config_keys(self._plugins, plugin, version)
 
     def validate_config(self, plugin: str, config: Mapping[str, str | None]) -> ConfigInfos:
         given = config.get("connector.class")
@@ -210,7 +221,7 @@ class StandaloneHerder:
             ) from error
 
     def _validate(self, config: Mapping[str, Any]) -> ConfigInfos:
-        return validation.validate_connector_config(self.worker.plugins, self.config, dict(config))
+        return validation.validate_connector_config(self._plugins, self.config, dict(config))
 
     def _validate_or_400(self, name: str, config: dict[str, Any]) -> None:
         problem = validation.check_connector_name(name)
@@ -275,9 +286,9 @@ class StandaloneHerder:
                 self._start_connector(name, keep_tasks=True)
                 raise
         self.stores.configs.remove_connector(name)
-        self.worker.status.forget(name)  # a queued retry must not bring a status back
+        self.worker.forget_statuses(name)
         self.stores.statuses.delete_connector(name)
-        self.worker.topic_tracker.forget(name)  # as KIP-558 says, even when reset is disallowed
+        self._topic_tracker.forget(name)  # as KIP-558 says, even when reset is disallowed
         log.info("[%s] Connector deleted", name)
 
     def _reconfigure(self, name: str, config: dict[str, str]) -> None:
@@ -286,28 +297,28 @@ class StandaloneHerder:
         self.worker.stop_connector(name)
         self.stores.configs.put_connector_config(name, config)
         if self.worker.connector_type(config) == "sink":
-            self.worker.topic_tracker.keep_only_consumed(name, ConnectorConfig(config, "sink"))
+            self._topic_tracker.keep_only_consumed(name, ConnectorConfig(config, "sink"))
         self._start_connector(name)
 
     # -- active topics (KIP-558) -----------------------------------------------------------
     def connector_topics(self, name: str) -> list[str]:
         """The connector's active topics; [] for a connector that never existed, as Kafka."""
-        return self.worker.topic_tracker.topics(name)
+        return self._topic_tracker.topics(name)
 
     @_serialised
     def reset_connector_topics(self, name: str) -> None:
-        self.worker.topic_tracker.reset(name)
+        self._topic_tracker.reset(name)
 
     def metrics(self) -> MetricsText:
         """Every metric in Prometheus text format."""
-        return MetricsText(self.metrics_registry.exposition(), CONTENT_TYPE)
+        return MetricsText(self._metrics.exposition(), CONTENT_TYPE)
 
     # -- target states ---------------------------------------------------------------------
     @_serialised
     def pause_connector(self, name: str) -> None:
         self._known_or_404(name)
         self.stores.configs.put_target_state(name, TargetState.PAUSED)
-        if name not in self.worker.connectors:
+        if not self.worker.has_connector(name):
             self._start_connector(name)
             return
         self.worker.transition_connector(name, TargetState.PAUSED)
@@ -317,8 +328,7 @@ class StandaloneHerder:
     def resume_connector(self, name: str) -> None:
         self._known_or_404(name)
         self.stores.configs.put_target_state(name, TargetState.RUNNING)
-        runner = self.worker.connectors.get(name)
-        if runner is None or not self.worker.task_ids(name):
+        if not self.worker.has_connector(name) or not self.worker.task_ids(name):
             self.worker.stop_connector(name)
             self._start_connector(name)
             return
@@ -330,7 +340,7 @@ class StandaloneHerder:
         self._known_or_404(name)
         self.stores.configs.put_target_state(name, TargetState.STOPPED)
         self._stop_tasks_and_forget(name)
-        if name in self.worker.connectors:
+        if self.worker.has_connector(name):
             self.worker.transition_connector(name, TargetState.STOPPED)
         else:
             self._start_connector(name)
@@ -423,7 +433,7 @@ class StandaloneHerder:
         target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
         task_configs = self.stores.configs.get_task_configs(name)
         for task_id in restart_ids:
-            if task_id < len(task_configs) and (name, task_id) not in self.worker.tasks:
+            if task_id < len(task_configs) and not self.worker.has_task(name, task_id):
                 self.worker.start_task(name, task_id, task_configs[task_id], target)
 
     @_serialised
@@ -461,9 +471,7 @@ class StandaloneHerder:
         try:
             new = self.worker.connector_task_configs(name)
         except Exception as error:
-            runner = self.worker.connectors.get(name)
-            if runner is not None:
-                runner.fail(error)
+            self.worker.fail_connector(name, error)
             return
         old = self.stores.configs.get_task_configs(name)
         if new != old or restart_all:
@@ -477,7 +485,7 @@ class StandaloneHerder:
 
     def _start_tasks(self, name: str, target: TargetState) -> None:
         for task_id, task_config in enumerate(self.stores.configs.get_task_configs(name)):
-            if (name, task_id) not in self.worker.tasks:
+            if not self.worker.has_task(name, task_id):
                 self.worker.start_task(name, task_id, task_config, target)
 
     def _request_reconfiguration(self, name: str) -> None:
@@ -491,7 +499,7 @@ class StandaloneHerder:
         if (
             config is None
             or target is not TargetState.RUNNING
-            or name not in self.worker.connectors
+            or not self.worker.has_connector(name)
         ):
             return
         self._update_tasks(name, restart_all=False)

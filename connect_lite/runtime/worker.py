@@ -68,6 +68,7 @@ class Worker:
         stores: Stores,
         spark: SparkRuntime,
         status: StatusReporter,
+        topic_tracker: TopicTracker,
         *,
         flush_interval_ms: int,
         flush_timeout_ms: int,
@@ -75,11 +76,11 @@ class Worker:
         batching: Batching = DEFAULT_BATCHING,
         topic_creation_enable: bool = True,
         transforms_columns: bool = True,
-        topic_tracker: TopicTracker | None = None,
     ) -> None:
         self.topic_creation_enable = topic_creation_enable
         self.transforms_columns = transforms_columns
-        self.topic_tracker = topic_tracker or TopicTracker(stores.topics, True, True)
+        self.topic_tracker = topic_tracker
+        """Shared with the herder: one in-memory view of the recorded topics per worker."""
         self.props = dict(worker_props)
         self.plugins = plugins
         self.stores = stores
@@ -89,8 +90,8 @@ class Worker:
         self.flush_timeout_ms = flush_timeout_ms
         self.shutdown_timeout_ms = shutdown_timeout_ms
         self.batching = batching
-        self.connectors: dict[str, WorkerConnector] = {}
-        self.tasks: dict[tuple[str, int], WorkerTask] = {}
+        self._connectors: dict[str, WorkerConnector] = {}
+        self._tasks: dict[tuple[str, int], WorkerTask] = {}
 
     # -- plugins ---------------------------------------------------------------------------
     def connector_desc(self, config: Mapping[str, str]) -> PluginDesc:
@@ -118,7 +119,7 @@ class Worker:
         """Instantiate the connector and bring it to ``target``; on failure: FAILED, raise.
 
         The config is parsed here, once: the runner keeps it for the connector's tasks."""
-        if name in self.connectors:
+        if name in self._connectors:
             raise ConnectError(f"Connector {name} already running")
         self.status.connector(name, State.UNASSIGNED)
         try:
@@ -129,24 +130,24 @@ class Worker:
             self.status.connector(name, State.FAILED, trace_of(error))
             raise
         runner = WorkerConnector(name, instance, typed, self.status, on_reconfigure, desc.location)
-        self.connectors[name] = runner
+        self._connectors[name] = runner
         runner.transition_to(target)
         log.info("[%s] Connector is %s", name, target.value)
         return runner
 
     def stop_connector(self, name: str) -> None:
-        runner = self.connectors.pop(name, None)
+        runner = self._connectors.pop(name, None)
         if runner is not None:
             runner.shutdown()
 
     def transition_connector(self, name: str, target: TargetState) -> None:
-        runner = self.connectors.get(name)
+        runner = self._connectors.get(name)
         if runner is not None:
             runner.transition_to(target)
 
     def connector_task_configs(self, name: str) -> list[dict[str, str]]:
         """Ask the running connector for task configs, enforcing ``tasks.max``."""
-        runner = self.connectors[name]
+        runner = self._connectors[name]
         config = runner.config
         max_tasks = config.tasks_max
         configs = runner.task_configs(max_tasks)
@@ -180,7 +181,7 @@ class Worker:
             self.status.task(name, task, State.FAILED, trace_of(error))
             return
         runner.components = list(chosen)
-        self.tasks[(name, task)] = runner
+        self._tasks[(name, task)] = runner
         runner.start()
 
     def _build_task(
@@ -191,7 +192,7 @@ class Worker:
         target: TargetState,
         chosen: components.Chosen,
     ) -> WorkerTask:
-        runner = self.connectors.get(name)
+        runner = self._connectors.get(name)
         if runner is None:
             raise ConnectError(f"Connector {name} is not running")
         connector_config = runner.config
@@ -297,7 +298,7 @@ class Worker:
     def running_plugins(self) -> list[RunningPlugin]:
         """Read-only view of the connectors, tasks and components running now."""
         out = []
-        for name, connector in list(self.connectors.items()):
+        for name, connector in list(self._connectors.items()):
             cls = type(connector.instance)
             kind = self.plugins.connector_type(cls)
             out.append(
@@ -305,7 +306,7 @@ class Worker:
                     name, None, "connector", "", public_class_name(cls), connector.version, kind
                 )
             )
-        for (name, task), runner in sorted(list(self.tasks.items())):
+        for (name, task), runner in sorted(list(self._tasks.items())):
             plugin = getattr(runner, "plugin", None)
             if plugin is not None:
                 task_class = public_class_name(type(plugin))
@@ -314,21 +315,42 @@ class Worker:
                 out.append(RunningPlugin(name, task, role, alias, desc.class_name, desc.version))
         return out
 
+    def running_tasks(self) -> list[WorkerTask]:
+        """The task runners of this worker now, for the runtime metrics."""
+        return list(self._tasks.values())
+
+    def has_connector(self, name: str) -> bool:
+        """True while the worker holds the connector, whatever its target state."""
+        return name in self._connectors
+
+    def has_task(self, name: str, task: int) -> bool:
+        return (name, task) in self._tasks
+
+    def fail_connector(self, name: str, error: BaseException) -> None:
+        """Mark a held connector FAILED, e.g. when its task configs cannot be generated."""
+        runner = self._connectors.get(name)
+        if runner is not None:
+            runner.fail(error)
+
+    def forget_statuses(self, name: str) -> None:
+        """Drop the connector's queued status writes: a retry must not bring a status back."""
+        self.status.forget(name)
+
     def transition_tasks(self, name: str, target: TargetState) -> None:
-        for (connector, _), runner in self.tasks.items():
+        for (connector, _), runner in self._tasks.items():
             if connector == name:
                 runner.transition_to(target)
 
     def task_ids(self, name: str) -> list[int]:
-        return sorted(t for (c, t) in self.tasks if c == name)
+        return sorted(t for (c, t) in self._tasks if c == name)
 
     def stop_tasks(self, name: str, ids: list[int] | None = None) -> None:
         """Stop tasks and wait for them, within task.shutdown.graceful.timeout.ms in total."""
         keys = [(name, t) for t in (ids if ids is not None else self.task_ids(name))]
-        self._stop_and_await([k for k in keys if k in self.tasks])
+        self._stop_and_await([k for k in keys if k in self._tasks])
 
     def _stop_and_await(self, keys: list[tuple[str, int]]) -> None:
-        runners = [self.tasks.pop(k) for k in keys]
+        runners = [self._tasks.pop(k) for k in keys]
         for runner in runners:
             runner.stop()
         deadline = time.monotonic() + self.shutdown_timeout_ms / 1000
@@ -338,6 +360,6 @@ class Worker:
 
     def shutdown(self) -> None:
         """Stop every task and connector of this worker."""
-        self._stop_and_await(list(self.tasks))
-        for name in list(self.connectors):
+        self._stop_and_await(list(self._tasks))
+        for name in list(self._connectors):
             self.stop_connector(name)
