@@ -22,6 +22,7 @@ from connect_lite.config.worker import WorkerConfig
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.runtime.connector_offsets import ConnectorOffsetsAPI
+from connect_lite.runtime.connector_requests import parse_initial_state, with_name
 from connect_lite.runtime.entities import (
     ConfigInfos,
     ConnectorInfo,
@@ -35,10 +36,11 @@ from connect_lite.runtime.entities import (
 )
 from connect_lite.runtime.metrics import CONTENT_TYPE, WorkerMetrics
 from connect_lite.runtime.offset_requests import not_stopped_message, require_offsets
+from connect_lite.runtime.restart_plan import restart_plan
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.runtime.worker import Worker
 from connect_lite.storage.base import Stores
-from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
+from connect_lite.storage.states import State, TargetState, TaskStatus
 
 log = logging.getLogger(__name__)
 
@@ -55,31 +57,6 @@ def _serialised(method: F) -> F:
             return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]  # same signature
-
-
-def parse_initial_state(value: str | None) -> TargetState:
-    """KIP-980 ``initial_state``: RUNNING (default), PAUSED or STOPPED, in any case."""
-    if value is None:
-        return TargetState.RUNNING
-    names = [state.value for state in TargetState]
-    if value.upper() not in names:
-        raise BadRequestError(
-            f"Invalid initial_state '{value}': must be one of {', '.join(names)}."
-        )
-    return TargetState(value.upper())
-
-
-def with_name(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
-    """Kafka's name check: a ``name`` in the config must equal the connector's; else it is added."""
-    config = dict(config)
-    given = config.get("name")
-    if given is not None and given != name:
-        raise BadRequestError(
-            f"Connector name configuration ({given}) doesn't match connector name in the URL "
-            f"({name})"
-        )
-    config["name"] = name
-    return config
 
 
 class StandaloneHerder:
@@ -395,30 +372,11 @@ class StandaloneHerder:
         current = self.stores.statuses.get_connector(name)
         if current is None:
             raise NotFoundError(f"Status for connector {name} not found")
-        plan = self._restart_plan(name, current, include_tasks, only_failed)
+        config = self._config_or_404(name)
+        tasks = self.stores.statuses.get_tasks(name)
+        plan = restart_plan(self._type(config), current, tasks, include_tasks, only_failed)
         self._execute_plan(name, plan)
         return plan
-
-    def _restart_plan(
-        self, name: str, current: ConnectorStatus, include_tasks: bool, only_failed: bool
-    ) -> ConnectorStateInfo:
-        def selected(state: State) -> bool:
-            return not only_failed or state is State.FAILED
-
-        connector = current
-        if selected(current.state):
-            connector = ConnectorStatus(
-                name, State.RESTARTING, current.worker_id, current.trace, current.version
-            )
-        tasks = []
-        for task in self.stores.statuses.get_tasks(name):
-            if include_tasks and selected(task.state):
-                task = TaskStatus(
-                    name, task.task, State.RESTARTING, task.worker_id, task.trace, task.version
-                )
-            tasks.append(task)
-        config = self._config_or_404(name)
-        return ConnectorStateInfo(name, self._type(config), connector, tasks)
 
     def _execute_plan(self, name: str, plan: ConnectorStateInfo) -> None:
         restarting = [t for t in plan.tasks if t.state is State.RESTARTING]

@@ -11,6 +11,7 @@ from connect_lite.api.errors import (
     NotFoundError,
 )
 from connect_lite.plugins.types import PluginDesc, PluginRef, PluginType
+from connect_lite.runtime.connector_requests import parse_initial_state, with_name
 from connect_lite.runtime.entities import (
     ConfigInfos,
     ConnectorInfo,
@@ -23,7 +24,6 @@ from connect_lite.runtime.entities import (
     TaskInfo,
     WorkerHealth,
 )
-from connect_lite.runtime.herder import parse_initial_state, with_name
 from connect_lite.runtime.herder_api import HerderAPI
 from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from connect_lite.api.errors import BadRequestError
-from connect_lite.runtime.herder import parse_initial_state, with_name
+from connect_lite.runtime.connector_requests import parse_initial_state, with_name
 from connect_lite.storage.states import TargetState
 
 
