@@ -106,7 +106,8 @@ class StandaloneHerder:
         """Bring every stored connector back to its stored target state."""
         for name in self.stores.configs.connector_names():
             try:
-                self._start_connector(name, restore=True)
+                config = self._config_or_404(name)
+                self._start_connector(name, config, self._target_state(name), restore=True)
             except Exception:
                 log.exception("[%s] Failed to restore connector", name)
 
@@ -147,8 +148,15 @@ class StandaloneHerder:
 
     def connector_info(self, name: str) -> ConnectorInfo:
         config = self._config_or_404(name)
-        tasks = self.stores.configs.get_task_configs(name)
-        return ConnectorInfo(name, config, list(range(len(tasks))), self._type(config))
+        return self._info(name, config, self.stores.configs.get_task_configs(name))
+
+    def _info(
+        self, name: str, config: dict[str, str], task_configs: list[dict[str, str]] | None
+    ) -> ConnectorInfo:
+        """The connector's info from its config and task configs (read when None)."""
+        if task_configs is None:
+            task_configs = self.stores.configs.get_task_configs(name)
+        return ConnectorInfo(name, config, list(range(len(task_configs))), self._type(config))
 
     def connector_config(self, name: str) -> dict[str, str]:
         return self._config_or_404(name)
@@ -219,8 +227,8 @@ class StandaloneHerder:
             raise AlreadyExistsError(f"Connector {name} already exists")
         self._validate_or_400(name, config)
         self.stores.configs.put_connector_config(name, config, target)
-        self._start_connector(name)
-        return self.connector_info(name)
+        tasks = self._start_connector(name, config, target)
+        return self._info(name, config, [] if tasks is None else tasks)  # new: none stored
 
     @_serialised
     def put_connector_config(
@@ -231,10 +239,9 @@ class StandaloneHerder:
         existing = self.stores.configs.get_connector_config(name)
         if existing is None:
             self.stores.configs.put_connector_config(name, config, TargetState.RUNNING)
-            self._start_connector(name)
-            return True, self.connector_info(name)
-        self._reconfigure(name, config)
-        return False, self.connector_info(name)
+            tasks = self._start_connector(name, config, TargetState.RUNNING)
+            return True, self._info(name, config, [] if tasks is None else tasks)
+        return False, self._info(name, config, self._reconfigure(name, config))
 
     @_serialised
     def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
@@ -246,8 +253,7 @@ class StandaloneHerder:
                 merged[key] = value
         merged = with_name(name, merged)
         self._validate_or_400(name, merged)
-        self._reconfigure(name, merged)
-        return self.connector_info(name)
+        return self._info(name, merged, self._reconfigure(name, merged))
 
     @_serialised
     def delete_connector(self, name: str, include_offsets: bool = False) -> None:
@@ -260,7 +266,7 @@ class StandaloneHerder:
             try:
                 self._offsets.reset(name, config)
             except Exception:
-                self._start_connector(name, keep_tasks=True)
+                self._start_connector(name, config, self._target_state(name), keep_tasks=True)
                 raise
         self.stores.configs.remove_connector(name)
         self.worker.forget_statuses(name)
@@ -268,14 +274,15 @@ class StandaloneHerder:
         self._topic_tracker.forget(name)  # as KIP-558 says, even when reset is disallowed
         log.info("[%s] Connector deleted", name)
 
-    def _reconfigure(self, name: str, config: dict[str, str]) -> None:
-        """Replace the config of an existing connector, keeping its target state."""
+    def _reconfigure(self, name: str, config: dict[str, str]) -> list[dict[str, str]] | None:
+        """Replace the config of an existing connector, keeping its target state; returns
+        the task configs it stored, or None if it stored none."""
         self.worker.stop_tasks(name)
         self.worker.stop_connector(name)
         self.stores.configs.put_connector_config(name, config)
         if self.worker.connector_type(config) == "sink":
             self._topic_tracker.keep_only_consumed(name, ConnectorConfig(config, "sink"))
-        self._start_connector(name)
+        return self._start_connector(name, config, self._target_state(name))
 
     # -- active topics (KIP-558) -----------------------------------------------------------
     def connector_topics(self, name: str) -> list[str]:
@@ -293,34 +300,34 @@ class StandaloneHerder:
     # -- target states ---------------------------------------------------------------------
     @_serialised
     def pause_connector(self, name: str) -> None:
-        self._known_or_404(name)
+        config = self._known_or_404(name)
         self.stores.configs.put_target_state(name, TargetState.PAUSED)
         if not self.worker.has_connector(name):
-            self._start_connector(name)
+            self._start_connector(name, config, TargetState.PAUSED)
             return
         self.worker.transition_connector(name, TargetState.PAUSED)
         self.worker.transition_tasks(name, TargetState.PAUSED)
 
     @_serialised
     def resume_connector(self, name: str) -> None:
-        self._known_or_404(name)
+        config = self._known_or_404(name)
         self.stores.configs.put_target_state(name, TargetState.RUNNING)
         if not self.worker.has_connector(name) or not self.worker.task_ids(name):
             self.worker.stop_connector(name)
-            self._start_connector(name)
+            self._start_connector(name, config, TargetState.RUNNING)
             return
         self.worker.transition_connector(name, TargetState.RUNNING)
         self.worker.transition_tasks(name, TargetState.RUNNING)
 
     @_serialised
     def stop_connector(self, name: str) -> None:
-        self._known_or_404(name)
+        config = self._known_or_404(name)
         self.stores.configs.put_target_state(name, TargetState.STOPPED)
         self._stop_tasks_and_forget(name)
         if self.worker.has_connector(name):
             self.worker.transition_connector(name, TargetState.STOPPED)
         else:
-            self._start_connector(name)
+            self._start_connector(name, config, TargetState.STOPPED)
 
     def _stop_tasks_and_forget(self, name: str) -> None:
         self.worker.stop_tasks(name)
@@ -363,33 +370,35 @@ class StandaloneHerder:
         self, name: str, include_tasks: bool, only_failed: bool
     ) -> ConnectorStateInfo | None:
         if not include_tasks and not only_failed:
-            self._config_or_404(name)
+            config = self._config_or_404(name)
             self.worker.stop_connector(name)
-            self._start_connector(name, keep_tasks=True)
+            self._start_connector(name, config, self._target_state(name), keep_tasks=True)
             return None
-        if self.stores.configs.get_connector_config(name) is None:
+        stored = self.stores.configs.get_connector_config(name)
+        if stored is None:
             raise NotFoundError(f"Unknown connector: {name}")
         current = self.stores.statuses.get_connector(name)
         if current is None:
             raise NotFoundError(f"Status for connector {name} not found")
-        config = self._config_or_404(name)
         tasks = self.stores.statuses.get_tasks(name)
-        plan = restart_plan(self._type(config), current, tasks, include_tasks, only_failed)
-        self._execute_plan(name, plan)
+        plan = restart_plan(self._type(stored), current, tasks, include_tasks, only_failed)
+        self._execute_plan(name, stored, plan)
         return plan
 
-    def _execute_plan(self, name: str, plan: ConnectorStateInfo) -> None:
+    def _execute_plan(self, name: str, config: dict[str, str], plan: ConnectorStateInfo) -> None:
         restarting = [t for t in plan.tasks if t.state is State.RESTARTING]
         restart_ids = [t.task for t in restarting]
         for status in restarting:
             self.stores.statuses.put_task(status)
         self.worker.stop_tasks(name, restart_ids)
+        target = self._target_state(name)
+        task_configs = None
         if plan.connector.state is State.RESTARTING:
             self.stores.statuses.put_connector(plan.connector)
             self.worker.stop_connector(name)
-            self._start_connector(name, keep_tasks=True)
-        target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
-        task_configs = self.stores.configs.get_task_configs(name)
+            task_configs = self._start_connector(name, config, target, keep_tasks=True)
+        if task_configs is None:
+            task_configs = self.stores.configs.get_task_configs(name)
         for task_id in restart_ids:
             if task_id < len(task_configs) and not self.worker.has_task(name, task_id):
                 self.worker.start_task(name, task_id, task_configs[task_id], target)
@@ -400,49 +409,64 @@ class StandaloneHerder:
         task_configs = self.stores.configs.get_task_configs(name)
         if task >= len(task_configs):
             raise NotFoundError(f"Task {name}-{task} not found")
-        target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
+        target = self._target_state(name)
         self.worker.stop_tasks(name, [task])
         self.worker.start_task(name, task, task_configs[task], target)
 
     # -- bringing a connector to its target state -----------------------------------------
-    def _start_connector(self, name: str, restore: bool = False, keep_tasks: bool = False) -> None:
-        """Start the stored connector in its stored target state, and its tasks if it runs.
+    def _target_state(self, name: str) -> TargetState:
+        return self.stores.configs.get_target_state(name) or TargetState.RUNNING
+
+    def _start_connector(
+        self,
+        name: str,
+        config: dict[str, str],
+        target: TargetState,
+        restore: bool = False,
+        keep_tasks: bool = False,
+    ) -> list[dict[str, str]] | None:
+        """Start the connector with its stored config in its stored target state, and its
+        tasks if it runs. Returns the task configs it stored, or None if it stored none.
 
         On restore, or when ``keep_tasks``, tasks run from their stored configs and are only
         regenerated if the connector now produces different ones."""
-        config = self._config_or_404(name)
-        target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
         try:
             self.worker.start_connector(name, config, target, self._request_reconfiguration)
         except Exception as error:
             log.error("[%s] Failed to start connector: %s", name, error)
-            return
+            return None
         if target is TargetState.STOPPED:
-            return
+            return None
         if target is TargetState.PAUSED:
             if restore:
-                self._start_tasks(name, target)
-            return
-        self._update_tasks(name, restart_all=not (restore or keep_tasks))
+                self._start_tasks(name, self.stores.configs.get_task_configs(name), target)
+            return None
+        return self._update_tasks(name, target, restart_all=not (restore or keep_tasks))
 
-    def _update_tasks(self, name: str, restart_all: bool) -> None:
+    def _update_tasks(
+        self, name: str, target: TargetState, restart_all: bool
+    ) -> list[dict[str, str]] | None:
+        """Ask the connector for task configs; store them (restarting the tasks) when they
+        changed or ``restart_all``, then start the missing tasks. Returns them, or None
+        when the connector could not generate them."""
         try:
             new = self.worker.connector_task_configs(name)
         except Exception as error:
             self.worker.fail_connector(name, error)
-            return
-        old = self.stores.configs.get_task_configs(name)
-        if new != old or restart_all:
+            return None
+        if restart_all or new != self.stores.configs.get_task_configs(name):
             self.worker.stop_tasks(name)
             for status in self.stores.statuses.get_tasks(name):
                 if status.task >= len(new):
                     self.stores.statuses.delete_task(name, status.task)
             self.stores.configs.put_task_configs(name, new)
-        target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
-        self._start_tasks(name, target)
+        self._start_tasks(name, new, target)
+        return new
 
-    def _start_tasks(self, name: str, target: TargetState) -> None:
-        for task_id, task_config in enumerate(self.stores.configs.get_task_configs(name)):
+    def _start_tasks(
+        self, name: str, task_configs: list[dict[str, str]], target: TargetState
+    ) -> None:
+        for task_id, task_config in enumerate(task_configs):
             if not self.worker.has_task(name, task_id):
                 self.worker.start_task(name, task_id, task_config, target)
 
@@ -452,15 +476,11 @@ class StandaloneHerder:
 
     @_serialised
     def _reconfigure_tasks(self, name: str) -> None:
-        config = self.stores.configs.get_connector_config(name)
+        """A deleted, paused or stopped connector (target not RUNNING) keeps its tasks."""
         target = self.stores.configs.get_target_state(name)
-        if (
-            config is None
-            or target is not TargetState.RUNNING
-            or not self.worker.has_connector(name)
-        ):
+        if target is not TargetState.RUNNING or not self.worker.has_connector(name):
             return
-        self._update_tasks(name, restart_all=False)
+        self._update_tasks(name, target, restart_all=False)
 
 
 def _normalise(class_name: str) -> str:
