@@ -19,11 +19,15 @@ from connect_lite.plugins.registry import Plugins
 from connect_lite.rest.app import create_app
 from connect_lite.rest.server import RestServer
 from connect_lite.rest.tls import server_context
+from connect_lite.runtime.connector_offsets import ConnectorOffsetsAPI
 from connect_lite.runtime.herder import StandaloneHerder
 from connect_lite.runtime.loggers import Loggers
+from connect_lite.runtime.metrics import WorkerMetrics
+from connect_lite.runtime.runtime_metrics import RuntimeMetrics
 from connect_lite.runtime.status import StatusReporter
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.runtime.worker import Worker
+from connect_lite.storage.base import Stores
 from connect_lite.storage.sqlite import open_sqlite_stores
 
 log = logging.getLogger(__name__)
@@ -108,27 +112,9 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
     server.start()
     runtime.add("REST server", server.stop)
     worker_id = config.worker_id(server.host, server.port)
-    worker_props = dict(config.raw)
-    for kind in ("key", "value", "header"):
-        worker_props.setdefault(f"{kind}.converter", config.converter(kind))
     status = StatusReporter(stores.statuses, worker_id, config.status_retry_policy)
     runtime.add("status retries", status.close)
-    worker = Worker(
-        worker_props,
-        plugins,
-        stores,
-        spark,
-        status,
-        flush_interval_ms=config.offset_flush_interval_ms,
-        flush_timeout_ms=config.offset_flush_timeout_ms,
-        shutdown_timeout_ms=config.task_shutdown_graceful_timeout_ms,
-        topic_creation_enable=config.topic_creation_enable,
-        transforms_columns=config.transforms_columns_enable,
-        topic_tracker=TopicTracker(
-            stores.topics, config.topic_tracking_enable, config.topic_tracking_allow_reset
-        ),
-    )
-    herder = StandaloneHerder(worker, stores, config, worker_id, cluster_id)
+    herder = build_herder(config, stores, plugins, spark, status, cluster_id)
     herder_box["herder"] = herder
     runtime.add("herder", herder.stop)
     herder.start()
@@ -137,6 +123,53 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
     herder.ready()
     tune_garbage_collector()
     return RunningWorker(herder, server.url, runtime, broker)
+
+
+def build_herder(
+    config: WorkerConfig,
+    stores: Stores,
+    plugins: Plugins,
+    spark: SparkRuntime,
+    status: StatusReporter,
+    cluster_id: str | None,
+) -> StandaloneHerder:
+    """The worker and its herder, wired from their parts (tests may pass memory stores).
+
+    The worker and the herder share one topic tracker; the metrics read the worker's
+    running plugins and tasks and the status reporter's counters."""
+    worker_props = dict(config.raw)
+    for kind in ("key", "value", "header"):
+        worker_props.setdefault(f"{kind}.converter", config.converter(kind))
+    topic_tracker = TopicTracker(
+        stores.topics, config.topic_tracking_enable, config.topic_tracking_allow_reset
+    )
+    worker = Worker(
+        worker_props,
+        plugins,
+        stores,
+        spark,
+        status,
+        topic_tracker,
+        flush_interval_ms=config.offset_flush_interval_ms,
+        flush_timeout_ms=config.offset_flush_timeout_ms,
+        shutdown_timeout_ms=config.task_shutdown_graceful_timeout_ms,
+        topic_creation_enable=config.topic_creation_enable,
+        transforms_columns=config.transforms_columns_enable,
+    )
+    runtime_metrics = RuntimeMetrics(status.counters, worker.running_tasks, stores.statuses)
+    return StandaloneHerder(
+        worker,
+        stores,
+        config,
+        plugins=plugins,
+        topic_tracker=topic_tracker,
+        metrics=WorkerMetrics(
+            stores.configs, topic_tracker, worker.running_plugins, runtime=runtime_metrics
+        ),
+        offsets=ConnectorOffsetsAPI(plugins, stores.offsets, worker_props),
+        worker_id=status.worker_id,
+        cluster_id=cluster_id,
+    )
 
 
 def tune_garbage_collector() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from connect_lite.api.config import prefixed
@@ -14,7 +15,8 @@ class ConnectorConfig:
 
     Build it from a config that passed validation; a bad value raises ConfigError.
     ``connector_type`` is ``"sink"`` or ``"source"`` (Kafka's SinkConnectorConfig /
-    SourceConnectorConfig).
+    SourceConnectorConfig). The worker builds one per connector start and hands it down to
+    the connector runner, its tasks, their error handling and topic tracking.
     """
 
     def __init__(self, config: Mapping[str, str], connector_type: str) -> None:
@@ -39,8 +41,14 @@ class ConnectorConfig:
         return bool(self.get("tasks.max.enforce"))
 
     @property
+    def plugin_config(self) -> dict[str, str]:
+        """The config a connector's ``start`` sees: everything but the KIP-891 version keys."""
+        return {k: v for k, v in self.raw.items() if not k.endswith(".plugin.version")}
+
+    @property
     def transforms(self) -> list[str]:
-        return list(self.get("transforms"))
+        """The transform aliases, in order (empty items dropped)."""
+        return [alias for alias in self.get("transforms") or [] if alias]
 
     @property
     def predicates(self) -> list[str]:
@@ -82,6 +90,18 @@ class ConnectorConfig:
         return value if value.strip() else None
 
     @property
+    def consumer_group_id(self) -> str:
+        """Sink only: ``consumer.override.group.id``, or ``connect-<name>`` as in Kafka."""
+        return self.prefixed("consumer.override.").get("group.id") or f"connect-{self.name}"
+
+    def task_topic_settings(self) -> dict[str, str]:
+        """Sink only: ``topics`` and ``topics.regex`` as given, for every task config.
+
+        As Kafka's Worker does, each generated task config gets the connector's value of
+        each key that is set (non-empty), replacing what the connector put there."""
+        return {key: self.raw[key] for key in ("topics", "topics.regex") if self.raw.get(key)}
+
+    @property
     def dlq_topic(self) -> str | None:
         """Sink only: the dead letter queue topic, or None when blank."""
         value = (self.get("errors.deadletterqueue.topic.name") or "").strip()
@@ -101,4 +121,18 @@ class ConnectorConfig:
         return list(self.get("topic.creation.groups"))
 
 
-__all__ = ["ConnectorConfig"]
+@dataclass(frozen=True)
+class SinkSubscription:
+    """What a sink task subscribes to, read from its task config as Kafka's WorkerSinkTask
+    does: the ``topics`` list (blank items dropped) or the ``topics.regex`` pattern."""
+
+    topics: list[str]
+    regex: str | None
+
+    @classmethod
+    def of_task(cls, task_config: Mapping[str, str]) -> SinkSubscription:
+        topics = [t.strip() for t in task_config.get("topics", "").split(",") if t.strip()]
+        return cls(topics, task_config.get("topics.regex") or None)
+
+
+__all__ = ["ConnectorConfig", "SinkSubscription"]

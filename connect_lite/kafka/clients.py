@@ -181,13 +181,14 @@ def consumer_config(
     worker_props: Mapping[str, str],
     connector: str,
     task: int,
-    group_id: str | None = None,
+    group_id: str,
     overrides: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """A sink task's consumer, in group ``group_id`` or ``connect-<connector>``."""
+    """A sink task's consumer in group ``group_id`` (the connector config's, see
+    ConnectorConfig.consumer_group_id)."""
     defaults = {
         **_bootstrap(worker_props),
-        "group.id": group_id or f"connect-{connector}",
+        "group.id": group_id,
         "client.id": f"connector-consumer-{connector}-{task}",
         **CONSUMER_DEFAULTS,
     }

@@ -16,7 +16,6 @@ from connect_lite.rest.parsing import (
     create_request,
     json_body,
     offsets_request,
-    with_name,
 )
 from connect_lite.rest.services import herder
 
@@ -81,7 +80,7 @@ def connector_config(connector: str) -> Response:
 
 @bp.put(CONNECTOR + "/config")
 def put_connector_config(connector: str) -> Response:
-    config = with_name(connector, config_map(json_body()))
+    config = config_map(json_body())
     created, info = herder().put_connector_config(connector, cast(dict[str, str], config))
     response = render.json_response(render.connector_info(info), 201 if created else 200)
     if created:

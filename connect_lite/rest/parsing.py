@@ -15,7 +15,6 @@ MAX_JSON_DEPTH = 64
 """Deepest nesting of a request body: configs are flat maps and offsets hold primitives."""
 MAX_NUMBER_LENGTH = 1000
 """Longest JSON number, in characters (Jackson's default bound)."""
-INITIAL_STATES = ("RUNNING", "PAUSED", "STOPPED")
 CREATE_FIELDS = ("name", "config", "initial_state")
 OFFSETS_FIELDS = ("offsets",)
 OFFSET_FIELDS = ("partition", "offset")
@@ -27,7 +26,7 @@ class JsonNumber(str):
 
 @dataclass(frozen=True)
 class CreateConnectorRequest:
-    """The body of ``POST /connectors``."""
+    """The body of ``POST /connectors``; the herder checks the name and the initial state."""
 
     name: str
     config: dict[str, str | None]
@@ -130,7 +129,8 @@ def config_map(value: Any, what: str = "Connector configuration") -> dict[str, s
 
 
 def create_request() -> CreateConnectorRequest:
-    """Parse ``POST /connectors``: unknown fields and a missing config are 400s."""
+    """Parse ``POST /connectors``: unknown fields, a missing config and values that are not
+    strings are 400s."""
     body = json_object("The request body")
     unknown = sorted(set(body) - set(CREATE_FIELDS))
     if unknown:
@@ -141,19 +141,10 @@ def create_request() -> CreateConnectorRequest:
     if body.get("config") is None:
         raise BadRequestError("The request body has no 'config' object.")
     name = java_trim(string_value(body.get("name"), "'name'") or "")
-    config = with_name(name, config_map(body["config"]))
-    return CreateConnectorRequest(name, config, _initial_state(body.get("initial_state")))
-
-
-def _initial_state(value: Any) -> str | None:
-    state = string_value(value, "'initial_state'")
-    if state is None:
-        return None
-    if state.upper() not in INITIAL_STATES:
-        raise BadRequestError(
-            f"Invalid initial_state '{state}': must be one of {', '.join(INITIAL_STATES)}."
-        )
-    return state.upper()
+    config = config_map(body["config"])
+    return CreateConnectorRequest(
+        name, config, string_value(body.get("initial_state"), "'initial_state'")
+    )
 
 
 def offsets_request() -> ConnectorOffsets:
@@ -209,19 +200,6 @@ def plain_json(value: Any) -> Any:
     if isinstance(value, list):
         return [plain_json(v) for v in value]
     return value
-
-
-def with_name(name: str, config: dict[str, str | None]) -> dict[str, str | None]:
-    """Kafka's name check: a ``name`` in the config must equal the connector's; else it is added."""
-    included = config.get("name")
-    if included is None:
-        return {**config, "name": name}
-    if included != name:
-        raise BadRequestError(
-            f"Connector name configuration ({included}) doesn't match connector name "
-            f"in the URL ({name})"
-        )
-    return config
 
 
 def java_trim(text: str) -> str:

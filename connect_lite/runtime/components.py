@@ -8,6 +8,7 @@ from typing import Any
 
 from connect_lite.api.config import prefixed
 from connect_lite.api.errors import ConfigError
+from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginRef, PluginType
 
@@ -73,15 +74,14 @@ def converter_factory(
 
 def transform_chain(
     plugins: Plugins,
-    connector_config: Mapping[str, str],
+    connector_config: ConnectorConfig,
     prefer_location: str | None = None,
     chosen: Chosen | None = None,
 ) -> list[tuple[Callable[[], Any], Callable[[], Any] | None, bool]]:
     """(transform factory, predicate factory or None, negate) per alias in ``transforms``."""
     chain: list[tuple[Callable[[], Any], Callable[[], Any] | None, bool]] = []
-    for alias in _aliases(connector_config.get("transforms")):
-        prefix = f"transforms.{alias}."
-        settings = prefixed(connector_config, prefix)
+    for alias in connector_config.transforms:
+        settings = connector_config.prefixed(f"transforms.{alias}.")
         desc = plugins.find(
             settings.get("type", ""),
             [PluginType.TRANSFORMATION],
@@ -94,7 +94,7 @@ def transform_chain(
         predicate = None
         if settings.get("predicate"):
             predicate = _predicate_factory(
-                plugins, connector_config, settings["predicate"], prefer_location, chosen
+                plugins, connector_config.raw, settings["predicate"], prefer_location, chosen
             )
         negate = str(settings.get("negate", "false")).strip().lower() == "true"
         chain.append((functools.partial(build_configured, desc.ref, own), predicate, negate))
@@ -118,7 +118,3 @@ def _predicate_factory(
         chosen.append(("predicate", alias, desc))
     own = {k: v for k, v in settings.items() if k not in ("type", "plugin.version")}
     return functools.partial(build_configured, desc.ref, own)
-
-
-def _aliases(raw: str | None) -> list[str]:
-    return [a.strip() for a in (raw or "").split(",") if a.strip()]

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connect_lite.api.connector import Connector, ConnectorContext
+from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task import version_of
 from connect_lite.storage.states import State, TargetState
@@ -34,7 +35,7 @@ class WorkerConnector:
         self,
         name: str,
         instance: Connector,
-        config: dict[str, str],
+        config: ConnectorConfig,
         status: StatusReporter,
         on_reconfigure: Callable[[str], None],
         location: str | None = None,
@@ -44,6 +45,7 @@ class WorkerConnector:
         """The plugin location the connector class was loaded from (None: built-in)."""
         self.instance = instance
         self.config = config
+        """The connector's typed config, built once per start; its tasks are built from it."""
         self.status = status
         self.on_reconfigure = on_reconfigure
         self.started = False
@@ -64,7 +66,7 @@ class WorkerConnector:
 
     def _start(self) -> None:
         try:
-            self.instance.start(dict(self.config))
+            self.instance.start(self.config.plugin_config)
         except Exception as error:
             self.fail(error)
             raise

@@ -10,6 +10,7 @@ from connect_lite.api.config import prefixed
 from connect_lite.api.connector import SinkConnector, SourceConnector
 from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import Partition, TopicPartition, canonical_json
+from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.clients import admin_config
 from connect_lite.plugins.registry import Plugins
@@ -26,11 +27,6 @@ _CONNECTOR_TYPES = (PluginType.SOURCE, PluginType.SINK)
 
 # Error texts of the admin layer that mean "the group still has members".
 _MEMBER_ERRORS = ("active members", "UNKNOWN_MEMBER_ID", "NON_EMPTY_GROUP", "GROUP_SUBSCRIBED")
-
-
-def sink_group(name: str, config: Mapping[str, str]) -> str:
-    """A sink connector's consumer group: ``consumer.override.group.id`` or ``connect-<name>``."""
-    return prefixed(config, "consumer.override.").get("group.id") or f"connect-{name}"
 
 
 def no_offset_delete_message(name: str, partitions: list[TopicPartition]) -> str:
@@ -63,7 +59,7 @@ class ConnectorOffsetsAPI:
     def read(self, name: str, config: Mapping[str, str]) -> ConnectorOffsets:
         if isinstance(self._connector(name, config), SinkConnector):
             try:
-                committed = self._admin(config).list_group_offsets(sink_group(name, config))
+                committed = self._admin(config).list_group_offsets(_group_id(config))
             except Exception as error:
                 log.error("[%s] Cannot read consumer group offsets: %s", name, error)
                 raise ConnectError(
@@ -123,7 +119,7 @@ class ConnectorOffsetsAPI:
         admin = self._admin(config)
         committed = {tp: offset for tp, offset in offsets.items() if offset is not None}
         try:
-            admin.alter_group_offsets(sink_group(name, config), committed)
+            admin.alter_group_offsets(_group_id(config), committed)
         except ConnectError as error:
             raise _group_error(name, error, reset=False) from error
         return Message(body_rules.success_message(handled, reset=False))
@@ -131,7 +127,7 @@ class ConnectorOffsetsAPI:
     def _reset_sink(
         self, name: str, config: Mapping[str, str], connector: SinkConnector
     ) -> Message:
-        group = sink_group(name, config)
+        group = _group_id(config)
         admin = self._admin(config)
         try:
             committed = admin.list_group_offsets(group)
@@ -188,6 +184,11 @@ class ConnectorOffsetsAPI:
     def _admin(self, config: Mapping[str, str]) -> Admin:
         overrides = prefixed(config, "admin.override.")
         return self._admin_factory(admin_config(self._props, overrides))
+
+
+def _group_id(config: Mapping[str, str]) -> str:
+    """The consumer group of a sink connector, from its stored config."""
+    return ConnectorConfig(config, "sink").consumer_group_id
 
 
 def _partitions(offsets: body_rules.SourceOffsets) -> dict[Partition, dict[str, Any] | None]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -52,19 +52,18 @@ class ErrorHandling:
     dlq_context_headers: bool = False
 
     @classmethod
-    def from_config(cls, config: Mapping[str, str], connector_type: str) -> ErrorHandling:
-        """The settings of a validated connector config; sources have no dead letter queue."""
-        parsed = ConnectorConfig(config, connector_type)
-        sink = connector_type == "sink"
+    def from_config(cls, config: ConnectorConfig) -> ErrorHandling:
+        """The settings of a connector's config; sources have no dead letter queue."""
+        sink = config.connector_type == "sink"
         return cls(
-            tolerance_all=parsed.errors_tolerance_all,
-            retry_timeout_ms=parsed.errors_retry_timeout_ms,
-            retry_delay_max_ms=parsed.errors_retry_delay_max_ms,
-            log_enable=parsed.errors_log_enable,
-            log_include_messages=parsed.errors_log_include_messages,
-            dlq_topic=parsed.dlq_topic if sink else None,
-            dlq_replication_factor=parsed.dlq_replication_factor if sink else 3,
-            dlq_context_headers=parsed.dlq_context_headers_enable if sink else False,
+            tolerance_all=config.errors_tolerance_all,
+            retry_timeout_ms=config.errors_retry_timeout_ms,
+            retry_delay_max_ms=config.errors_retry_delay_max_ms,
+            log_enable=config.errors_log_enable,
+            log_include_messages=config.errors_log_include_messages,
+            dlq_topic=config.dlq_topic if sink else None,
+            dlq_replication_factor=config.dlq_replication_factor if sink else 3,
+            dlq_context_headers=config.dlq_context_headers_enable if sink else False,
         )
 
     @property

@@ -17,9 +17,12 @@ from connect_lite.api.errors import (
     NotFoundError,
 )
 from connect_lite.config import validation
+from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.config.worker import WorkerConfig
+from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.runtime.connector_offsets import ConnectorOffsetsAPI
+from connect_lite.runtime.connector_requests import parse_initial_state, with_name
 from connect_lite.runtime.entities import (
     ConfigInfos,
     ConnectorInfo,
@@ -33,10 +36,11 @@ from connect_lite.runtime.entities import (
 )
 from connect_lite.runtime.metrics import CONTENT_TYPE, WorkerMetrics
 from connect_lite.runtime.offset_requests import not_stopped_message, require_offsets
-from connect_lite.runtime.runtime_metrics import RuntimeMetrics
+from connect_lite.runtime.restart_plan import restart_plan
+from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.runtime.worker import Worker
 from connect_lite.storage.base import Stores
-from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
+from connect_lite.storage.states import State, TargetState, TaskStatus
 
 log = logging.getLogger(__name__)
 
@@ -55,32 +59,39 @@ def _serialised(method: F) -> F:
     return wrapper  # type: ignore[return-value]  # same signature
 
 
-def parse_initial_state(value: str | None) -> TargetState:
-    """KIP-980 ``initial_state``: RUNNING (default), PAUSED or STOPPED, any case."""
-    if value is None:
-        return TargetState.RUNNING
-    try:
-        return TargetState[str(value).strip().upper()]
-    except KeyError:
-        raise BadRequestError(
-            f"Invalid value {value} for initial_state: must be one of RUNNING, PAUSED, STOPPED"
-        ) from None
-
-
 class StandaloneHerder:
-    """Implements HerderAPI over the config and status stores and the Worker."""
+    """Implements HerderAPI over the config and status stores and the Worker.
+
+    Every collaborator comes from the composition root (``worker_main``):
+
+    - ``worker`` runs the connectors and tasks; ``stores`` holds configs and statuses;
+      ``config`` is the worker config (validation reads it);
+    - ``plugins`` answers the plugin listings and validation;
+    - ``topic_tracker`` is the worker's KIP-558 tracker (the one its tasks record into);
+    - ``metrics`` renders ``GET /metrics``; ``offsets`` runs the KIP-875 operations;
+    - ``worker_id`` and ``cluster_id`` are reported as they are.
+    """
 
     def __init__(
         self,
         worker: Worker,
         stores: Stores,
         config: WorkerConfig,
+        *,
+        plugins: Plugins,
+        topic_tracker: TopicTracker,
+        metrics: WorkerMetrics,
+        offsets: ConnectorOffsetsAPI,
         worker_id: str,
-        cluster_id: str | None,
+        cluster_id: str | None = None,
     ) -> None:
         self.worker = worker
         self.stores = stores
         self.config = config
+        self._plugins = plugins
+        self._topic_tracker = topic_tracker
+        self._metrics = metrics
+        self._offsets = offsets
         self.worker_id = worker_id
         self.cluster_id = cluster_id
         self._lock = threading.RLock()
@@ -88,15 +99,6 @@ class StandaloneHerder:
         self.health_timeout_s = 10.0
         """How long GET /health waits for the herder lock before answering unhealthy (500)."""
         self._reconfigurer = ThreadPoolExecutor(1, thread_name_prefix="herder-reconfigure")
-        self._offsets = ConnectorOffsetsAPI(worker.plugins, stores.offsets, worker.props)
-        self.metrics_registry = WorkerMetrics(
-            stores.configs,
-            worker.topic_tracker,
-            worker.running_plugins,
-            runtime=RuntimeMetrics(
-                worker.status.counters, lambda: list(worker.tasks.values()), stores.statuses
-            ),
-        )
 
     # -- lifecycle -------------------------------------------------------------------------
     @_serialised
@@ -104,7 +106,8 @@ class StandaloneHerder:
         """Bring every stored connector back to its stored target state."""
         for name in self.stores.configs.connector_names():
             try:
-                self._start_connector(name, restore=True)
+                config = self._config_or_404(name)
+                self._start_connector(name, config, self._target_state(name), restore=True)
             except Exception:
                 log.exception("[%s] Failed to restore connector", name)
 
@@ -145,8 +148,15 @@ class StandaloneHerder:
 
     def connector_info(self, name: str) -> ConnectorInfo:
         config = self._config_or_404(name)
-        tasks = self.stores.configs.get_task_configs(name)
-        return ConnectorInfo(name, config, list(range(len(tasks))), self._type(config))
+        return self._info(name, config, self.stores.configs.get_task_configs(name))
+
+    def _info(
+        self, name: str, config: dict[str, str], task_configs: list[dict[str, str]] | None
+    ) -> ConnectorInfo:
+        """The connector's info from its config and task configs (read when None)."""
+        if task_configs is None:
+            task_configs = self.stores.configs.get_task_configs(name)
+        return ConnectorInfo(name, config, list(range(len(task_configs))), self._type(config))
 
     def connector_config(self, name: str) -> dict[str, str]:
         return self._config_or_404(name)
@@ -176,10 +186,10 @@ class StandaloneHerder:
     # -- plugins and validation ------------------------------------------------------------
     def plugins(self, connectors_only: bool) -> list[PluginDesc]:
         types = [PluginType.SINK, PluginType.SOURCE] if connectors_only else None
-        return self.worker.plugins.all(types)
+        return self._plugins.all(types)
 
     def plugin_config(self, plugin: str, version: str | None) -> list[dict[str, Any]]:
-        return validation.plugin_config_keys(self.worker.plugins, plugin, version)
+        return validation.plugin_config_keys(self._plugins, plugin, version)
 
     def validate_config(self, plugin: str, config: Mapping[str, str | None]) -> ConfigInfos:
         given = config.get("connector.class")
@@ -196,7 +206,7 @@ class StandaloneHerder:
             ) from error
 
     def _validate(self, config: Mapping[str, Any]) -> ConfigInfos:
-        return validation.validate_connector_config(self.worker.plugins, self.config, dict(config))
+        return validation.validate_connector_config(self._plugins, self.config, dict(config))
 
     def _validate_or_400(self, name: str, config: dict[str, Any]) -> None:
         problem = validation.check_connector_name(name)
@@ -211,28 +221,27 @@ class StandaloneHerder:
     def create_connector(
         self, name: str, config: Mapping[str, str | None], initial_state: str | None = None
     ) -> ConnectorInfo:
+        config = with_name(name, config)
         target = parse_initial_state(initial_state)
-        config = _with_name(name, config)
         if self.stores.configs.get_connector_config(name) is not None:
             raise AlreadyExistsError(f"Connector {name} already exists")
         self._validate_or_400(name, config)
         self.stores.configs.put_connector_config(name, config, target)
-        self._start_connector(name)
-        return self.connector_info(name)
+        tasks = self._start_connector(name, config, target)
+        return self._info(name, config, [] if tasks is None else tasks)  # new: none stored
 
     @_serialised
     def put_connector_config(
         self, name: str, config: Mapping[str, str | None]
     ) -> tuple[bool, ConnectorInfo]:
-        config = _with_name(name, config)
+        config = with_name(name, config)
         self._validate_or_400(name, config)
         existing = self.stores.configs.get_connector_config(name)
         if existing is None:
             self.stores.configs.put_connector_config(name, config, TargetState.RUNNING)
-            self._start_connector(name)
-            return True, self.connector_info(name)
-        self._reconfigure(name, config)
-        return False, self.connector_info(name)
+            tasks = self._start_connector(name, config, TargetState.RUNNING)
+            return True, self._info(name, config, [] if tasks is None else tasks)
+        return False, self._info(name, config, self._reconfigure(name, config))
 
     @_serialised
     def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
@@ -242,10 +251,9 @@ class StandaloneHerder:
                 merged.pop(key, None)
             else:
                 merged[key] = value
-        merged = _with_name(name, merged)
+        merged = with_name(name, merged)
         self._validate_or_400(name, merged)
-        self._reconfigure(name, merged)
-        return self.connector_info(name)
+        return self._info(name, merged, self._reconfigure(name, merged))
 
     @_serialised
     def delete_connector(self, name: str, include_offsets: bool = False) -> None:
@@ -258,68 +266,68 @@ class StandaloneHerder:
             try:
                 self._offsets.reset(name, config)
             except Exception:
-                self._start_connector(name, keep_tasks=True)
+                self._start_connector(name, config, self._target_state(name), keep_tasks=True)
                 raise
         self.stores.configs.remove_connector(name)
-        self.worker.status.forget(name)  # a queued retry must not bring a status back
+        self.worker.forget_statuses(name)
         self.stores.statuses.delete_connector(name)
-        self.worker.topic_tracker.forget(name)  # as KIP-558 says, even when reset is disallowed
+        self._topic_tracker.forget(name)  # as KIP-558 says, even when reset is disallowed
         log.info("[%s] Connector deleted", name)
 
-    def _reconfigure(self, name: str, config: dict[str, str]) -> None:
-        """Replace the config of an existing connector, keeping its target state."""
+    def _reconfigure(self, name: str, config: dict[str, str]) -> list[dict[str, str]] | None:
+        """Replace the config of an existing connector, keeping its target state; returns
+        the task configs it stored, or None if it stored none."""
         self.worker.stop_tasks(name)
         self.worker.stop_connector(name)
         self.stores.configs.put_connector_config(name, config)
         if self.worker.connector_type(config) == "sink":
-            self.worker.topic_tracker.keep_only_consumed(name, config)
-        self._start_connector(name)
+            self._topic_tracker.keep_only_consumed(name, ConnectorConfig(config, "sink"))
+        return self._start_connector(name, config, self._target_state(name))
 
     # -- active topics (KIP-558) -----------------------------------------------------------
     def connector_topics(self, name: str) -> list[str]:
         """The connector's active topics; [] for a connector that never existed, as Kafka."""
-        return self.worker.topic_tracker.topics(name)
+        return self._topic_tracker.topics(name)
 
     @_serialised
     def reset_connector_topics(self, name: str) -> None:
-        self.worker.topic_tracker.reset(name)
+        self._topic_tracker.reset(name)
 
     def metrics(self) -> MetricsText:
         """Every metric in Prometheus text format."""
-        return MetricsText(self.metrics_registry.exposition(), CONTENT_TYPE)
+        return MetricsText(self._metrics.exposition(), CONTENT_TYPE)
 
     # -- target states ---------------------------------------------------------------------
     @_serialised
     def pause_connector(self, name: str) -> None:
-        self._known_or_404(name)
+        config = self._known_or_404(name)
         self.stores.configs.put_target_state(name, TargetState.PAUSED)
-        if name not in self.worker.connectors:
-            self._start_connector(name)
+        if not self.worker.has_connector(name):
+            self._start_connector(name, config, TargetState.PAUSED)
             return
         self.worker.transition_connector(name, TargetState.PAUSED)
         self.worker.transition_tasks(name, TargetState.PAUSED)
 
     @_serialised
     def resume_connector(self, name: str) -> None:
-        self._known_or_404(name)
+        config = self._known_or_404(name)
         self.stores.configs.put_target_state(name, TargetState.RUNNING)
-        runner = self.worker.connectors.get(name)
-        if runner is None or not self.worker.task_ids(name):
+        if not self.worker.has_connector(name) or not self.worker.task_ids(name):
             self.worker.stop_connector(name)
-            self._start_connector(name)
+            self._start_connector(name, config, TargetState.RUNNING)
             return
         self.worker.transition_connector(name, TargetState.RUNNING)
         self.worker.transition_tasks(name, TargetState.RUNNING)
 
     @_serialised
     def stop_connector(self, name: str) -> None:
-        self._known_or_404(name)
+        config = self._known_or_404(name)
         self.stores.configs.put_target_state(name, TargetState.STOPPED)
         self._stop_tasks_and_forget(name)
-        if name in self.worker.connectors:
+        if self.worker.has_connector(name):
             self.worker.transition_connector(name, TargetState.STOPPED)
         else:
-            self._start_connector(name)
+            self._start_connector(name, config, TargetState.STOPPED)
 
     def _stop_tasks_and_forget(self, name: str) -> None:
         self.worker.stop_tasks(name)
@@ -362,110 +370,105 @@ class StandaloneHerder:
         self, name: str, include_tasks: bool, only_failed: bool
     ) -> ConnectorStateInfo | None:
         if not include_tasks and not only_failed:
-            self._config_or_404(name)
+            config = self._config_or_404(name)
             self.worker.stop_connector(name)
-            self._start_connector(name, keep_tasks=True)
+            self._start_connector(name, config, self._target_state(name), keep_tasks=True)
             return None
-        if self.stores.configs.get_connector_config(name) is None:
+        stored = self.stores.configs.get_connector_config(name)
+        if stored is None:
             raise NotFoundError(f"Unknown connector: {name}")
         current = self.stores.statuses.get_connector(name)
         if current is None:
             raise NotFoundError(f"Status for connector {name} not found")
-        plan = self._restart_plan(name, current, include_tasks, only_failed)
-        self._execute_plan(name, plan)
+        tasks = self.stores.statuses.get_tasks(name)
+        plan = restart_plan(self._type(stored), current, tasks, include_tasks, only_failed)
+        self._execute_plan(name, stored, plan)
         return plan
 
-    def _restart_plan(
-        self, name: str, current: ConnectorStatus, include_tasks: bool, only_failed: bool
-    ) -> ConnectorStateInfo:
-        def selected(state: State) -> bool:
-            return not only_failed or state is State.FAILED
-
-        connector = current
-        if selected(current.state):
-            connector = ConnectorStatus(
-                name, State.RESTARTING, current.worker_id, current.trace, current.version
-            )
-        tasks = []
-        for task in self.stores.statuses.get_tasks(name):
-            if include_tasks and selected(task.state):
-                task = TaskStatus(
-                    name, task.task, State.RESTARTING, task.worker_id, task.trace, task.version
-                )
-            tasks.append(task)
-        config = self._config_or_404(name)
-        return ConnectorStateInfo(name, self._type(config), connector, tasks)
-
-    def _execute_plan(self, name: str, plan: ConnectorStateInfo) -> None:
+    def _execute_plan(self, name: str, config: dict[str, str], plan: ConnectorStateInfo) -> None:
         restarting = [t for t in plan.tasks if t.state is State.RESTARTING]
         restart_ids = [t.task for t in restarting]
         for status in restarting:
             self.stores.statuses.put_task(status)
         self.worker.stop_tasks(name, restart_ids)
+        target = self._target_state(name)
+        task_configs = None
         if plan.connector.state is State.RESTARTING:
             self.stores.statuses.put_connector(plan.connector)
             self.worker.stop_connector(name)
-            self._start_connector(name, keep_tasks=True)
-        config = self._config_or_404(name)
-        target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
-        task_configs = self.stores.configs.get_task_configs(name)
+            task_configs = self._start_connector(name, config, target, keep_tasks=True)
+        if task_configs is None:
+            task_configs = self.stores.configs.get_task_configs(name)
         for task_id in restart_ids:
-            if task_id < len(task_configs) and (name, task_id) not in self.worker.tasks:
-                self.worker.start_task(name, task_id, config, task_configs[task_id], target)
+            if task_id < len(task_configs) and not self.worker.has_task(name, task_id):
+                self.worker.start_task(name, task_id, task_configs[task_id], target)
 
     @_serialised
     def restart_task(self, name: str, task: int) -> None:
-        config = self._config_or_404(name)
+        self._config_or_404(name)
         task_configs = self.stores.configs.get_task_configs(name)
         if task >= len(task_configs):
             raise NotFoundError(f"Task {name}-{task} not found")
-        target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
+        target = self._target_state(name)
         self.worker.stop_tasks(name, [task])
-        self.worker.start_task(name, task, config, task_configs[task], target)
+        self.worker.start_task(name, task, task_configs[task], target)
 
     # -- bringing a connector to its target state -----------------------------------------
-    def _start_connector(self, name: str, restore: bool = False, keep_tasks: bool = False) -> None:
-        """Start the stored connector in its stored target state, and its tasks if it runs.
+    def _target_state(self, name: str) -> TargetState:
+        return self.stores.configs.get_target_state(name) or TargetState.RUNNING
+
+    def _start_connector(
+        self,
+        name: str,
+        config: dict[str, str],
+        target: TargetState,
+        restore: bool = False,
+        keep_tasks: bool = False,
+    ) -> list[dict[str, str]] | None:
+        """Start the connector with its stored config in its stored target state, and its
+        tasks if it runs. Returns the task configs it stored, or None if it stored none.
 
         On restore, or when ``keep_tasks``, tasks run from their stored configs and are only
         regenerated if the connector now produces different ones."""
-        config = self._config_or_404(name)
-        target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
         try:
             self.worker.start_connector(name, config, target, self._request_reconfiguration)
         except Exception as error:
             log.error("[%s] Failed to start connector: %s", name, error)
-            return
+            return None
         if target is TargetState.STOPPED:
-            return
+            return None
         if target is TargetState.PAUSED:
             if restore:
-                self._start_tasks(name, config, target)
-            return
-        self._update_tasks(name, config, restart_all=not (restore or keep_tasks))
+                self._start_tasks(name, self.stores.configs.get_task_configs(name), target)
+            return None
+        return self._update_tasks(name, target, restart_all=not (restore or keep_tasks))
 
-    def _update_tasks(self, name: str, config: dict[str, str], restart_all: bool) -> None:
+    def _update_tasks(
+        self, name: str, target: TargetState, restart_all: bool
+    ) -> list[dict[str, str]] | None:
+        """Ask the connector for task configs; store them (restarting the tasks) when they
+        changed or ``restart_all``, then start the missing tasks. Returns them, or None
+        when the connector could not generate them."""
         try:
-            new = self.worker.connector_task_configs(name, config)
+            new = self.worker.connector_task_configs(name)
         except Exception as error:
-            runner = self.worker.connectors.get(name)
-            if runner is not None:
-                runner.fail(error)
-            return
-        old = self.stores.configs.get_task_configs(name)
-        if new != old or restart_all:
+            self.worker.fail_connector(name, error)
+            return None
+        if restart_all or new != self.stores.configs.get_task_configs(name):
             self.worker.stop_tasks(name)
             for status in self.stores.statuses.get_tasks(name):
                 if status.task >= len(new):
                     self.stores.statuses.delete_task(name, status.task)
             self.stores.configs.put_task_configs(name, new)
-        target = self.stores.configs.get_target_state(name) or TargetState.RUNNING
-        self._start_tasks(name, config, target)
+        self._start_tasks(name, new, target)
+        return new
 
-    def _start_tasks(self, name: str, config: dict[str, str], target: TargetState) -> None:
-        for task_id, task_config in enumerate(self.stores.configs.get_task_configs(name)):
-            if (name, task_id) not in self.worker.tasks:
-                self.worker.start_task(name, task_id, config, task_config, target)
+    def _start_tasks(
+        self, name: str, task_configs: list[dict[str, str]], target: TargetState
+    ) -> None:
+        for task_id, task_config in enumerate(task_configs):
+            if not self.worker.has_task(name, task_id):
+                self.worker.start_task(name, task_id, task_config, target)
 
     def _request_reconfiguration(self, name: str) -> None:
         """Called by a connector from any thread: regenerate its task configs later."""
@@ -473,27 +476,11 @@ class StandaloneHerder:
 
     @_serialised
     def _reconfigure_tasks(self, name: str) -> None:
-        config = self.stores.configs.get_connector_config(name)
+        """A deleted, paused or stopped connector (target not RUNNING) keeps its tasks."""
         target = self.stores.configs.get_target_state(name)
-        if (
-            config is None
-            or target is not TargetState.RUNNING
-            or name not in self.worker.connectors
-        ):
+        if target is not TargetState.RUNNING or not self.worker.has_connector(name):
             return
-        self._update_tasks(name, config, restart_all=False)
-
-
-def _with_name(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
-    config = dict(config)
-    given = config.get("name")
-    if given is not None and given != name:
-        raise BadRequestError(
-            f"Connector name configuration ({given}) doesn't match connector name in the URL "
-            f"({name})"
-        )
-    config["name"] = name
-    return config
+        self._update_tasks(name, target, restart_all=False)
 
 
 def _normalise(class_name: str) -> str:

@@ -42,12 +42,14 @@ class HerderAPI(Protocol):
     def create_connector(
         self, name: str, config: Mapping[str, str | None], initial_state: str | None = None
     ) -> ConnectorInfo:
-        """409 ``Connector {name} already exists``; 400 invalid config."""
+        """409 ``Connector {name} already exists``; 400 invalid config, a ``name`` in the
+        config other than ``name``, or an ``initial_state`` other than RUNNING, PAUSED or
+        STOPPED (any case)."""
 
     def put_connector_config(
         self, name: str, config: Mapping[str, str | None]
     ) -> tuple[bool, ConnectorInfo]:
-        """Create or replace; returns (created, info)."""
+        """Create or replace; returns (created, info). 400 as for create."""
 
     def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
         """Merge; a None value removes the key. 404 if unknown."""

@@ -10,6 +10,7 @@ from typing import Any
 from connect_lite.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import SinkRecord, TopicPartition
+from connect_lite.config.connector_config import SinkSubscription
 from connect_lite.kafka.consumer import Consumer
 from connect_lite.pipeline.record_errors import TASK_PUT
 from connect_lite.pipeline.stage import SinkBatchResult, SinkStage
@@ -79,6 +80,7 @@ class WorkerSinkTask(WorkerTask):
         *,
         plugin: SinkTask,
         task_config: dict[str, str],
+        subscription: SinkSubscription,
         stage: SinkStage,
         consumer_factory: Any,
         flush_interval_ms: int,
@@ -93,6 +95,7 @@ class WorkerSinkTask(WorkerTask):
         self.topic_tracker = topic_tracker
         self.plugin = plugin
         self.task_config = task_config
+        self.subscription = subscription
         self.stage = stage
         self._consumer_factory = consumer_factory
         self.consumer: Consumer | None = None
@@ -133,8 +136,7 @@ class WorkerSinkTask(WorkerTask):
         self.plugin.context = self._context
         self.plugin.start(dict(self.task_config))
         self._started = True
-        topics = [t.strip() for t in self.task_config.get("topics", "").split(",") if t.strip()]
-        pattern = self.task_config.get("topics.regex") or None
+        topics, pattern = self.subscription.topics, self.subscription.regex
         self.consumer.subscribe(
             topics or None, pattern, on_assign=self._on_assign, on_revoke=self._on_revoke
         )

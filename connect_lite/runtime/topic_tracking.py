@@ -6,9 +6,10 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from connect_lite.api.errors import ForbiddenError, RetriableError
+from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.storage.base import TopicStore, TopicUse
 
 log = logging.getLogger(__name__)
@@ -75,10 +76,10 @@ class TopicTracker:
             self.store.reset(connector)
             self._known.pop(connector, None)
 
-    def keep_only_consumed(self, connector: str, config: Mapping[str, str]) -> None:
-        """After a sink's reconfiguration, drop topics it no longer consumes."""
-        listed = {t.strip() for t in (config.get("topics") or "").split(",") if t.strip()}
-        regex = config.get("topics.regex") or ""
+    def keep_only_consumed(self, connector: str, config: ConnectorConfig) -> None:
+        """After a sink's reconfiguration, drop topics its new config no longer consumes."""
+        listed = set(config.topics)
+        regex = config.topics_regex
         pattern = re.compile(regex) if regex else None
 
         def consumed(topic: str) -> bool:

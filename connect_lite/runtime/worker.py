@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connect_lite.api.config import prefixed
 from connect_lite.api.connector import SinkConnector, SinkTask, SourceConnector, SourceTask
 from connect_lite.api.errors import ConfigError, ConnectError
+from connect_lite.config.connector_config import ConnectorConfig, SinkSubscription
 from connect_lite.config.topic_creation import uses_topic_creation
 from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.clients import admin_config, consumer_config, producer_config
@@ -68,6 +68,7 @@ class Worker:
         stores: Stores,
         spark: SparkRuntime,
         status: StatusReporter,
+        topic_tracker: TopicTracker,
         *,
         flush_interval_ms: int,
         flush_timeout_ms: int,
@@ -75,11 +76,11 @@ class Worker:
         batching: Batching = DEFAULT_BATCHING,
         topic_creation_enable: bool = True,
         transforms_columns: bool = True,
-        topic_tracker: TopicTracker | None = None,
     ) -> None:
         self.topic_creation_enable = topic_creation_enable
         self.transforms_columns = transforms_columns
-        self.topic_tracker = topic_tracker or TopicTracker(stores.topics, True, True)
+        self.topic_tracker = topic_tracker
+        """Shared with the herder: one in-memory view of the recorded topics per worker."""
         self.props = dict(worker_props)
         self.plugins = plugins
         self.stores = stores
@@ -89,8 +90,8 @@ class Worker:
         self.flush_timeout_ms = flush_timeout_ms
         self.shutdown_timeout_ms = shutdown_timeout_ms
         self.batching = batching
-        self.connectors: dict[str, WorkerConnector] = {}
-        self.tasks: dict[tuple[str, int], WorkerTask] = {}
+        self._connectors: dict[str, WorkerConnector] = {}
+        self._tasks: dict[tuple[str, int], WorkerTask] = {}
 
     # -- plugins ---------------------------------------------------------------------------
     def connector_desc(self, config: Mapping[str, str]) -> PluginDesc:
@@ -115,42 +116,43 @@ class Worker:
         target: TargetState,
         on_reconfigure: Callable[[str], None],
     ) -> WorkerConnector:
-        """Instantiate the connector and bring it to ``target``; on failure: FAILED, raise."""
-        if name in self.connectors:
+        """Instantiate the connector and bring it to ``target``; on failure: FAILED, raise.
+
+        The config is parsed here, once: the runner keeps it for the connector's tasks."""
+        if name in self._connectors:
             raise ConnectError(f"Connector {name} already running")
         self.status.connector(name, State.UNASSIGNED)
         try:
             desc = self.connector_desc(config)
+            typed = ConnectorConfig(config, self.plugins.connector_type(desc.cls))
             instance = self.plugins.new_instance(desc)
         except Exception as error:
             self.status.connector(name, State.FAILED, trace_of(error))
             raise
-        runner = WorkerConnector(
-            name, instance, _plugin_config(config), self.status, on_reconfigure, desc.location
-        )
-        self.connectors[name] = runner
+        runner = WorkerConnector(name, instance, typed, self.status, on_reconfigure, desc.location)
+        self._connectors[name] = runner
         runner.transition_to(target)
         log.info("[%s] Connector is %s", name, target.value)
         return runner
 
     def stop_connector(self, name: str) -> None:
-        runner = self.connectors.pop(name, None)
+        runner = self._connectors.pop(name, None)
         if runner is not None:
             runner.shutdown()
 
     def transition_connector(self, name: str, target: TargetState) -> None:
-        runner = self.connectors.get(name)
+        runner = self._connectors.get(name)
         if runner is not None:
             runner.transition_to(target)
 
-    def connector_task_configs(self, name: str, config: Mapping[str, str]) -> list[dict[str, str]]:
+    def connector_task_configs(self, name: str) -> list[dict[str, str]]:
         """Ask the running connector for task configs, enforcing ``tasks.max``."""
-        runner = self.connectors[name]
-        max_tasks = int(config.get("tasks.max", "1"))
+        runner = self._connectors[name]
+        config = runner.config
+        max_tasks = config.tasks_max
         configs = runner.task_configs(max_tasks)
-        enforce = str(config.get("tasks.max.enforce", "true")).lower() != "false"
         if len(configs) > max_tasks:
-            if enforce:
+            if config.tasks_max_enforce:
                 raise ConnectError(
                     f"The connector {name} has generated {len(configs)} tasks, which is greater "
                     f"than {max_tasks}, the maximum number of tasks it is configured to create. "
@@ -160,57 +162,43 @@ class Worker:
                     "a future release of Kafka Connect."
                 )
             log.warning("[%s] generated %d tasks, more than tasks.max", name, len(configs))
-        task_class = runner.task_class()
-        is_sink = isinstance(runner.instance, SinkConnector)
-        out = []
-        for task_config in configs:
-            task_config = dict(task_config)
-            task_config["task.class"] = public_class_name(task_class)
-            if is_sink:
-                for key in ("topics", "topics.regex"):
-                    if config.get(key):
-                        task_config[key] = config[key]
-            out.append(task_config)
-        return out
+        task_class = public_class_name(runner.task_class())
+        topics = config.task_topic_settings() if config.connector_type == "sink" else {}
+        return [{**task_config, "task.class": task_class, **topics} for task_config in configs]
 
     # -- tasks -----------------------------------------------------------------------------
     def start_task(
-        self,
-        name: str,
-        task: int,
-        connector_config: Mapping[str, str],
-        task_config: Mapping[str, str],
-        target: TargetState,
+        self, name: str, task: int, task_config: Mapping[str, str], target: TargetState
     ) -> None:
-        """Create and start one task thread. A failure to build it marks the task FAILED."""
+        """Create and start one task thread from its task config and its running connector's
+        config. A failure to build it marks the task FAILED."""
         self.status.task(name, task, State.UNASSIGNED)
         chosen: components.Chosen = []
         try:
-            runner = self._build_task(name, task, connector_config, task_config, target, chosen)
+            runner = self._build_task(name, task, task_config, target, chosen)
         except Exception as error:
             log.exception("[%s|task-%d] Failed to start task", name, task)
             self.status.task(name, task, State.FAILED, trace_of(error))
             return
         runner.components = list(chosen)
-        self.tasks[(name, task)] = runner
+        self._tasks[(name, task)] = runner
         runner.start()
 
     def _build_task(
         self,
         name: str,
         task: int,
-        connector_config: Mapping[str, str],
         task_config: Mapping[str, str],
         target: TargetState,
         chosen: components.Chosen,
     ) -> WorkerTask:
-        runner = self.connectors.get(name)
+        runner = self._connectors.get(name)
         if runner is None:
             raise ConnectError(f"Connector {name} is not running")
+        connector_config = runner.config
         task_class = runner.task_class()
         plugin = task_class()
-        kind = "sink" if isinstance(runner.instance, SinkConnector) else "source"
-        handling = ErrorHandling.from_config({**connector_config, "name": name}, kind)
+        handling = ErrorHandling.from_config(connector_config)
         spec = self._stage_spec(name, task, connector_config, runner.location, chosen)
         spec = dataclasses.replace(
             spec,
@@ -231,7 +219,7 @@ class Worker:
         }
         group = f"connect-lite:{name}-{task}"
         overrides = {
-            p: prefixed(connector_config, f"{p}.override.") for p in ("producer", "consumer")
+            p: connector_config.prefixed(f"{p}.override.") for p in ("producer", "consumer")
         }
         if isinstance(plugin, SourceTask) and isinstance(runner.instance, SourceConnector):
             producer_conf = producer_config(self.props, name, task, overrides["producer"])
@@ -245,18 +233,19 @@ class Worker:
                 **common,
             )
         if isinstance(plugin, SinkTask) and isinstance(runner.instance, SinkConnector):
-            if uses_topic_creation(connector_config):
+            if uses_topic_creation(connector_config.raw):
                 log.warning(
                     "[%s|task-%d] topic.creation.* is ignored on sink connectors", name, task
                 )
-            group_id = overrides["consumer"].get("group.id") or f"connect-{name}"
+            group_id = connector_config.consumer_group_id
             consumer_conf = consumer_config(self.props, name, task, group_id, overrides["consumer"])
             dlq_producer_conf = producer_config(
                 self.props, name, task, overrides["producer"], "connector-dlq-producer"
             )
-            admin_conf = admin_config(self.props, prefixed(connector_config, "admin.override."))
+            admin_conf = admin_config(self.props, connector_config.prefixed("admin.override."))
             return WorkerSinkTask(
                 plugin=plugin,
+                subscription=SinkSubscription.of_task(task_config),
                 stage=SinkStage(self.spark, spec, group),
                 consumer_factory=functools.partial(Consumer, consumer_conf),
                 dlq_producer_factory=functools.partial(Producer, dlq_producer_conf),
@@ -265,11 +254,9 @@ class Worker:
             )
         raise ConnectError(f"Task class {task_class.__qualname__} does not match its connector")
 
-    def _topic_creator(
-        self, name: str, task: int, config: Mapping[str, str]
-    ) -> TopicCreator | None:
+    def _topic_creator(self, name: str, task: int, config: ConnectorConfig) -> TopicCreator | None:
         """KIP-158: a creator when the connector sets topic.creation.* and the worker allows it."""
-        if not uses_topic_creation(config):
+        if not uses_topic_creation(config.raw):
             return None
         if not self.topic_creation_enable:
             log.warning(
@@ -279,14 +266,14 @@ class Worker:
                 task,
             )
             return None
-        admin = Admin(admin_config(self.props, prefixed(config, "admin.override.")))
-        return TopicCreator(admin, TopicCreation.from_config(config), f"{name}|task-{task}")
+        admin = Admin(admin_config(self.props, config.prefixed("admin.override.")))
+        return TopicCreator(admin, TopicCreation.from_config(config.raw), f"{name}|task-{task}")
 
     def _stage_spec(
         self,
         name: str,
         task: int,
-        config: Mapping[str, str],
+        config: ConnectorConfig,
         location: str | None,
         chosen: components.Chosen,
     ) -> StageSpec:
@@ -294,7 +281,7 @@ class Worker:
 
         def converter(which: str) -> Callable[[], Any]:
             return components.converter_factory(
-                self.plugins, which, config, self.props, location, chosen
+                self.plugins, which, config.raw, self.props, location, chosen
             )
 
         converters = [converter(which) for which in ("key", "value", "header")]
@@ -311,7 +298,7 @@ class Worker:
     def running_plugins(self) -> list[RunningPlugin]:
         """Read-only view of the connectors, tasks and components running now."""
         out = []
-        for name, connector in list(self.connectors.items()):
+        for name, connector in list(self._connectors.items()):
             cls = type(connector.instance)
             kind = self.plugins.connector_type(cls)
             out.append(
@@ -319,7 +306,7 @@ class Worker:
                     name, None, "connector", "", public_class_name(cls), connector.version, kind
                 )
             )
-        for (name, task), runner in sorted(list(self.tasks.items())):
+        for (name, task), runner in sorted(list(self._tasks.items())):
             plugin = getattr(runner, "plugin", None)
             if plugin is not None:
                 task_class = public_class_name(type(plugin))
@@ -328,21 +315,42 @@ class Worker:
                 out.append(RunningPlugin(name, task, role, alias, desc.class_name, desc.version))
         return out
 
+    def running_tasks(self) -> list[WorkerTask]:
+        """The task runners of this worker now, for the runtime metrics."""
+        return list(self._tasks.values())
+
+    def has_connector(self, name: str) -> bool:
+        """True while the worker holds the connector, whatever its target state."""
+        return name in self._connectors
+
+    def has_task(self, name: str, task: int) -> bool:
+        return (name, task) in self._tasks
+
+    def fail_connector(self, name: str, error: BaseException) -> None:
+        """Mark a held connector FAILED, e.g. when its task configs cannot be generated."""
+        runner = self._connectors.get(name)
+        if runner is not None:
+            runner.fail(error)
+
+    def forget_statuses(self, name: str) -> None:
+        """Drop the connector's queued status writes: a retry must not bring a status back."""
+        self.status.forget(name)
+
     def transition_tasks(self, name: str, target: TargetState) -> None:
-        for (connector, _), runner in self.tasks.items():
+        for (connector, _), runner in self._tasks.items():
             if connector == name:
                 runner.transition_to(target)
 
     def task_ids(self, name: str) -> list[int]:
-        return sorted(t for (c, t) in self.tasks if c == name)
+        return sorted(t for (c, t) in self._tasks if c == name)
 
     def stop_tasks(self, name: str, ids: list[int] | None = None) -> None:
         """Stop tasks and wait for them, within task.shutdown.graceful.timeout.ms in total."""
         keys = [(name, t) for t in (ids if ids is not None else self.task_ids(name))]
-        self._stop_and_await([k for k in keys if k in self.tasks])
+        self._stop_and_await([k for k in keys if k in self._tasks])
 
     def _stop_and_await(self, keys: list[tuple[str, int]]) -> None:
-        runners = [self.tasks.pop(k) for k in keys]
+        runners = [self._tasks.pop(k) for k in keys]
         for runner in runners:
             runner.stop()
         deadline = time.monotonic() + self.shutdown_timeout_ms / 1000
@@ -352,11 +360,6 @@ class Worker:
 
     def shutdown(self) -> None:
         """Stop every task and connector of this worker."""
-        self._stop_and_await(list(self.tasks))
-        for name in list(self.connectors):
+        self._stop_and_await(list(self._tasks))
+        for name in list(self._connectors):
             self.stop_connector(name)
-
-
-def _plugin_config(config: Mapping[str, str]) -> dict[str, str]:
-    """The config a connector's ``start`` sees: everything but the KIP-891 version keys."""
-    return {k: v for k, v in config.items() if not k.endswith(".plugin.version")}

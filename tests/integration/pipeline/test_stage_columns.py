@@ -9,6 +9,7 @@ from connect_lite.api import Schema, SchemaBuilder, SchemaType, SourceRecord, St
 from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime, TransformSpec
 from connect_lite.plugins.registry import Plugins
 from connect_lite.runtime.components import transform_chain
+from tests.chain_config import chain_config
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec
 
@@ -41,7 +42,9 @@ WITH_ORIGIN = (
 
 
 def _specs(config: dict[str, str] = CHAIN) -> tuple[TransformSpec, ...]:
-    return tuple(TransformSpec(t, p, n) for t, p, n in transform_chain(Plugins([]), config))
+    return tuple(
+        TransformSpec(t, p, n) for t, p, n in transform_chain(Plugins([]), chain_config(config))
+    )
 
 
 def test_source_batch_with_a_schema_runs_as_columns(runtime: SparkRuntime) -> None:

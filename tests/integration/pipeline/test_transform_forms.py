@@ -40,6 +40,7 @@ from connect_lite.pipeline import (
 )
 from connect_lite.plugins.registry import Plugins
 from connect_lite.runtime.components import transform_chain
+from tests.chain_config import chain_config
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec
 
@@ -283,7 +284,9 @@ PLUGINS = Plugins([])
 
 
 def _transform_specs(config: dict[str, str]) -> tuple[TransformSpec, ...]:
-    return tuple(TransformSpec(t, p, n) for t, p, n in transform_chain(PLUGINS, config))
+    return tuple(
+        TransformSpec(t, p, n) for t, p, n in transform_chain(PLUGINS, chain_config(config))
+    )
 
 
 FAILED = "failed"

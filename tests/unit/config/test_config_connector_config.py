@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from connect_lite.api.errors import ConfigError
-from connect_lite.config.connector_config import ConnectorConfig
+from connect_lite.config.connector_config import ConnectorConfig, SinkSubscription
 
 
 def test_sink_values_and_defaults() -> None:
@@ -46,3 +46,33 @@ def test_source_values() -> None:
 def test_bad_value_raises() -> None:
     with pytest.raises(ConfigError, match=r"tasks\.max"):
         ConnectorConfig({"name": "s", "connector.class": "X", "tasks.max": "0"}, "source")
+
+
+def sink(**extra: str) -> ConnectorConfig:
+    return ConnectorConfig({"name": "s", "connector.class": "X", **extra}, "sink")
+
+
+def test_consumer_group_id_is_the_override_or_connect_name() -> None:
+    assert sink(topics="t").consumer_group_id == "connect-s"
+    assert sink(topics="t", **{"consumer.override.group.id": "g"}).consumer_group_id == "g"
+
+
+def test_task_topic_settings_are_the_set_values_as_given() -> None:
+    assert sink(topics="a, b").task_topic_settings() == {"topics": "a, b"}
+    regex = sink(**{"topics": "", "topics.regex": "x.*"})
+    assert regex.task_topic_settings() == {"topics.regex": "x.*"}
+
+
+def test_plugin_config_leaves_out_version_keys() -> None:
+    config = sink(topics="t", **{"connector.plugin.version": "1.0", "x.plugin.version": "2"})
+    assert config.plugin_config == {"name": "s", "connector.class": "X", "topics": "t"}
+
+
+def test_transforms_drop_empty_aliases() -> None:
+    assert sink(topics="t", transforms=" a, ,b ").transforms == ["a", "b"]
+
+
+def test_sink_subscription_comes_from_the_task_config() -> None:
+    assert SinkSubscription.of_task({"topics": " a,, b "}) == SinkSubscription(["a", "b"], None)
+    assert SinkSubscription.of_task({"topics.regex": "x.*"}) == SinkSubscription([], "x.*")
+    assert SinkSubscription.of_task({"topics.regex": ""}) == SinkSubscription([], None)

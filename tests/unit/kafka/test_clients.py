@@ -51,7 +51,7 @@ def test_producer_without_worker_layer_keeps_kafka_defaults() -> None:
 
 
 def test_consumer_group_defaults_and_fetch_tuning() -> None:
-    conf = consumer_config(WORKER, "sink", 0, None, {})
+    conf = consumer_config(WORKER, "sink", 0, "connect-sink", {})
     assert conf["group.id"] == "connect-sink"
     assert conf["client.id"] == "connector-consumer-sink-0"
     assert conf["enable.auto.commit"] == "false"
@@ -66,7 +66,7 @@ def test_consumer_explicit_group_and_override() -> None:
     conf = consumer_config(WORKER, "sink", 1, "custom", {"auto.offset.reset": "none"})
     assert conf["group.id"] == "custom"
     assert conf["auto.offset.reset"] == "error"  # Java "none" is librdkafka "error"
-    override = consumer_config(WORKER, "sink", 1, None, {"group.id": "over"})
+    override = consumer_config(WORKER, "sink", 1, "connect-sink", {"group.id": "over"})
     assert override["group.id"] == "over"
 
 

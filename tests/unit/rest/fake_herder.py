@@ -11,6 +11,7 @@ from connect_lite.api.errors import (
     NotFoundError,
 )
 from connect_lite.plugins.types import PluginDesc, PluginRef, PluginType
+from connect_lite.runtime.connector_requests import parse_initial_state, with_name
 from connect_lite.runtime.entities import (
     ConfigInfos,
     ConnectorInfo,
@@ -24,7 +25,7 @@ from connect_lite.runtime.entities import (
     WorkerHealth,
 )
 from connect_lite.runtime.herder_api import HerderAPI
-from connect_lite.storage.states import ConnectorStatus, State, TaskStatus
+from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
 
 WORKER = "127.0.0.1:8083"
 NULL_VALUE = "Null value can not be supplied as the configuration value."
@@ -70,13 +71,13 @@ class FakeHerder:
         kind = "sink" if "Sink" in config.get("connector.class", "") else "source"
         return ConnectorInfo(name, dict(config), [t.task for t in self.task_statuses[name]], kind)
 
-    def _store(self, name: str, config: dict[str, str], initial_state: str | None) -> None:
+    def _store(self, name: str, config: dict[str, str], target: TargetState) -> None:
         if any(v is None for v in config.values()):
             raise ConfigError(NULL_VALUE)
         if "connector.class" not in config:
             raise BadRequestError("Connector config contains no connector type")
         self.configs[name] = dict(config)
-        self.targets[name] = initial_state or "RUNNING"
+        self.targets[name] = target.value
         running = self.targets[name] == "RUNNING"
         state = State.RUNNING if running else State[self.targets[name]]
         self.statuses[name] = ConnectorStatus(name, state, WORKER, None, "1.0")
@@ -106,23 +107,26 @@ class FakeHerder:
     def create_connector(
         self, name: str, config: dict[str, str], initial_state: str | None = None
     ) -> ConnectorInfo:
+        """Checks in the real herder's order: the name, the initial state, then existence."""
         self.calls.append(("create", name, dict(config), initial_state))
+        config = with_name(name, config)
+        target = parse_initial_state(initial_state)
         if name in self.configs:
             raise AlreadyExistsError(f"Connector {name} already exists")
-        self._store(name, config, initial_state)
+        self._store(name, config, target)
         return self._info(name)
 
     def put_connector_config(self, name: str, config: dict[str, str]) -> tuple[bool, ConnectorInfo]:
         self.calls.append(("put", name, dict(config)))
         created = name not in self.configs
-        self._store(name, config, None)
+        self._store(name, with_name(name, config), TargetState.RUNNING)
         return created, self._info(name)
 
     def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
         self.calls.append(("patch", name, dict(patch)))
         self._check(name)
         merged = {**self.configs[name], **patch}
-        self._store(name, {k: v for k, v in merged.items() if v is not None}, None)
+        self._store(name, {k: v for k, v in merged.items() if v is not None}, TargetState.RUNNING)
         return self._info(name)
 
     def connector_status(self, name: str) -> ConnectorStateInfo:

@@ -45,11 +45,11 @@ def test_create_with_mismatched_config_name_is_400(client: FlaskClient) -> None:
     )
 
 
-def test_create_passes_initial_state_upper_cased(client: FlaskClient, herder: FakeHerder) -> None:
+def test_create_passes_initial_state_as_given(client: FlaskClient, herder: FakeHerder) -> None:
     body = {"name": "src", "config": src_config(), "initial_state": "paused"}
     response = client.post("/connectors", json=body)
     assert response.status_code == 201
-    assert herder.calls[-1][3] == "PAUSED"
+    assert herder.calls[-1][3] == "paused"
     assert response.get_json()["tasks"] == []
 
 
@@ -189,7 +189,7 @@ def test_put_config_creates_with_201_and_location(client: FlaskClient, herder: F
     assert response.status_code == 201
     assert response.headers["Location"] == "http://localhost/connectors/new"
     assert response.get_json()["config"]["name"] == "new"
-    assert herder.calls[-1] == ("put", "new", {**src_config(), "name": "new"})
+    assert herder.calls[-1] == ("put", "new", src_config())  # the herder adds the name
 
 
 def test_put_config_updates_with_200(client: FlaskClient, with_connector: str) -> None:

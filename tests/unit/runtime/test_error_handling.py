@@ -12,6 +12,7 @@ import pytest
 from connect_lite.api.data import Header, Headers
 from connect_lite.api.errors import DataError, RetriableError
 from connect_lite.api.records import SinkRecord
+from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.pipeline.record_errors import (
     HEADER_CONVERTER,
     PREDICATE,
@@ -466,5 +467,6 @@ def test_sources_never_get_a_dlq() -> None:
         "errors.tolerance": "all",
         "errors.deadletterqueue.topic.name": "dlq",
     }
-    assert ErrorHandling.from_config(config, "source").dlq_topic is None
-    assert ErrorHandling.from_config({**config, "topics": "t"}, "sink").dlq_topic == "dlq"
+    assert ErrorHandling.from_config(ConnectorConfig(config, "source")).dlq_topic is None
+    sink = ConnectorConfig({**config, "topics": "t"}, "sink")
+    assert ErrorHandling.from_config(sink).dlq_topic == "dlq"

@@ -7,12 +7,17 @@ import threading
 import pytest
 
 from connect_lite.api.errors import ForbiddenError
+from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.memory import open_memory_stores
 
 
 def tracker(enabled: bool = True, allow_reset: bool = True) -> TopicTracker:
     return TopicTracker(open_memory_stores().topics, enabled, allow_reset)
+
+
+def sink_config(topics: dict[str, str]) -> ConnectorConfig:
+    return ConnectorConfig({"name": "s", "connector.class": "X", **topics}, "sink")
 
 
 def test_records_once_per_topic_and_keeps_the_first_task() -> None:
@@ -68,9 +73,9 @@ def test_reset_disallowed_but_forget_still_clears() -> None:
 def test_sink_reconfiguration_keeps_only_consumed_topics() -> None:
     t = tracker()
     t.record("s", ["orders", "payments", "audit-1", "audit-2"], 0)
-    t.keep_only_consumed("s", {"topics": "orders, payments"})
+    t.keep_only_consumed("s", sink_config({"topics": "orders, payments"}))
     assert t.topics("s") == ["orders", "payments"]
-    t.keep_only_consumed("s", {"topics.regex": "pay.*"})
+    t.keep_only_consumed("s", sink_config({"topics.regex": "pay.*"}))
     assert t.topics("s") == ["payments"]
     t.record("s", ["orders"], 0)  # the in-memory view was refreshed: recorded again
     assert t.topics("s") == ["orders", "payments"]

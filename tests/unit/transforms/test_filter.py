@@ -12,6 +12,7 @@ from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
 from connect_lite.runtime.components import transform_chain
 from connect_lite.transforms.filter import Filter
+from tests.chain_config import chain_config
 
 FILTER = "org.apache.kafka.connect.transforms.Filter"
 PREDICATES = "org.apache.kafka.connect.transforms.predicates"
@@ -26,7 +27,7 @@ def run(plugins: Plugins, config: dict[str, str], records: list[Any]) -> list[An
     """Build the chain as a task does and apply it record by record; drops are left out."""
     chain = [
         (make(), predicate() if predicate else None, negate)
-        for make, predicate, negate in transform_chain(plugins, config)
+        for make, predicate, negate in transform_chain(plugins, chain_config(config))
     ]
     failures: dict[int, Any] = {}
     out = [apply_transforms(chain, r, i, failures) for i, r in enumerate(records)]
@@ -142,4 +143,4 @@ def test_chain_with_undefined_predicate_fails_to_build(plugins: Plugins) -> None
         "transforms.f.predicate": "nope",
     }
     with pytest.raises(ConfigError, match="nope"):
-        transform_chain(plugins, config)
+        transform_chain(plugins, chain_config(config))
