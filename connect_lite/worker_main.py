@@ -117,6 +117,8 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
     herder = build_herder(config, stores, plugins, spark, status, cluster_id)
     herder_box["herder"] = herder
     runtime.add("herder", herder.stop)
+    # Stopped first (stop runs in reverse): no request reaches a stopping herder.
+    runtime.add("REST server (stops first)", server.stop)
     herder.start()
     for path in connector_files:
         _create_from_file(herder, path)
@@ -155,6 +157,7 @@ def build_herder(
         shutdown_timeout_ms=config.task_shutdown_graceful_timeout_ms,
         topic_creation_enable=config.topic_creation_enable,
         transforms_columns=config.transforms_columns_enable,
+        override_policy=config.override_policy,
     )
     runtime_metrics = RuntimeMetrics(status.counters, worker.running_tasks, stores.statuses)
     return StandaloneHerder(
@@ -166,7 +169,9 @@ def build_herder(
         metrics=WorkerMetrics(
             stores.configs, topic_tracker, worker.running_plugins, runtime=runtime_metrics
         ),
-        offsets=ConnectorOffsetsAPI(plugins, stores.offsets, worker_props),
+        offsets=ConnectorOffsetsAPI(
+            plugins, stores.offsets, worker_props, override_policy=config.override_policy
+        ),
         worker_id=status.worker_id,
         cluster_id=cluster_id,
     )

@@ -29,12 +29,21 @@ TOPIC_CREATION_GROUP = "Topic Creation"
 CONVERTER_KINDS = ("key", "value", "header")
 
 
+MAX_CONNECTOR_NAME = 249
+
+
 def check_connector_name(name: str | None) -> str | None:
     """The validation error for a connector name, or None when it is fine.
 
-    Kafka's rules (non-empty, no ISO control characters) plus ours: no ``/``, which
-    cannot appear in a REST path segment.
+    Kafka's rules (non-empty, no ISO control characters) plus ours: at most
+    MAX_CONNECTOR_NAME characters (Kafka's topic name limit, as names end up in topic and group
+    names), and no ``/``, which cannot appear in a REST path segment.
     """
+    if name is not None and len(name) > MAX_CONNECTOR_NAME:
+        shown = f"{name[:40]}... ({len(name)} characters)"
+        return invalid(
+            "name", shown, f"Connector name may be at most {MAX_CONNECTOR_NAME} characters"
+        )
     problem = non_empty_string_without_control_chars("name", name)
     if problem:
         return problem

@@ -107,12 +107,19 @@ class OverridePolicy:
             values.append(cv)
         return values
 
-    def check(self, client_props: Mapping[str, Any], prefix: str) -> None:
-        """Raise ConfigError for the first key that may never be overridden (``prefix`` + key)."""
-        for key, value in client_props.items():
+    def client_overrides(self, config: Mapping[str, str], client: str) -> dict[str, str]:
+        """A connector's ``<client>.override.*`` keys, prefix stripped, for building a client.
+
+        Checked again here, not only at validation: a config stored by an older version could
+        hold a key that may never be overridden. Raise ConfigError naming the first one.
+        """
+        prefix = OVERRIDE_PREFIXES[client]
+        overrides = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
+        for key, value in overrides.items():
             reason = self.denied(key, value)
             if reason is not None:
                 raise ConfigError(reason.replace(f"'{key}'", f"'{prefix}{key}'", 1))
+        return overrides
 
 
 def override_policy(

@@ -16,6 +16,7 @@ from connect_lite.api.errors import (
     NotFoundError,
     TimeoutError_,
 )
+from connect_lite.runtime.herder_api import WorkerStoppingError
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ STATUS_CODES: tuple[tuple[type[Exception], int], ...] = (
     (ConfigError, 400),
     (ForbiddenError, 403),
     (TimeoutError_, 500),
+    (WorkerStoppingError, 503),
 )
 """Domain error -> HTTP status; anything not listed is a 500."""
 

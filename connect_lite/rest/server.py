@@ -39,6 +39,8 @@ SOCKET_TIMEOUT_S = 10
 HEADER_DEADLINE_S = 15
 """The request line and headers must arrive within this time, however slowly they trickle."""
 SHUTDOWN_TIMEOUT_S = 2
+MAX_HEADER_BYTES = 64 * 1024
+"""The request line and headers together; longer ones get 414 or 413 from the server."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,7 @@ class _ContextAdapter(BuiltinSSLAdapter):
 
 class _CherootServer(wsgi.Server):
     ConnectionClass = _Connection
+    max_request_header_size = MAX_HEADER_BYTES
 
     def error_log(self, msg: str = "", level: int = logging.INFO, traceback: bool = False) -> None:
         log.log(level, "%s", msg, exc_info=traceback)

@@ -6,11 +6,11 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from connect_lite.api.config import prefixed
 from connect_lite.api.connector import SinkConnector, SourceConnector
 from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import Partition, TopicPartition, canonical_json
 from connect_lite.config.connector_config import ConnectorConfig
+from connect_lite.config.override_policy import OverridePolicy
 from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.clients import admin_config
 from connect_lite.plugins.registry import Plugins
@@ -49,7 +49,9 @@ class ConnectorOffsetsAPI:
         offsets: OffsetStore,
         worker_props: Mapping[str, str],
         admin_factory: AdminFactory = Admin,
+        override_policy: OverridePolicy | None = None,
     ) -> None:
+        self._override_policy = override_policy or OverridePolicy("All")
         self._plugins = plugins
         self._store = offsets
         self._props = worker_props
@@ -182,7 +184,7 @@ class ConnectorOffsetsAPI:
             ) from error
 
     def _admin(self, config: Mapping[str, str]) -> Admin:
-        overrides = prefixed(config, "admin.override.")
+        overrides = self._override_policy.client_overrides(config, "admin")
         return self._admin_factory(admin_config(self._props, overrides))
 
 

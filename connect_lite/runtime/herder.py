@@ -18,6 +18,7 @@ from connect_lite.api.errors import (
 )
 from connect_lite.config import validation
 from connect_lite.config.connector_config import ConnectorConfig
+from connect_lite.config.framework import MAX_CONNECTOR_NAME
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginType
@@ -34,6 +35,7 @@ from connect_lite.runtime.entities import (
     TaskInfo,
     WorkerHealth,
 )
+from connect_lite.runtime.herder_api import WorkerStoppingError
 from connect_lite.runtime.metrics import CONTENT_TYPE, WorkerMetrics
 from connect_lite.runtime.offset_requests import not_stopped_message, require_offsets
 from connect_lite.runtime.restart_plan import restart_plan
@@ -51,9 +53,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _serialised(method: F) -> F:
+    """Runs the method under the herder's lock; refused once the herder is stopping."""
+
     @functools.wraps(method)
     def wrapper(self: StandaloneHerder, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
+            if self._stopping:
+                raise WorkerStoppingError("Worker is shutting down; try again when it is back.")
             return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]  # same signature
@@ -96,6 +102,7 @@ class StandaloneHerder:
         self.cluster_id = cluster_id
         self._lock = threading.RLock()
         self._ready = False
+        self._stopping = False
         self.health_timeout_s = 10.0
         """How long GET /health waits for the herder lock before answering unhealthy (500)."""
         self._reconfigurer = ThreadPoolExecutor(1, thread_name_prefix="herder-reconfigure")
@@ -115,11 +122,17 @@ class StandaloneHerder:
         self._ready = True
 
     def stop(self) -> None:
+        """Refuse new work from now on (503), then stop every task and connector; a task
+        that misses the graceful deadline is abandoned and writes nothing after it."""
         self._reconfigurer.shutdown(wait=False, cancel_futures=True)
         with self._lock:
+            self._stopping = True
+            self._ready = False
             self.worker.shutdown()
 
     def health(self) -> WorkerHealth:
+        if self._stopping:
+            return WorkerHealth("starting", "Worker is shutting down.")
         if not self._ready:
             return WorkerHealth("starting", "Worker is still starting up.")
         if not self._lock.acquire(timeout=self.health_timeout_s):
@@ -210,8 +223,8 @@ class StandaloneHerder:
 
     def _validate_or_400(self, name: str, config: dict[str, Any]) -> None:
         problem = validation.check_connector_name(name)
-        if problem and "/" in name:
-            raise BadRequestError(problem)
+        if problem and ("/" in name or len(name) > MAX_CONNECTOR_NAME):
+            raise BadRequestError(problem)  # before the name is parsed into anything else
         infos = self._validate(config)
         if infos.error_count > 0:
             raise BadRequestError(validation.invalid_config_message(infos))

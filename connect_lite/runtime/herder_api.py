@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from connect_lite.api.errors import ConnectError
 from connect_lite.plugins.types import PluginDesc
 from connect_lite.runtime.entities import (
     ConfigInfos,
@@ -20,10 +21,15 @@ from connect_lite.runtime.entities import (
 from connect_lite.storage.states import TaskStatus
 
 
+class WorkerStoppingError(ConnectError):
+    """The worker is shutting down and takes no more work (503)."""
+
+
 class HerderAPI(Protocol):
     """Every method is synchronous and raises connect_lite.api.errors on failure:
     NotFoundError (404), AlreadyExistsError (409), BadRequestError / ConfigError (400),
-    ForbiddenError (403), anything else (500). Messages are Kafka's texts."""
+    ForbiddenError (403), WorkerStoppingError (503), anything else (500). Messages are
+    Kafka's texts."""
 
     worker_id: str
 

@@ -227,6 +227,9 @@ class WorkerSourceTask(WorkerTask):
 
     def _write_offsets(self, ready: dict[Any, Any]) -> bool:
         """Store the offsets; when the store is busy, keep them pending for the next commit."""
+        if self.abandoned:
+            self.log.warning("Not committing offsets: the task was abandoned at shutdown")
+            return False
         try:
             self.offsets.put_many(self.connector, ready)
         except RetriableError as error:

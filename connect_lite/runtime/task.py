@@ -53,6 +53,9 @@ class WorkerTask(ABC):
         )
         self._target = target
         self._stopping = threading.Event()
+        self.abandoned = False
+        """Set when the task missed the graceful stop deadline: it must write no more state
+        (the store may be closed by now); what it did not commit is redelivered."""
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self.failed = False
@@ -87,6 +90,11 @@ class WorkerTask(ABC):
             self.cancel()
         except Exception as error:  # e.g. Spark already shut down: nothing left to cancel
             self.log.debug("Cancelling the task's work failed: %s", error)
+
+    def abandon(self) -> None:
+        """Give up on a task that did not stop in time (Kafka's ``cancel``)."""
+        self.abandoned = True
+        self.stop()
 
     def join(self, timeout: float | None) -> bool:
         if self._thread is None:

@@ -14,6 +14,7 @@ from typing import Any
 from connect_lite.api.connector import SinkConnector, SinkTask, SourceConnector, SourceTask
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.connector_config import ConnectorConfig, SinkSubscription
+from connect_lite.config.override_policy import OVERRIDE_PREFIXES, OverridePolicy
 from connect_lite.config.topic_creation import uses_topic_creation
 from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.clients import admin_config, consumer_config, producer_config
@@ -76,7 +77,10 @@ class Worker:
         batching: Batching = DEFAULT_BATCHING,
         topic_creation_enable: bool = True,
         transforms_columns: bool = True,
+        override_policy: OverridePolicy | None = None,
     ) -> None:
+        self.override_policy = override_policy or OverridePolicy("All")
+        """Checks connector client overrides again when clients are built (the deny-list)."""
         self.topic_creation_enable = topic_creation_enable
         self.transforms_columns = transforms_columns
         self.topic_tracker = topic_tracker
@@ -219,7 +223,8 @@ class Worker:
         }
         group = f"connect-lite:{name}-{task}"
         overrides = {
-            p: connector_config.prefixed(f"{p}.override.") for p in ("producer", "consumer")
+            client: self.override_policy.client_overrides(connector_config.raw, client)
+            for client in OVERRIDE_PREFIXES
         }
         if isinstance(plugin, SourceTask) and isinstance(runner.instance, SourceConnector):
             producer_conf = producer_config(self.props, name, task, overrides["producer"])
@@ -242,7 +247,7 @@ class Worker:
             dlq_producer_conf = producer_config(
                 self.props, name, task, overrides["producer"], "connector-dlq-producer"
             )
-            admin_conf = admin_config(self.props, connector_config.prefixed("admin.override."))
+            admin_conf = admin_config(self.props, overrides["admin"])
             return WorkerSinkTask(
                 plugin=plugin,
                 subscription=SinkSubscription.of_task(task_config),
@@ -266,7 +271,8 @@ class Worker:
                 task,
             )
             return None
-        admin = Admin(admin_config(self.props, config.prefixed("admin.override.")))
+        admin_overrides = self.override_policy.client_overrides(config.raw, "admin")
+        admin = Admin(admin_config(self.props, admin_overrides))
         return TopicCreator(admin, TopicCreation.from_config(config.raw), f"{name}|task-{task}")
 
     def _stage_spec(
@@ -356,7 +362,11 @@ class Worker:
         deadline = time.monotonic() + self.shutdown_timeout_ms / 1000
         for runner in runners:
             if not runner.join(max(deadline - time.monotonic(), 0.0)):
-                log.error("[%s] Graceful stop of task failed", runner.id)
+                runner.abandon()
+                log.error(
+                    "[%s] Graceful stop of task failed; abandoned, it commits nothing more",
+                    runner.id,
+                )
 
     def shutdown(self) -> None:
         """Stop every task and connector of this worker."""

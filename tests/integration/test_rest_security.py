@@ -292,6 +292,10 @@ def test_bad_inputs_are_4xx(secured: Secured) -> None:
     assert validated.status == 200 and validated.body["error_count"] == 1
     created = secured.call("POST", "/connectors", {"name": unique("v"), "config": malformed})
     assert created.status == 400 and "Unbounded range: [1.0" in created.body["message"]
+    long_name = "n" * 300_000
+    named = secured.call("POST", "/connectors", {"name": long_name, "config": source_config("t")})
+    assert named.status == 400 and "at most 249 characters" in named.body["message"]
+    assert len(named.body["message"]) < 500
     slash = secured.call("PUT", "/connectors/a%2Fb/config", source_config(unique("t")))
     assert slash.status == 400, slash.body
     assert "a/b" not in secured.call("GET", "/connectors").body

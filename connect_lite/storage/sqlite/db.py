@@ -49,6 +49,7 @@ class Database:
 
     def __init__(self, path: str, busy_timeout_s: float = 5.0) -> None:
         self._lock = threading.RLock()
+        self._closed = False
         self._depth = 0  # transaction nesting depth, guarded by _lock
         with translated_errors():
             self._conn = sqlite3.connect(
@@ -74,6 +75,7 @@ class Database:
     def atomic(self) -> Iterator[sqlite3.Connection]:
         """One transaction (BEGIN IMMEDIATE), or a savepoint inside an enclosing one."""
         with self._lock, translated_errors():
+            self._check_open()
             depth = self._depth
             self._conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
             self._depth += 1
@@ -107,8 +109,14 @@ class Database:
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """Run a read and return all rows."""
         with self._lock, translated_errors():
+            self._check_open()
             return self._conn.execute(sql, params).fetchall()
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._conn.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ConnectError("the state store is closed (the worker is shutting down)")

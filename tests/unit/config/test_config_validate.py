@@ -489,3 +489,11 @@ def test_oauth_endpoint_urls_need_the_worker_allow_list(plugins: FakePlugins) ->
     jwks = "consumer.override.sasl.oauthbearer.jwks.endpoint.url"
     plain = WorkerConfig({"bootstrap.servers": "b:1"})
     assert validate(plugins, plain, {**SOURCE, jwks: allowed}).error_count == 1
+
+
+def test_connector_names_are_at_most_249_characters() -> None:
+    assert check_connector_name("n" * 249) is None
+    problem = check_connector_name("n" * 300_000)
+    assert problem is not None and len(problem) < 200
+    assert problem.endswith("Connector name may be at most 249 characters")
+    assert "(300000 characters)" in problem
