@@ -1,0 +1,105 @@
+"""Shutdown in order: REST stops first, so a request racing SIGTERM is answered or refused,
+never run against a stopped herder; a stored config with a forbidden override cannot run."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from connect_lite.storage.sqlite import open_sqlite_stores
+from connect_lite.storage.states import TargetState
+from tests.integration.worker_process import WorkerProcess, source_config, unique, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_create_racing_sigterm_is_answered_or_refused(
+    bootstrap_servers: str, tmp_path: Path
+) -> None:
+    worker = WorkerProcess(tmp_path, bootstrap_servers).start()
+    try:
+        running = unique("running")
+        created = worker.rest.post(
+            "/connectors", {"name": running, "config": source_config(unique("t"))}
+        )
+        assert created.status == 201, created.body
+        worker.wait_running(running)
+        answers: dict[str, int | str] = {}
+        stop = threading.Event()
+
+        def keep_creating() -> None:
+            while not stop.is_set():
+                name = unique("racing")
+                try:
+                    body = {"name": name, "config": source_config(unique("t"))}
+                    answers[name] = worker.rest.post("/connectors", body).status
+                except OSError as error:  # refused: the listener is closed
+                    answers[name] = type(error).__name__
+                    return
+
+        racer = threading.Thread(target=keep_creating, daemon=True)
+        racer.start()
+        wait_for(lambda: len(answers) >= 2, 60, what="creates before SIGTERM")
+        assert worker.terminate() == 0
+        stop.set()
+        racer.join(timeout=30)
+    finally:
+        worker.stop()
+    log = worker.log()
+    assert "Cannot operate on a closed database" not in log
+    assert "state store is closed" not in log
+    assert "Uncaught exception" not in log
+    refused = [name for name, answer in answers.items() if answer != 201]
+    assert refused, "no request met the shutdown: the race was not tested"
+    assert set(answers.values()) <= {
+        201,
+        503,
+        "ConnectionRefusedError",
+        "ConnectionResetError",
+        "RemoteDisconnected",
+        "URLError",
+    }
+
+    again = WorkerProcess(tmp_path, bootstrap_servers, port=worker.port).start()
+    try:
+        stored = set(again.rest.get("/connectors").body)
+        accepted = {name for name, answer in answers.items() if answer == 201}
+        assert accepted | {running} <= stored
+        assert not stored & set(refused), "a refused create was stored"
+    finally:
+        again.stop()
+
+
+def test_a_stored_forbidden_override_fails_the_connector_instead_of_loading_code(
+    bootstrap_servers: str, tmp_path: Path
+) -> None:
+    """A state file written before the deny-list may hold a forbidden override: the worker
+    refuses to build the client, and says why, rather than loading the library."""
+    name = unique("stored")
+    stores = open_sqlite_stores(str(tmp_path / "state.db"))
+    try:
+        config = {
+            **source_config(unique("t")),
+            "name": name,
+            "producer.override.plugin.library.paths": str(tmp_path / "evil.so"),
+        }
+        stores.configs.put_connector_config(name, config, TargetState.RUNNING)
+        stores.configs.put_task_configs(name, [{**config, "task.class": "x"}])
+    finally:
+        assert stores.close is not None
+        stores.close()
+    worker = WorkerProcess(tmp_path, bootstrap_servers).start()
+    try:
+
+        def failed() -> dict[str, object] | None:
+            status = worker.rest.get(f"/connectors/{name}/status").body
+            tasks = status.get("tasks", [])
+            return tasks[0] if tasks and tasks[0]["state"] == "FAILED" else None
+
+        task = wait_for(failed, 120, what="the task FAILED")
+        assert "producer.override.plugin.library.paths" in str(task["trace"])
+        assert "may not be overridden" in str(task["trace"])
+    finally:
+        worker.stop()
