@@ -17,7 +17,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from connect_lite.pipeline.record_errors import RecordError, capture
+from connect_lite.pipeline.record_errors import (
+    HEADER_CONVERTER,
+    KEY_CONVERTER,
+    PREDICATE,
+    TRANSFORMATION,
+    VALUE_CONVERTER,
+    RecordError,
+    capture,
+)
 
 MAX_CACHED_STAGES = 64
 
@@ -72,14 +80,6 @@ class Components:
 
     def __init__(self, spec: Any) -> None:
         self.spec = spec  # work.py reads its retry settings
-        from connect_lite.pipeline.record_errors import (
-            HEADER_CONVERTER,
-            KEY_CONVERTER,
-            PREDICATE,
-            TRANSFORMATION,
-            VALUE_CONVERTER,
-        )
-
         self.key = _Lazy(spec.key_converter, KEY_CONVERTER)
         self.value = _Lazy(spec.value_converter, VALUE_CONVERTER)
         self.header = _Lazy(spec.header_converter, HEADER_CONVERTER)

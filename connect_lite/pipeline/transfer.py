@@ -35,6 +35,7 @@ import pyarrow as pa
 from connect_lite.pipeline.executor import components, gc_paused
 from connect_lite.pipeline.record_errors import StageCancelledError, StageExecutionError
 from connect_lite.pipeline.session import JobGroup, SparkRuntime
+from connect_lite.pipeline.work import run_chunk, sink_rows, source_rows, typed_rows
 
 OUTPUT_SCHEMA = "chunk long, payload binary"
 _ARROW_SCHEMA = pa.schema([("chunk", pa.int64()), ("payload", pa.binary())])
@@ -83,8 +84,6 @@ def map_chunks(
     kind: str, spec: Any, token: str, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: one output row per input chunk row (runs in Python workers)."""
-    from connect_lite.pipeline.work import run_chunk
-
     comps = components(spec, token)
     for batch in batches:
         ids = batch.column(0).to_pylist()
@@ -115,8 +114,6 @@ def chunk_frame(runtime: SparkRuntime, payloads: list[bytes]) -> Any:
 def map_typed_rows(layout: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function that expands pickled chunks of records into typed rows, the
     input of a chain of column expressions (in Python workers, so in parallel)."""
-    from connect_lite.pipeline.work import typed_rows
-
     for batch in batches:
         payloads = batch.column(1)
         for row in range(batch.num_rows):
@@ -133,8 +130,6 @@ def map_source_rows(
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function after a chain of column expressions: typed rows in,
     converted records out (one output row per input batch, in Python workers)."""
-    from connect_lite.pipeline.work import source_rows
-
     comps = components(spec, token)
     for n, batch in enumerate(batches):
         with gc_paused():
@@ -149,8 +144,6 @@ def map_sink_rows(
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function before a chain of column expressions: pickled chunks of
     consumed messages in, converted typed rows out (in Python workers)."""
-    from connect_lite.pipeline.work import sink_rows
-
     comps = components(spec, token)
     for batch in batches:
         payloads = batch.column(1)
@@ -192,14 +185,7 @@ def run_job(
     """Run one Spark job over the pickled chunks; their results, in chunk order."""
     df = chunk_frame(runtime, payloads)
     mapped = df.mapInArrow(functools.partial(map_chunks, kind, spec, token), OUTPUT_SCHEMA)
-    if group.cancelled:
-        raise StageCancelledError(f"Job group {group.group_id} was cancelled")
-    try:
-        result = mapped.toArrow()
-    except Exception as e:
-        if group.cancelled:
-            raise StageCancelledError(f"Job group {group.group_id} was cancelled") from e
-        raise StageExecutionError(f"Spark job of {group.group_id} failed: {e}") from e
+    result = to_arrow(group, mapped)
     if result.num_rows != len(payloads):
         raise StageExecutionError(f"Expected {len(payloads)} chunk results, got {result.num_rows}")
     order = result.column("chunk").to_pylist()
