@@ -37,7 +37,7 @@ from typing import Any
 from connect_lite.api.components import Converter, HeaderConverter, Predicate, Transformation
 from connect_lite.api.data import Headers
 from connect_lite.api.records import SinkRecord, SourceRecord, TopicPartition
-from connect_lite.pipeline import expressions
+from connect_lite.pipeline import column_compilers, column_plan
 from connect_lite.pipeline.columns import decoder
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.record_errors import (
@@ -276,10 +276,10 @@ class SourceStage(_Stage):
         workers over the rows it kept. None when the batch has no column form (or the job
         failed for a reason that is no single record's; the Arrow form isolates it)."""
         chain = self._chain()
-        if chain is None or not expressions.chain_has_columns(chain):
+        if chain is None or not column_compilers.chain_has_columns(chain):
             return None
         try:
-            planned = expressions.plan(self.runtime, chain, records)
+            planned = column_plan.plan(self.runtime, chain, records)
         except Exception as e:
             log.warning("No column form for this batch, using the Arrow form: %s", e)
             return None
@@ -415,13 +415,13 @@ class SinkStage(_Stage):
         """One job: converters in Python workers emit typed rows, the chain runs as Spark
         column expressions over them. None when the batch has no column form."""
         chain = self._chain()
-        if chain is None or not expressions.chain_has_columns(chain):
+        if chain is None or not column_compilers.chain_has_columns(chain):
             return None
         probe = self._probe(rows[0])
         if probe is None:
             return None
         try:
-            planned = expressions.plan_sink(
+            planned = column_plan.plan_sink(
                 self.runtime,
                 chain,
                 probe,
@@ -445,7 +445,7 @@ class SinkStage(_Stage):
         return result
 
     def _collect_columns(
-        self, rows: list[tuple[Any, ...]], planned: expressions.SinkPlan, table: Any
+        self, rows: list[tuple[Any, ...]], planned: column_plan.SinkPlan, table: Any
     ) -> SinkBatchResult:
         """SinkRecords from the select's rows; rows that did not fit run in the Arrow form."""
         result = SinkBatchResult(offsets=[(r[0], r[1], r[2]) for r in rows])
