@@ -12,7 +12,7 @@ from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.kafka.consumer import Consumer
 from connect_lite.pipeline.record_errors import TASK_PUT
-from connect_lite.pipeline.stage import SinkBatchResult, SinkStage
+from connect_lite.pipeline.sink_stage import SinkBatchResult, SinkStage
 from connect_lite.plugins.isolation import public_class_name
 from connect_lite.runtime.error_handling import (
     NO_ERROR_HANDLING,

@@ -13,7 +13,8 @@ from connect_lite.api.connector import OffsetStorageReader, SourceTask, SourceTa
 from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import RecordMetadata, SourceRecord
 from connect_lite.kafka.producer import Producer
-from connect_lite.pipeline.stage import SourceBatchResult, SourceStage, StageSpec
+from connect_lite.pipeline.source_stage import SourceBatchResult, SourceStage
+from connect_lite.pipeline.stage import StageSpec
 from connect_lite.runtime.error_handling import NO_ERROR_HANDLING, ErrorHandling, build_handler
 from connect_lite.runtime.source_offsets import (
     StoreOffsetReader,
