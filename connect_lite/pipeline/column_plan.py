@@ -34,7 +34,7 @@ from connect_lite.pipeline.transfer import (
     map_typed_rows,
     to_arrow,
 )
-from connect_lite.pipeline.work import RECORD_COLUMNS, RowLayout
+from connect_lite.pipeline.typed_rows import RECORD_COLUMNS, RowLayout
 
 _ROW_FIELDS = [
     ("idx", pa.int64()),

@@ -15,12 +15,12 @@ from connect_lite.api.components import Converter
 from connect_lite.api.data import Headers
 from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.pipeline import column_compilers, column_plan
+from connect_lite.pipeline.chunk_work import TIMESTAMP_TYPES
 from connect_lite.pipeline.columns import decoder
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.record_errors import RecordError, StageExecutionError
 from connect_lite.pipeline.stage import BatchStage, where_sink
 from connect_lite.pipeline.transfer import map_sink_rows, to_arrow
-from connect_lite.pipeline.work import TIMESTAMP_TYPES
 
 log = logging.getLogger(__name__)
 

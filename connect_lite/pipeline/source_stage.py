@@ -10,11 +10,11 @@ from typing import Any
 
 from connect_lite.api.records import SourceRecord
 from connect_lite.pipeline import column_compilers, column_plan
+from connect_lite.pipeline.chunk_work import SOURCE_FIELDS, SOURCE_RECORD_FIELDS
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.record_errors import RecordError, StageCancelledError
 from connect_lite.pipeline.stage import BatchStage, where_source
 from connect_lite.pipeline.transfer import OUTPUT_SCHEMA, collect_payloads, map_source_rows
-from connect_lite.pipeline.work import SOURCE_FIELDS, SOURCE_RECORD_FIELDS
 
 log = logging.getLogger(__name__)
 

@@ -32,10 +32,11 @@ from typing import Any
 
 import pyarrow as pa
 
+from connect_lite.pipeline.chunk_work import run_chunk
 from connect_lite.pipeline.executor import components, gc_paused
 from connect_lite.pipeline.record_errors import StageCancelledError, StageExecutionError
 from connect_lite.pipeline.session import JobGroup, SparkRuntime
-from connect_lite.pipeline.work import run_chunk, sink_rows, source_rows, typed_rows
+from connect_lite.pipeline.typed_rows import sink_rows, source_rows, typed_rows
 
 OUTPUT_SCHEMA = "chunk long, payload binary"
 _ARROW_SCHEMA = pa.schema([("chunk", pa.int64()), ("payload", pa.binary())])

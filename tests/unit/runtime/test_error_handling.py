@@ -12,6 +12,7 @@ import pytest
 from connect_lite.api.data import Header, Headers
 from connect_lite.api.errors import DataError, RetriableError
 from connect_lite.api.records import SinkRecord
+from connect_lite.pipeline.plugin_calls import Failures, apply_transforms, convert_column, retry_of
 from connect_lite.pipeline.record_errors import (
     HEADER_CONVERTER,
     PREDICATE,
@@ -20,7 +21,6 @@ from connect_lite.pipeline.record_errors import (
     Retry,
     capture,
 )
-from connect_lite.pipeline.work import Failures, apply_transforms, convert_column, retry_of
 from connect_lite.runtime.error_handling import (
     DeadLetterQueueReporter,
     ErrorContext,
