@@ -26,6 +26,7 @@ from connect_lite.pipeline.record_errors import (
     RecordError,
     capture,
 )
+from connect_lite.pipeline.stage_spec import StageSpec
 
 MAX_CACHED_STAGES = 64
 
@@ -78,7 +79,7 @@ def _factory_name(factory: Any) -> str:
 class Components:
     """The built components of one stage in one worker process."""
 
-    def __init__(self, spec: Any) -> None:
+    def __init__(self, spec: StageSpec) -> None:
         self.spec = spec  # work.py reads its retry settings
         self.key = _Lazy(spec.key_converter, KEY_CONVERTER)
         self.value = _Lazy(spec.value_converter, VALUE_CONVERTER)
@@ -113,7 +114,7 @@ _cache: OrderedDict[str, tuple[str, Components]] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def components(spec: Any, token: str) -> Components:
+def components(spec: StageSpec, token: str) -> Components:
     """The cached components of ``spec`` in this process, built lazily once per stage."""
     with _cache_lock:
         entry = _cache.get(spec.stage_id)

@@ -1,4 +1,4 @@
-"""What both batch stages share: their spec, and the driver side of a batch as one Spark job.
+"""What both batch stages share: the driver side of running a batch as one Spark job.
 
 Components are described by picklable zero-argument factories and built lazily in
 Spark's Python workers, once per worker process and stage (see executor.py). The
@@ -32,43 +32,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect_lite.api.components import Converter, HeaderConverter, Predicate, Transformation
 from connect_lite.api.records import SourceRecord
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.record_errors import RecordError, StageCancelledError
 from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.stage_spec import StageSpec
 from connect_lite.pipeline.transfer import chunk_bounds, dumps, run_job
-
-
-@dataclass(frozen=True)
-class TransformSpec:
-    """A transformation factory, with an optional predicate factory that gates it."""
-
-    factory: Callable[[], Transformation[Any]]
-    predicate: Callable[[], Predicate[Any]] | None = None
-    negate: bool = False
-
-
-@dataclass(frozen=True)
-class StageSpec:
-    """What a stage runs: converter factories (already configured) and the transform chain.
-
-    ``stage_id`` keys the per-worker-process component cache, so it must be unique among
-    live stages (e.g. ``"<connector>-<task>"``); each new SourceStage/SinkStage instance
-    rebuilds its components once, even under an id used before.
-    """
-
-    stage_id: str
-    key_converter: Callable[[], Converter]
-    value_converter: Callable[[], Converter]
-    header_converter: Callable[[], HeaderConverter]
-    transforms: tuple[TransformSpec, ...] = ()
-    columns: bool = True
-    """Run a chain of built-ins as Spark column expressions when the batch has a schema."""
-    retry_timeout_ms: int = 0
-    """errors.retry.timeout: how long a RetriableError is retried; 0 = never, -1 = forever."""
-    retry_delay_max_ms: int = 60000
-    """errors.retry.delay.max.ms: the cap of the exponential backoff between retries."""
 
 
 @dataclass

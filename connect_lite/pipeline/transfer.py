@@ -36,6 +36,7 @@ from connect_lite.pipeline.chunk_work import run_chunk
 from connect_lite.pipeline.executor import components, gc_paused
 from connect_lite.pipeline.record_errors import StageCancelledError, StageExecutionError
 from connect_lite.pipeline.session import JobGroup, SparkRuntime
+from connect_lite.pipeline.stage_spec import StageSpec
 from connect_lite.pipeline.typed_rows import sink_rows, source_rows, typed_rows
 
 OUTPUT_SCHEMA = "chunk long, payload binary"
@@ -82,7 +83,7 @@ def _row(chunk: int, payload: bytes) -> pa.RecordBatch:
 
 
 def map_chunks(
-    kind: str, spec: Any, token: str, batches: Iterator[pa.RecordBatch]
+    kind: str, spec: StageSpec, token: str, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: one output row per input chunk row (runs in Python workers)."""
     comps = components(spec, token)
@@ -127,7 +128,7 @@ def map_typed_rows(layout: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[p
 
 
 def map_source_rows(
-    spec: Any, token: str, schemas: dict[str, Any], batches: Iterator[pa.RecordBatch]
+    spec: StageSpec, token: str, schemas: dict[str, Any], batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function after a chain of column expressions: typed rows in,
     converted records out (one output row per input batch, in Python workers)."""
@@ -141,7 +142,7 @@ def map_source_rows(
 
 
 def map_sink_rows(
-    spec: Any, token: str, layout: Any, batches: Iterator[pa.RecordBatch]
+    spec: StageSpec, token: str, layout: Any, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function before a chain of column expressions: pickled chunks of
     consumed messages in, converted typed rows out (in Python workers)."""
@@ -179,7 +180,7 @@ def run_job(
     runtime: SparkRuntime,
     group: JobGroup,
     kind: str,
-    spec: Any,
+    spec: StageSpec,
     token: str,
     payloads: list[bytes],
 ) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import RecordMetadata, SourceRecord
 from connect_lite.kafka.producer import Producer
 from connect_lite.pipeline.source_stage import SourceBatchResult, SourceStage
-from connect_lite.pipeline.stage import StageSpec
+from connect_lite.pipeline.stage_spec import StageSpec
 from connect_lite.runtime.error_handling import NO_ERROR_HANDLING, ErrorHandling, build_handler
 from connect_lite.runtime.source_offsets import (
     StoreOffsetReader,
