@@ -8,10 +8,22 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from connect_lite.api.data import Header, Headers
-from connect_lite.api.records import SinkRecord, SourceRecord
+from connect_lite.api.records import R, SinkRecord, SourceRecord
+from connect_lite.pipeline.chunks import (
+    ChainInput,
+    ChunkInput,
+    ChunkResult,
+    MessageRow,
+    RecordsChunk,
+    SerializedHeaders,
+    SinkChunk,
+    SinkInput,
+    SourceChunk,
+    SourceInput,
+)
 from connect_lite.pipeline.executor import BuildError, Components
 from connect_lite.pipeline.plugin_calls import (
     FAILED,
@@ -28,7 +40,7 @@ from connect_lite.pipeline.record_errors import (
 )
 
 _EMPTY_HEADERS = Headers()
-TIMESTAMP_TYPES: dict[Any, str] = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
+TIMESTAMP_TYPES: dict[int | str, str] = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
 """confluent-kafka's timestamp type numbers; a name given as a string is kept as it is."""
 
 SOURCE_FIELDS = ("topic", "key", "key_schema", "value", "value_schema", "headers")
@@ -36,25 +48,25 @@ SOURCE_FIELDS = ("topic", "key", "key_schema", "value", "value_schema", "headers
 SOURCE_RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(SourceRecord))
 """Every SourceRecord field: the columns of a chunk that goes through transforms."""
 
+T = TypeVar("T")
 
-def source_chunk(comps: Components, full: bool, columns: tuple[list[Any], ...]) -> dict[str, Any]:
+
+def source_chunk(comps: Components, chunk: SourceInput) -> SourceChunk:
     """Transforms, then key, value and header converters, for one chunk of source records.
 
-    ``columns`` are SOURCE_FIELDS, or with ``full`` every SourceRecord field in declaration
-    order (transforms need whole records); empty headers travel as None.
-    """
+    Empty headers travel as None."""
     failures = Failures(retry_of(comps))
     dropped: list[int] = []
-    meta = None
-    if full:
-        kept, records = _source_transform(comps, columns, failures, dropped)
+    destinations = None
+    if chunk.full:
+        kept, records = _source_transform(comps, chunk.columns, failures, dropped)
         topics = [r.topic for r in records]
         keys, key_schemas = [r.key for r in records], [r.key_schema for r in records]
         values, value_schemas = [r.value for r in records], [r.value_schema for r in records]
-        headers = [r.headers for r in records]
-        meta = [(r.topic, r.kafka_partition, r.timestamp) for r in records]
+        headers: list[Headers | None] = [r.headers for r in records]
+        destinations = [(r.topic, r.kafka_partition, r.timestamp) for r in records]
     else:
-        topics, keys, key_schemas, values, value_schemas, headers = columns
+        topics, keys, key_schemas, values, value_schemas, headers = chunk.columns
         kept = list(range(len(topics)))
     out_keys = convert_column(
         comps.key.get(), KEY_CONVERTER, (topics, key_schemas, keys), kept, failures
@@ -63,9 +75,28 @@ def source_chunk(comps: Components, full: bool, columns: tuple[list[Any], ...]) 
         comps.value.get(), VALUE_CONVERTER, (topics, value_schemas, values), kept, failures
     )
     out_headers = _source_headers(comps, topics, headers, kept, failures)
-    return _pack(
-        kept, dropped, failures, keys=out_keys, values=out_values, headers=out_headers, meta=meta
+    good = _unfailed(kept, failures)
+    return SourceChunk(
+        kept=_pick(kept, good),
+        dropped=dropped,
+        errors=failures.in_order(),
+        retries=failures.retries,
+        keys=_pick(out_keys, good),
+        values=_pick(out_values, good),
+        headers=None if out_headers is None else _pick(out_headers, good),
+        destinations=None if destinations is None else _pick(destinations, good),
     )
+
+
+def _unfailed(kept: list[int], failures: Failures) -> list[int] | None:
+    """The positions in ``kept`` of the records that did not fail; None when none failed."""
+    if not failures:
+        return None
+    return [p for p, i in enumerate(kept) if i not in failures]
+
+
+def _pick(column: list[T], positions: list[int] | None) -> list[T]:
+    return column if positions is None else [column[p] for p in positions]
 
 
 def _source_transform(
@@ -87,14 +118,18 @@ def _source_transform(
 
 
 def _source_headers(
-    comps: Components, topics: list[str], headers: list[Any], kept: list[int], failures: Failures
-) -> list[Any] | None:
+    comps: Components,
+    topics: list[str],
+    headers: list[Headers | None],
+    kept: list[int],
+    failures: Failures,
+) -> list[SerializedHeaders | None] | None:
     if not any(headers):
         return None
     convert = comps.header.get().from_connect_header
-    out: list[Any] = [None] * len(kept)
+    out: list[SerializedHeaders | None] = [None] * len(kept)
 
-    def one(topic: str, hs: Any) -> list[tuple[str, Any]]:
+    def one(topic: str, hs: Headers) -> SerializedHeaders:
         return [(h.key, convert(topic, h.key, h.schema, h.value)) for h in hs]
 
     for i, hs in enumerate(headers):
@@ -112,11 +147,9 @@ def _source_headers(
     return out
 
 
-def sink_chunk(comps: Components, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
-    """Key, value and header converters, then transforms, for one chunk of consumed messages.
-
-    A row is (topic, partition, offset, key, value, headers, timestamp, timestamp_type).
-    """
+def sink_chunk(comps: Components, chunk: SinkInput) -> SinkChunk | RecordsChunk[SinkRecord]:
+    """Key, value and header converters, then transforms, for one chunk of consumed messages."""
+    rows = chunk.rows
     failures = Failures(retry_of(comps))
     indices = list(range(len(rows)))
     topics = [r[0] for r in rows]
@@ -131,20 +164,16 @@ def sink_chunk(comps: Components, rows: list[tuple[Any, ...]]) -> dict[str, Any]
     if not comps.has_transforms:
         if failures:
             keys, values, headers = ([col[i] for i in kept] for col in (keys, values, headers))
-        columns = {  # columns pickle faster than per-record tuples
-            "key_schemas": [sv.schema for sv in keys],
-            "keys": [sv.value for sv in keys],
-            "value_schemas": [sv.schema for sv in values],
-            "values": [sv.value for sv in values],
-            "headers": headers,
-        }
-        return {
-            "kept": kept,
-            "dropped": [],
-            "errors": [failures[i] for i in sorted(failures)],
-            "retries": failures.retries,
-            **columns,
-        }
+        return SinkChunk(
+            kept=kept,
+            errors=failures.in_order(),
+            retries=failures.retries,
+            key_schemas=[sv.schema for sv in keys],
+            keys=[sv.value for sv in keys],
+            value_schemas=[sv.schema for sv in values],
+            values=[sv.value for sv in values],
+            headers=headers,
+        )
 
     def record(i: int) -> SinkRecord:
         r = rows[i]
@@ -153,17 +182,17 @@ def sink_chunk(comps: Components, rows: list[tuple[Any, ...]]) -> dict[str, Any]
             r[6], TIMESTAMP_TYPES.get(r[7], r[7]), headers[i],
         )  # fmt: skip
 
-    out_kept, dropped, records = _run_chain(comps, ((i, record(i)) for i in kept), failures)
-    return _pack(out_kept, dropped, failures, records=records)
+    return _chained(comps, ((i, record(i)) for i in kept), failures)
 
 
-def sink_headers(comps: Components, rows: list[tuple[Any, ...]], failures: Failures) -> list[Any]:
-    out: list[Any] = [_EMPTY_HEADERS] * len(rows)
+def sink_headers(comps: Components, rows: list[MessageRow], failures: Failures) -> list[Headers]:
+    """The headers of consumed messages, converted; a failing one is recorded in ``failures``."""
+    out: list[Headers] = [_EMPTY_HEADERS] * len(rows)
     if not any(r[5] for r in rows):
         return out
     convert = comps.header.get().to_connect_header
 
-    def one(topic: str, raw_headers: Any) -> Headers:
+    def one(topic: str, raw_headers: SerializedHeaders) -> Headers:
         items = []
         for key, raw in raw_headers:
             sv = convert(topic, key, raw)
@@ -171,12 +200,13 @@ def sink_headers(comps: Components, rows: list[tuple[Any, ...]], failures: Failu
         return Headers(tuple(items))
 
     for i, r in enumerate(rows):
-        if not r[5]:
+        raw_headers = r[5]
+        if not raw_headers:
             continue
         try:
-            out[i] = one(r[0], r[5])
+            out[i] = one(r[0], raw_headers)
         except Exception as e:
-            ok, result = failures.recover(e, one, r[0], r[5])
+            ok, result = failures.recover(e, one, r[0], raw_headers)
             if ok:
                 out[i] = result
             else:
@@ -184,32 +214,11 @@ def sink_headers(comps: Components, rows: list[tuple[Any, ...]], failures: Failu
     return out
 
 
-def _pack(
-    kept: list[int], dropped: list[int], failures: Failures, **columns: Any
-) -> dict[str, Any]:
-    """The chunk result: kept local indices, the columns aligned with them, drops, errors."""
-    if failures:
-        bad = set(failures)
-        keep_pos = [p for p, i in enumerate(kept) if i not in bad]
-        kept = [kept[p] for p in keep_pos]
-        columns = {
-            name: (col if col is None else [col[p] for p in keep_pos])
-            for name, col in columns.items()
-        }
-    errors = [failures[i] for i in sorted(failures)]
-    return {
-        "kept": kept,
-        "dropped": dropped,
-        "errors": errors,
-        "retries": failures.retries,
-        **columns,
-    }
-
-
-def _run_chain(
-    comps: Components, numbered: Iterable[tuple[int, Any]], failures: Failures
-) -> tuple[list[int], list[int], list[Any]]:
-    """The chain over (position, record) pairs: kept positions, dropped ones, new records."""
+def _chained(
+    comps: Components, numbered: Iterable[tuple[int, R]], failures: Failures
+) -> RecordsChunk[R]:
+    """The chain over (position, record) pairs. A failed record is never kept: the chain
+    skips records that failed before it, and drops those that fail in it."""
     chain = comps.transforms()
     kept, dropped, out = [], [], []
     for i, record in numbered:
@@ -219,23 +228,27 @@ def _run_chain(
         elif result is not FAILED:
             kept.append(i)
             out.append(result)
-    return kept, dropped, out
+    return RecordsChunk(
+        kept=kept,
+        dropped=dropped,
+        errors=failures.in_order(),
+        retries=failures.retries,
+        records=out,
+    )
 
 
-def chain_chunk(comps: Components, records: list[Any]) -> dict[str, Any]:
+def chain_chunk(comps: Components, chunk: ChainInput[R]) -> RecordsChunk[R]:
     """Only the transform chain, record-at-a-time, for records already converted."""
-    failures = Failures(retry_of(comps))
-    kept, dropped, out = _run_chain(comps, enumerate(records), failures)
-    return _pack(kept, dropped, failures, records=out)
+    return _chained(comps, enumerate(chunk.records), Failures(retry_of(comps)))
 
 
-def run_chunk(kind: str, comps: Components, payload: tuple[Any, ...]) -> dict[str, Any]:
+def run_chunk(comps: Components, chunk: ChunkInput) -> ChunkResult:
     """Process one chunk; a component that cannot be built fails the chunk as a whole."""
     try:
-        if kind == "source":
-            return source_chunk(comps, *payload)
-        if kind == "chain":
-            return chain_chunk(comps, *payload)
-        return sink_chunk(comps, *payload)
+        if isinstance(chunk, SourceInput):
+            return source_chunk(comps, chunk)
+        if isinstance(chunk, ChainInput):
+            return chain_chunk(comps, chunk)
+        return sink_chunk(comps, chunk)
     except BuildError as e:
-        return {"kept": [], "dropped": [], "errors": [e.error]}
+        return ChunkResult(kept=[], errors=[e.error])

@@ -13,7 +13,7 @@ streamed, instead of in a local relation on the driver's JVM heap.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 
 from connect_lite.api.data import Schema
 from connect_lite.api.records import SinkRecord, SourceRecord
+from connect_lite.pipeline.chunks import MessageRow, RecordColumns, SinkInput
 from connect_lite.pipeline.column_compilers import Chain, Frame, compile_chain
 from connect_lite.pipeline.columns import arrow_type, decoder
 from connect_lite.pipeline.session import SparkRuntime
@@ -34,7 +35,7 @@ from connect_lite.pipeline.transfer import (
     map_typed_rows,
     to_arrow,
 )
-from connect_lite.pipeline.typed_rows import RECORD_COLUMNS, RowLayout
+from connect_lite.pipeline.typed_rows import RowLayout
 
 _ROW_FIELDS = [
     ("idx", pa.int64()),
@@ -73,7 +74,7 @@ def _has_defaults(schema: Schema) -> bool:
     return any(_has_defaults(s) for s in inner)
 
 
-def _side_fields(given: dict[str, Schema | None], typed: set[str]) -> list[tuple[str, Any]]:
+def _side_fields(given: dict[str, Schema | None], typed: set[str]) -> list[tuple[str, pa.DataType]]:
     return [
         (side, arrow_type(schema)) if side in typed and schema is not None else
         (f"{side}_raw", pa.binary())
@@ -97,7 +98,9 @@ def _select(
     )
 
 
-def _types_agree(selected: DataFrame, schemas: dict[str, Schema | None], sides: Any) -> bool:
+def _types_agree(
+    selected: DataFrame, schemas: dict[str, Schema | None], sides: frozenset[str]
+) -> bool:
     """A compiler bug must not reach a record: the select's types must be the schemas'."""
     for side in sides:
         schema = schemas[side]
@@ -108,9 +111,10 @@ def _types_agree(selected: DataFrame, schemas: dict[str, Schema | None], sides: 
     return True
 
 
-def _chunks(runtime: SparkRuntime, n: int, payload: Callable[[int, int], Any]) -> DataFrame:
+def _chunks(runtime: SparkRuntime, n: int, payload: Callable[[int, int], object]) -> DataFrame:
+    """A DataFrame of the batch's pickled chunks: ``payload(start, end)`` of each."""
     bounds = chunk_bounds(n, runtime.default_parallelism)
-    return chunk_frame(runtime, [dumps((a, payload(a, b))) for a, b in bounds])
+    return chunk_frame(runtime, [dumps(payload(a, b)) for a, b in bounds])
 
 
 @dataclass
@@ -123,7 +127,9 @@ class Plan:
     typed: frozenset[str]  # the sides that travel as typed columns
 
 
-def plan(runtime: SparkRuntime, chain: Chain, records: Sequence[Any]) -> Plan | None:
+def plan(
+    runtime: SparkRuntime, chain: Chain, records: Sequence[SourceRecord | SinkRecord]
+) -> Plan | None:
     """The chain over ``records`` as Spark columns, or None when the batch or the chain has
     no column form (the caller then runs the Arrow form). Runs no job.
 
@@ -152,12 +158,7 @@ def plan(runtime: SparkRuntime, chain: Chain, records: Sequence[Any]) -> Plan | 
     layout = RowLayout(
         given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
     )
-    names = [*RECORD_COLUMNS, "kafka_offset"] if isinstance(first, SinkRecord) else RECORD_COLUMNS
-    chunks = _chunks(
-        runtime,
-        len(records),
-        lambda a, b: {n: [getattr(r, n) for r in records[a:b]] for n in names},
-    )
+    chunks = _chunks(runtime, len(records), lambda a, b: RecordColumns.of(a, records[a:b]))
     rows = chunks.mapInArrow(
         functools.partial(map_typed_rows, layout), from_arrow_schema(layout.arrow_schema)
     )
@@ -183,14 +184,14 @@ def plan_sink(
     runtime: SparkRuntime,
     chain: Chain,
     probe: SinkRecord,
-    rows: Sequence[tuple[Any, ...]],
-    converters: Callable[[RowLayout], Any],
+    rows: Sequence[MessageRow],
+    converters: Callable[[RowLayout], Callable[[Iterator[pa.RecordBatch]], Iterator[Any]]],
 ) -> SinkPlan | None:
     """The chain over a sink batch whose first message converts to ``probe``, or None.
 
-    ``rows`` are (topic, partition, offset, key, value, headers, timestamp, timestamp_type)
-    tuples; ``converters(layout)`` is the mapInArrow function that converts pickled chunks
-    of them to typed rows (plus ``rest``, ``retries`` and the untyped sides, pickled)."""
+    ``converters(layout)`` is the mapInArrow function that converts pickled chunks of
+    ``rows`` (SinkInputs) to typed rows (plus ``rest``, ``retries`` and the untyped sides,
+    pickled)."""
     given = {"key": probe.key_schema, "value": probe.value_schema}
     typed = _typed_sides(given)
     if not typed:
@@ -205,7 +206,7 @@ def plan_sink(
     layout = RowLayout(
         given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
     )
-    chunks = _chunks(runtime, len(rows), lambda a, b: list(rows[a:b]))
+    chunks = _chunks(runtime, len(rows), lambda a, b: SinkInput(list(rows[a:b]), a))
     mapped = chunks.mapInArrow(converters(layout), from_arrow_schema(layout.arrow_schema))
     frame = compiled.frame
     raw = [f"{s}_raw" for s in ("key", "value") if s not in typed]
@@ -217,8 +218,8 @@ def plan_sink(
 
 
 def run_expressions(
-    runtime: SparkRuntime, group_id: str, chain: Chain, records: Sequence[Any]
-) -> list[Any] | None:
+    runtime: SparkRuntime, group_id: str, chain: Chain, records: Sequence[SourceRecord | SinkRecord]
+) -> list[SourceRecord | SinkRecord | None] | None:
     """The chain alone, as Spark columns: the records after it (None where dropped), or None
     when the batch or the chain has no column form. (The stages convert in the same job;
     this is the form the shared test table compares with ``apply``.)"""
@@ -247,13 +248,13 @@ def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
 
 
 def _rebuild(
-    records: Sequence[Any],
+    records: Sequence[Any],  # all SourceRecords or all SinkRecords
     result: pa.Table,
     schemas: dict[str, Schema | None],
     sides: frozenset[str],
-) -> list[Any]:
+) -> list[SourceRecord | SinkRecord | None]:
     """The records after the chain, built straight from the result columns."""
-    out: list[Any] = [None] * len(records)
+    out: list[SourceRecord | SinkRecord | None] = [None] * len(records)
     n = result.num_rows
     columns = {name: result.column(name).to_pylist() for name in result.column_names}
     for side in ("key", "value"):

@@ -48,8 +48,12 @@ class Failures(dict[int, RecordError]):
         except Exception as final:
             return False, final
 
+    def in_order(self) -> list[RecordError]:
+        """The errors, by record position."""
+        return [self[i] for i in sorted(self)]
 
-def retry_of(comps: Any) -> Retry | None:
+
+def retry_of(comps: object) -> Retry | None:
     """The stage's retry policy (StageSpec.retry_*), or None when retries are off."""
     spec = getattr(comps, "spec", None)
     timeout = int(getattr(spec, "retry_timeout_ms", 0) or 0)

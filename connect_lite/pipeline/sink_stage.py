@@ -11,11 +11,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
+
 from connect_lite.api.components import Converter
 from connect_lite.api.data import Headers
 from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.pipeline import column_compilers, column_plan
 from connect_lite.pipeline.chunk_work import TIMESTAMP_TYPES
+from connect_lite.pipeline.chunks import (
+    ChunkResult,
+    Message,
+    MessageRow,
+    RecordsChunk,
+    SinkChunk,
+    SinkInput,
+)
 from connect_lite.pipeline.columns import decoder
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.record_errors import RecordError, StageExecutionError
@@ -56,11 +66,11 @@ class SinkStage(BatchStage):
     kind = "sink"
     _probe_converters: tuple[Converter, Converter] | None = None  # built once, on the driver
 
-    def run(self, messages: Sequence[Any], *, tolerate_errors: bool = False) -> SinkBatchResult:
+    def run(self, messages: Sequence[Message], *, tolerate_errors: bool = False) -> SinkBatchResult:
         """Turn consumed messages (objects with topic, partition, offset, key, value, headers,
         timestamp, timestamp_type) into SinkRecords, in input order, dropped ones omitted."""
         with gc_paused():
-            rows = list(map(_MESSAGE, messages))
+            rows: list[MessageRow] = list(map(_MESSAGE, messages))
             offsets = [(r[0], r[1], r[2]) for r in rows]
             if not rows:
                 return SinkBatchResult(offsets=offsets)
@@ -68,12 +78,12 @@ class SinkStage(BatchStage):
             result = self._run_as_columns(rows) if columns else None
             if result is None:
                 result = SinkBatchResult(offsets=offsets)
-                for base, chunk in self._run_chunks(len(rows), lambda a, b: (rows[a:b],)):
+                for base, chunk in self._run_chunks(len(rows), lambda a, b: SinkInput(rows[a:b])):
                     self._collect(rows, base, chunk, result)
         self._raise_first(result.errors, tolerate_errors)
         return result
 
-    def _probe(self, row: tuple[Any, ...]) -> SinkRecord | None:
+    def _probe(self, row: MessageRow) -> SinkRecord | None:
         """The batch's first message converted on the driver, when it has a schema."""
         try:
             if self._probe_converters is None:
@@ -90,7 +100,7 @@ class SinkStage(BatchStage):
             TIMESTAMP_TYPES.get(row[7], row[7]), headers,
         )  # fmt: skip
 
-    def _run_as_columns(self, rows: list[tuple[Any, ...]]) -> SinkBatchResult | None:
+    def _run_as_columns(self, rows: list[MessageRow]) -> SinkBatchResult | None:
         """One job: converters in Python workers emit typed rows, the chain runs as Spark
         column expressions over them. None when the batch has no column form."""
         chain = self._chain()
@@ -124,7 +134,7 @@ class SinkStage(BatchStage):
         return result
 
     def _collect_columns(
-        self, rows: list[tuple[Any, ...]], planned: column_plan.SinkPlan, table: Any
+        self, rows: list[MessageRow], planned: column_plan.SinkPlan, table: pa.Table
     ) -> SinkBatchResult:
         """SinkRecords from the select's rows; rows that did not fit run in the Arrow form."""
         result = SinkBatchResult(offsets=[(r[0], r[1], r[2]) for r in rows])
@@ -145,11 +155,11 @@ class SinkStage(BatchStage):
             ts_type = TIMESTAMP_TYPES.get(row[7], row[7])
             rest = data["rest"][r]
             if rest is not None:
-                kind, *fields = pickle.loads(rest)
-                if kind == "error":
-                    result.errors.append(dataclasses.replace(fields[0], where=where_sink(row)))
+                unfit = pickle.loads(rest)  # a RecordError, or (key, value, headers)
+                if isinstance(unfit, RecordError):
+                    result.errors.append(dataclasses.replace(unfit, where=where_sink(row)))
                     continue
-                key, value, headers = fields
+                key, value, headers = unfit
                 record = SinkRecord(
                     row[0], row[1], row[2], key.value, value.value, key.schema, value.schema,
                     row[6], ts_type, headers,
@@ -178,9 +188,9 @@ class SinkStage(BatchStage):
                 assert error.index is not None
                 result.errors.append(dataclasses.replace(error, index=others[error.index][0]))
             failed = {e.index for e in chained.errors}
-            for position, ((i, _), record) in enumerate(zip(others, chained.records, strict=True)):
-                if record is not None:
-                    kept.append((i, record))
+            for position, ((i, _), done) in enumerate(zip(others, chained.records, strict=True)):
+                if done is not None:
+                    kept.append((i, done))
                 elif position not in failed:
                     result.dropped.append(i)
         kept.sort(key=operator.itemgetter(0))  # input order: offsets ascend per partition
@@ -191,18 +201,20 @@ class SinkStage(BatchStage):
         return result
 
     def _collect(
-        self, rows: list[tuple[Any, ...]], base: int, chunk: dict[str, Any], out: SinkBatchResult
+        self, rows: list[MessageRow], base: int, chunk: ChunkResult, out: SinkBatchResult
     ) -> None:
-        out.errors.extend(self._errors(base, chunk["errors"], lambda i: where_sink(rows[i])))
-        out.retries += chunk.get("retries", 0)
-        out.dropped.extend(base + i for i in chunk["dropped"])
-        kept = [base + i for i in chunk["kept"]]
+        out.errors.extend(self._errors(base, chunk.errors, lambda i: where_sink(rows[i])))
+        out.retries += chunk.retries
+        out.dropped.extend(base + i for i in chunk.dropped)
+        kept = [base + i for i in chunk.kept]
         out.indices.extend(kept)
-        if "records" in chunk:
-            out.records.extend(chunk["records"])
+        if isinstance(chunk, RecordsChunk):
+            out.records.extend(chunk.records)
             return
+        if not isinstance(chunk, SinkChunk):
+            return  # the chunk failed as a whole: nothing kept
         append, ts_name = out.records.append, TIMESTAMP_TYPES.get
-        columns = (chunk[c] for c in ("key_schemas", "keys", "value_schemas", "values", "headers"))
+        columns = (chunk.key_schemas, chunk.keys, chunk.value_schemas, chunk.values, chunk.headers)
         for index, ks, kv, vs, vv, hs in zip(kept, *columns, strict=True):
             r = rows[index]
             append(SinkRecord(r[0], r[1], r[2], kv, vv, ks, vs, r[6], ts_name(r[7], r[7]), hs))

@@ -11,10 +11,11 @@ from typing import Any
 from connect_lite.api.records import SourceRecord
 from connect_lite.pipeline import column_compilers, column_plan
 from connect_lite.pipeline.chunk_work import SOURCE_FIELDS, SOURCE_RECORD_FIELDS
+from connect_lite.pipeline.chunks import ChunkResult, SerializedHeaders, SourceChunk, SourceInput
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.record_errors import RecordError, StageCancelledError
 from connect_lite.pipeline.stage import BatchStage, where_source
-from connect_lite.pipeline.transfer import OUTPUT_SCHEMA, collect_payloads, map_source_rows
+from connect_lite.pipeline.transfer import OUTPUT_SCHEMA, collect_source_chunks, map_source_rows
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ class ProducedRecord:
     partition: int | None
     key: bytes | None
     value: bytes | None
-    headers: list[tuple[str, bytes | None]]
+    headers: SerializedHeaders
     timestamp: int | None
 
 
@@ -92,7 +93,7 @@ class SourceStage(BatchStage):
         description = f"connect-lite source stage {self.spec.stage_id}: {n} records as columns"
         try:
             with gc_paused(), self.runtime.job_group(self.job_group, description) as group:
-                chunks = collect_payloads(group, mapped)
+                chunks = collect_source_chunks(group, mapped)
         except StageCancelledError:
             raise
         except Exception as e:
@@ -102,7 +103,7 @@ class SourceStage(BatchStage):
         survivors: set[int] = set()
         with gc_paused():
             for chunk in chunks:
-                survivors.update(chunk["idx"])
+                survivors.update(chunk.selected or ())
                 self._collect(records, 0, chunk, result)
         result.records.sort(key=operator.attrgetter("index"))  # partitions come back in any order
         result.errors.sort(key=lambda e: -1 if e.index is None else e.index)
@@ -116,24 +117,24 @@ class SourceStage(BatchStage):
         names = SOURCE_RECORD_FIELDS if full else SOURCE_FIELDS
         with gc_paused():
             chunks = self._run_chunks(
-                len(records), lambda a, b: (full, _columns(records[a:b], names))
+                len(records), lambda a, b: SourceInput(full, _columns(records[a:b], names))
             )
             for base, chunk in chunks:
                 self._collect(records, base, chunk, result)
         return result
 
     def _collect(
-        self, records: list[SourceRecord], base: int, chunk: dict[str, Any], out: SourceBatchResult
+        self, records: list[SourceRecord], base: int, chunk: ChunkResult, out: SourceBatchResult
     ) -> None:
-        out.errors.extend(self._errors(base, chunk["errors"], lambda i: where_source(records[i])))
-        out.retries += chunk.get("retries", 0)
-        out.dropped.extend(base + i for i in chunk["dropped"])
-        if not chunk["kept"]:
-            return
-        keys, values, meta = chunk["keys"], chunk["values"], chunk["meta"]
-        headers = chunk["headers"] or [None] * len(keys)
+        out.errors.extend(self._errors(base, chunk.errors, lambda i: where_source(records[i])))
+        out.retries += chunk.retries
+        out.dropped.extend(base + i for i in chunk.dropped)
+        if not isinstance(chunk, SourceChunk) or not chunk.kept:
+            return  # nothing kept, or the chunk failed as a whole
+        keys, values, meta = chunk.keys, chunk.values, chunk.destinations
+        headers = chunk.headers or [None] * len(keys)
         append = out.records.append
-        for j, local in enumerate(chunk["kept"]):
+        for j, local in enumerate(chunk.kept):
             index = base + local
             if meta is None:
                 rec = records[index]

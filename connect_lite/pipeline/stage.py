@@ -30,9 +30,17 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Generic
 
-from connect_lite.api.records import SourceRecord
+from connect_lite.api.records import R, SinkRecord, SourceRecord
+from connect_lite.pipeline.chunks import (
+    ChainInput,
+    ChunkInput,
+    ChunkResult,
+    MessageRow,
+    RecordsChunk,
+)
+from connect_lite.pipeline.column_compilers import Chain
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.record_errors import RecordError, StageCancelledError
 from connect_lite.pipeline.session import SparkRuntime
@@ -41,11 +49,11 @@ from connect_lite.pipeline.transfer import chunk_bounds, dumps, run_job
 
 
 @dataclass
-class TransformResult:
+class TransformResult(Generic[R]):
     """The outcome of a chain over records: per input, the new record or None (dropped or
     failed, see ``errors``)."""
 
-    records: list[Any]
+    records: list[R | None]
     errors: list[RecordError] = field(default_factory=list)
     retries: int = 0
 
@@ -63,7 +71,7 @@ class BatchStage:
         self.spec = spec
         self.job_group = job_group
         self._token = uuid.uuid4().hex  # a new stage instance rebuilds its components
-        self._driver_chain: list[tuple[Any, Any, bool]] | None = None
+        self._driver_chain: Chain | None = None
         self.compiled_batches = 0  # batches whose chain ran as Spark column expressions
 
     def cancel(self) -> None:
@@ -71,8 +79,8 @@ class BatchStage:
         self.runtime.cancel(self.job_group)
 
     def _run_chunks(
-        self, n: int, make_payload: Callable[[int, int], Any], kind: str | None = None
-    ) -> list[Any]:
+        self, n: int, make_payload: Callable[[int, int], ChunkInput], kind: str | None = None
+    ) -> list[tuple[int, ChunkResult]]:
         """One job over the batch in chunks; their results with each chunk's start. If the
         job failed because Spark's JVM is gone, the batch runs once more on a new session."""
         try:
@@ -86,13 +94,13 @@ class BatchStage:
         return self._run_chunks_once(n, make_payload, kind or self.kind)
 
     def _run_chunks_once(
-        self, n: int, make_payload: Callable[[int, int], Any], kind: str
-    ) -> list[Any]:
+        self, n: int, make_payload: Callable[[int, int], ChunkInput], kind: str
+    ) -> list[tuple[int, ChunkResult]]:
         bounds = chunk_bounds(n, self.runtime.default_parallelism)
         description = f"connect-lite {kind} stage {self.spec.stage_id}: {n} records"
         with self.runtime.job_group(self.job_group, description) as group:
             payloads = [dumps(make_payload(a, b)) for a, b in bounds]
-            results = run_job(self.runtime, group, kind, self.spec, self._token, payloads)
+            results = run_job(self.runtime, group, self.spec, self._token, payloads)
         return list(zip((a for a, _ in bounds), results, strict=True))
 
     @staticmethod
@@ -106,7 +114,7 @@ class BatchStage:
             for e in chunk_errors
         ]
 
-    def _chain(self) -> list[tuple[Any, Any, bool]] | None:
+    def _chain(self) -> Chain | None:
         """The transform chain built on the driver (for compiling), or None if it cannot be."""
         if self._driver_chain is None:
             try:
@@ -118,20 +126,24 @@ class BatchStage:
                 self._driver_chain = []  # the executors report the failure per batch
         return self._driver_chain or None
 
-    def transform(self, records: list[Any], *, tolerate_errors: bool = False) -> TransformResult:
+    def transform(
+        self, records: Sequence[R], *, tolerate_errors: bool = False
+    ) -> TransformResult[R]:
         """Only the transform chain over converted records, in the Arrow form (mapInArrow)."""
-        result = TransformResult([None] * len(records))
+        result: TransformResult[R] = TransformResult([None] * len(records))
         if not records:
             return result
         with gc_paused():
             for base, chunk in self._run_chunks(
-                len(records), lambda a, b: (records[a:b],), kind="chain"
+                len(records), lambda a, b: ChainInput(list(records[a:b])), kind="chain"
             ):
                 result.errors.extend(
-                    self._errors(base, chunk["errors"], lambda i: where_record(records[i]))
+                    self._errors(base, chunk.errors, lambda i: where_record(records[i]))
                 )
-                result.retries += chunk.get("retries", 0)
-                for local, record in zip(chunk["kept"], chunk["records"], strict=True):
+                result.retries += chunk.retries
+                if not isinstance(chunk, RecordsChunk):
+                    continue  # the chunk failed as a whole: nothing kept
+                for local, record in zip(chunk.kept, chunk.records, strict=True):
                     result.records[base + local] = record
         self._raise_first(result.errors, tolerate_errors)
         return result
@@ -145,7 +157,7 @@ class BatchStage:
             raise min(errors, key=lambda e: e.index or 0).to_exception()
 
 
-def where_record(record: Any) -> str:
+def where_record(record: SourceRecord | SinkRecord) -> str:
     if isinstance(record, SourceRecord):
         return where_source(record)
     return where_sink((record.topic, record.kafka_partition, record.kafka_offset))
@@ -160,5 +172,5 @@ def where_source(record: SourceRecord) -> str:
     )
 
 
-def where_sink(row: tuple[Any, ...]) -> str:
+def where_sink(row: tuple[str, int | None, int | None] | MessageRow) -> str:
     return f"topic='{row[0]}', partition={row[1]}, offset={row[2]}"

@@ -28,16 +28,21 @@ from __future__ import annotations
 import functools
 import pickle
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from connect_lite.api.data import Schema
 from connect_lite.pipeline.chunk_work import run_chunk
+from connect_lite.pipeline.chunks import ChunkResult, SourceChunk
 from connect_lite.pipeline.executor import components, gc_paused
 from connect_lite.pipeline.record_errors import StageCancelledError, StageExecutionError
 from connect_lite.pipeline.session import JobGroup, SparkRuntime
 from connect_lite.pipeline.stage_spec import StageSpec
-from connect_lite.pipeline.typed_rows import sink_rows, source_rows, typed_rows
+from connect_lite.pipeline.typed_rows import RowLayout, sink_rows, source_rows, typed_rows
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 OUTPUT_SCHEMA = "chunk long, payload binary"
 _ARROW_SCHEMA = pa.schema([("chunk", pa.int64()), ("payload", pa.binary())])
@@ -66,7 +71,7 @@ def split(n: int, parts: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def dumps(obj: Any) -> bytes:
+def dumps(obj: object) -> bytes:
     """Pickle a chunk; objects plain pickle cannot handle go through cloudpickle."""
     try:
         return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
@@ -83,7 +88,7 @@ def _row(chunk: int, payload: bytes) -> pa.RecordBatch:
 
 
 def map_chunks(
-    kind: str, spec: StageSpec, token: str, batches: Iterator[pa.RecordBatch]
+    spec: StageSpec, token: str, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: one output row per input chunk row (runs in Python workers)."""
     comps = components(spec, token)
@@ -93,13 +98,13 @@ def map_chunks(
         for row, chunk in enumerate(ids):
             with gc_paused():
                 payload = pickle.loads(payloads[row].as_buffer())
-                result = run_chunk(kind, comps, payload)
+                result = run_chunk(comps, payload)
                 out = dumps(result)
             del payload, result
             yield _row(chunk, out)
 
 
-def chunk_frame(runtime: SparkRuntime, payloads: list[bytes]) -> Any:
+def chunk_frame(runtime: SparkRuntime, payloads: list[bytes]) -> DataFrame:
     """A DataFrame of (chunk, payload) rows: consecutive chunks share a partition (one Arrow
     record batch each), as many partitions as Spark's default parallelism."""
     groups = split(len(payloads), runtime.default_parallelism)
@@ -113,22 +118,27 @@ def chunk_frame(runtime: SparkRuntime, payloads: list[bytes]) -> Any:
     return runtime.session().createDataFrame(pa.Table.from_batches(batches, _ARROW_SCHEMA))
 
 
-def map_typed_rows(layout: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def map_typed_rows(
+    layout: RowLayout, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function that expands pickled chunks of records into typed rows, the
     input of a chain of column expressions (in Python workers, so in parallel)."""
     for batch in batches:
         payloads = batch.column(1)
         for row in range(batch.num_rows):
             with gc_paused():
-                base, columns = pickle.loads(payloads[row].as_buffer())
+                columns = pickle.loads(payloads[row].as_buffer())
                 out = pa.RecordBatch.from_pydict(
-                    typed_rows(base, columns, layout), schema=layout.arrow_schema
+                    typed_rows(columns, layout), schema=layout.arrow_schema
                 )
             yield out
 
 
 def map_source_rows(
-    spec: StageSpec, token: str, schemas: dict[str, Any], batches: Iterator[pa.RecordBatch]
+    spec: StageSpec,
+    token: str,
+    schemas: dict[str, Schema | None],
+    batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function after a chain of column expressions: typed rows in,
     converted records out (one output row per input batch, in Python workers)."""
@@ -142,7 +152,7 @@ def map_source_rows(
 
 
 def map_sink_rows(
-    spec: StageSpec, token: str, layout: Any, batches: Iterator[pa.RecordBatch]
+    spec: StageSpec, token: str, layout: RowLayout, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function before a chain of column expressions: pickled chunks of
     consumed messages in, converted typed rows out (in Python workers)."""
@@ -151,14 +161,14 @@ def map_sink_rows(
         payloads = batch.column(1)
         for row in range(batch.num_rows):
             with gc_paused():
-                base, rows = pickle.loads(payloads[row].as_buffer())
-                columns = sink_rows(comps, base, rows, layout)
+                chunk = pickle.loads(payloads[row].as_buffer())
+                columns = sink_rows(comps, chunk, layout)
                 out = pa.RecordBatch.from_pydict(columns, schema=layout.arrow_schema)
             del columns
             yield out
 
 
-def to_arrow(group: JobGroup, df: Any) -> pa.Table:
+def to_arrow(group: JobGroup, df: DataFrame) -> pa.Table:
     """Run the job of ``df`` in ``group``; a cancelled group raises StageCancelledError."""
     if group.cancelled:
         raise StageCancelledError(f"Job group {group.group_id} was cancelled")
@@ -170,8 +180,9 @@ def to_arrow(group: JobGroup, df: Any) -> pa.Table:
         raise StageExecutionError(f"Spark job of {group.group_id} failed: {e}") from e
 
 
-def collect_payloads(group: JobGroup, mapped: Any) -> list[Any]:
-    """Run the job of a mapped DataFrame of (chunk, payload) rows; the unpickled payloads."""
+def collect_source_chunks(group: JobGroup, mapped: DataFrame) -> list[SourceChunk]:
+    """Run the job of a mapped DataFrame of (chunk, payload) rows whose payloads are pickled
+    SourceChunks (map_source_rows); the chunks, in any order."""
     result = to_arrow(group, mapped)
     return [pickle.loads(blob.as_buffer()) for blob in result.column("payload")]
 
@@ -179,20 +190,19 @@ def collect_payloads(group: JobGroup, mapped: Any) -> list[Any]:
 def run_job(
     runtime: SparkRuntime,
     group: JobGroup,
-    kind: str,
     spec: StageSpec,
     token: str,
     payloads: list[bytes],
-) -> list[dict[str, Any]]:
-    """Run one Spark job over the pickled chunks; their results, in chunk order."""
+) -> list[ChunkResult]:
+    """Run one Spark job over the pickled ChunkInputs; their results, in chunk order."""
     df = chunk_frame(runtime, payloads)
-    mapped = df.mapInArrow(functools.partial(map_chunks, kind, spec, token), OUTPUT_SCHEMA)
+    mapped = df.mapInArrow(functools.partial(map_chunks, spec, token), OUTPUT_SCHEMA)
     result = to_arrow(group, mapped)
     if result.num_rows != len(payloads):
         raise StageExecutionError(f"Expected {len(payloads)} chunk results, got {result.num_rows}")
     order = result.column("chunk").to_pylist()
     blobs = result.column("payload")
-    by_chunk: list[Any] = [None] * len(payloads)
+    by_chunk: dict[int, ChunkResult] = {}
     for row, chunk in enumerate(order):
         by_chunk[chunk] = pickle.loads(blobs[row].as_buffer())
-    return by_chunk
+    return [by_chunk[chunk] for chunk in range(len(payloads))]

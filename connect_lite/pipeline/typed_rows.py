@@ -11,7 +11,11 @@ import pickle
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
+from connect_lite.api.data import Schema
 from connect_lite.pipeline.chunk_work import sink_headers, source_chunk
+from connect_lite.pipeline.chunks import RecordColumns, SinkInput, SourceChunk, SourceInput
 from connect_lite.pipeline.columns import decoder, to_plain
 from connect_lite.pipeline.executor import Components
 from connect_lite.pipeline.plugin_calls import Failures, convert_column, retry_of
@@ -24,52 +28,53 @@ class RowLayout:
     value schemas, which sides have a typed column, which sides the chain changes, and the
     Arrow schema of the rows."""
 
-    key_schema: Any
-    value_schema: Any
+    key_schema: Schema | None
+    value_schema: Schema | None
     typed: frozenset[str]
     sides: frozenset[str]
-    arrow_schema: Any  # pa.Schema
+    arrow_schema: pa.Schema
 
-    def schema(self, side: str) -> Any:
+    def schema(self, side: str) -> Schema | None:
         return self.key_schema if side == "key" else self.value_schema
 
+    def typed_schemas(self) -> dict[str, Schema]:
+        """The schema of each side that travels as a typed column."""
+        return {s: schema for s in self.typed if (schema := self.schema(s)) is not None}
 
-RECORD_COLUMNS = ("topic", "kafka_partition", "timestamp", "key", "value", "headers")
-"""The record fields a chunk of records carries to typed_rows (plus the offset of sinks)."""
 
-
-def typed_rows(base: int, columns: dict[str, list[Any]], layout: RowLayout) -> dict:
-    """Typed columns for a chunk of records (RECORD_COLUMNS, plus kafka_offset for sink
-    records), the input of the chain's select. Rows are numbered from ``base``."""
-    n = len(columns["topic"])
+def typed_rows(columns: RecordColumns, layout: RowLayout) -> dict[str, list[Any]]:
+    """Typed columns for a chunk of records, the input of the chain's select, by Arrow
+    column name. Rows are numbered from ``columns.base``."""
+    n = len(columns.topic)
     out: dict[str, list[Any]] = {
-        "idx": list(range(base, base + n)),
-        "topic": columns["topic"],
-        "partition": columns["kafka_partition"],
-        "offset": columns.get("kafka_offset") or [None] * n,
-        "timestamp": columns["timestamp"],
-        "value_null": [v is None for v in columns["value"]],
-        "header_keys": [[h.key for h in hs] if hs else [] for hs in columns["headers"]],
-        "headers": [pickle.dumps(hs) if hs else None for hs in columns["headers"]],
+        "idx": list(range(columns.base, columns.base + n)),
+        "topic": columns.topic,
+        "partition": columns.kafka_partition,
+        "offset": columns.kafka_offset or [None] * n,
+        "timestamp": columns.timestamp,
+        "value_null": [v is None for v in columns.value],
+        "header_keys": [[h.key for h in hs] if hs else [] for hs in columns.headers],
+        "headers": [pickle.dumps(hs) if hs else None for hs in columns.headers],
     }
-    for side in ("key", "value"):
-        if side in layout.typed:
-            schema = layout.schema(side)
-            out[side] = [to_plain(v, schema) for v in columns[side]]
+    typed = layout.typed_schemas()
+    for side, values in (("key", columns.key), ("value", columns.value)):
+        if side in typed:
+            schema = typed[side]
+            out[side] = [to_plain(v, schema) for v in values]
         else:  # no column form: the values ride along, pickled
-            out[f"{side}_raw"] = [None if v is None else pickle.dumps(v) for v in columns[side]]
+            out[f"{side}_raw"] = [None if v is None else pickle.dumps(v) for v in values]
     return out
 
 
-def sink_rows(
-    comps: Components, base: int, rows: list[tuple[Any, ...]], layout: RowLayout
-) -> dict[str, list[Any]]:
-    """Converters for consumed messages, emitting typed columns for the chain's select.
+def sink_rows(comps: Components, chunk: SinkInput, layout: RowLayout) -> dict[str, list[Any]]:
+    """Converters for consumed messages, emitting typed columns for the chain's select, by
+    Arrow column name.
 
-    A row is (topic, partition, offset, key, value, headers, timestamp, timestamp_type),
-    numbered from ``base``. A row that does not fit the layout (a converter error, other
-    schemas, or a null where the chain changes the key or value) travels in ``rest``,
-    pickled, and the driver handles it in the Arrow form; its typed columns are null."""
+    Rows are numbered from ``chunk.base``. A row that does not fit the layout (a converter
+    error, other schemas, or a null where the chain changes the key or value) travels in
+    ``rest``, pickled (its RecordError, or its converted key, value and headers), and the
+    driver handles it in the Arrow form; its typed columns are null."""
+    base, rows = chunk.base, chunk.rows
     n = len(rows)
     topics = [r[0] for r in rows]
     failures = Failures(retry_of(comps))
@@ -83,21 +88,22 @@ def sink_rows(
     )
     headers = sink_headers(comps, rows, failures)
     out: dict[str, list[Any]] = {name: [] for name in layout.arrow_schema.names}
+    typed = layout.typed_schemas()
     for i, row in enumerate(rows):
         pair = {"key": keys[i], "value": values[i]}
         rest = None
         if i in failures:
-            rest = pickle.dumps(("error", dataclasses.replace(failures[i], index=base + i)))
+            rest = pickle.dumps(dataclasses.replace(failures[i], index=base + i))
         elif not all(
             (pair[side].schema is layout.schema(side) or pair[side].schema == layout.schema(side))
             for side in ("key", "value")
         ) or any(pair[side].value is None for side in layout.sides):
-            rest = pickle.dumps(("other", pair["key"], pair["value"], headers[i]))
+            rest = pickle.dumps((pair["key"], pair["value"], headers[i]))
         fits = rest is None
         for side in ("key", "value"):
             value = pair[side].value if fits else None
-            if side in layout.typed:
-                out[side].append(None if value is None else to_plain(value, layout.schema(side)))
+            if side in typed:
+                out[side].append(None if value is None else to_plain(value, typed[side]))
             else:
                 out[f"{side}_raw"].append(pickle.dumps(value) if value is not None else None)
         out["idx"].append(base + i)
@@ -114,18 +120,19 @@ def sink_rows(
 
 
 def source_rows(
-    comps: Components, columns: dict[str, list[Any]], schemas: dict[str, Any]
-) -> dict[str, Any]:
-    """Converters for rows a chain of column expressions kept: ``columns`` hold the input
-    position (idx), topic, partition, timestamp, the typed key and/or value, and pickled
-    headers; a side without a typed column comes pickled. Positions in the result (kept,
-    errors) are input positions, and ``idx`` lists every row that came in."""
+    comps: Components, columns: dict[str, list[Any]], schemas: dict[str, Schema | None]
+) -> SourceChunk:
+    """Converters for rows a chain of column expressions kept: ``columns`` (by Arrow column
+    name) hold the input position (idx), topic, partition, timestamp, the typed key and/or
+    value, and pickled headers; a side without a typed column comes pickled. Positions in
+    the result (kept, errors, selected) are input positions."""
     idx = columns["idx"]
     n = len(idx)
 
     def side(name: str) -> list[Any]:
-        if name in columns:
-            return list(map(decoder(schemas[name]), columns[name]))
+        schema = schemas[name]
+        if name in columns and schema is not None:
+            return list(map(decoder(schema), columns[name]))
         return [None if b is None else pickle.loads(b) for b in columns[f"{name}_raw"]]
 
     blobs = columns.get("headers") or [None] * n
@@ -133,15 +140,19 @@ def source_rows(
     key_schemas, value_schemas = [schemas["key"]] * n, [schemas["value"]] * n
     result = source_chunk(
         comps,
-        False,
-        (columns["topic"], side("key"), key_schemas, side("value"), value_schemas, headers),
+        SourceInput(
+            False,
+            (columns["topic"], side("key"), key_schemas, side("value"), value_schemas, headers),
+        ),
     )
     meta = list(zip(columns["topic"], columns["partition"], columns["timestamp"], strict=True))
-    result["meta"] = [meta[i] for i in result["kept"]]
-    result["kept"] = [idx[i] for i in result["kept"]]
-    result["errors"] = [
-        e if e.index is None else dataclasses.replace(e, index=idx[e.index])
-        for e in result["errors"]
-    ]
-    result["idx"] = idx
-    return result
+    return dataclasses.replace(
+        result,
+        kept=[idx[i] for i in result.kept],
+        errors=[
+            e if e.index is None else dataclasses.replace(e, index=idx[e.index])
+            for e in result.errors
+        ],
+        destinations=[meta[i] for i in result.kept],
+        selected=idx,
+    )
