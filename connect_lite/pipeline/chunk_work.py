@@ -107,13 +107,12 @@ def _source_transform(
     for i, row in enumerate(zip(*columns, strict=True)):
         fields = dict(zip(SOURCE_RECORD_FIELDS, row, strict=True))
         fields["headers"] = fields["headers"] or _EMPTY_HEADERS
-        record = SourceRecord(**fields)
-        record = apply_transforms(chain, record, i, failures)
-        if record is None:
+        result = apply_transforms(chain, SourceRecord(**fields), i, failures)
+        if result is None:
             dropped.append(i)
-        elif record is not FAILED:
+        elif result is not FAILED:
             kept.append(i)
-            records.append(record)
+            records.append(result)
     return kept, records
 
 

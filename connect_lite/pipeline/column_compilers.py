@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
 
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
@@ -32,10 +32,9 @@ from pyspark.sql.types import DataType
 from connect_lite.api import logical
 from connect_lite.api.data import Schema, SchemaType
 from connect_lite.api.field_path import FIELD_SYNTAX_VERSION, FieldPath
+from connect_lite.api.records import SinkRecord, SourceRecord
 from connect_lite.pipeline.columns import arrow_type
-
-Chain = Sequence[tuple[Any, Any, bool]]
-"""(transform, predicate or None, negate) instances, as the stage's components give them."""
+from connect_lite.pipeline.stage_spec import Chain
 
 
 @dataclass
@@ -48,7 +47,7 @@ class Frame:
     touched: set[str] = field(default_factory=set)  # "key"/"value": must not be null
     needs_timestamp: bool = False  # a record without a timestamp fails the chain
 
-    def side(self, t: Any) -> str:
+    def side(self, t: object) -> str:
         return "key" if getattr(t, "is_key", False) else "value"
 
     def with_side(self, side: str, column: Column, schema: Schema | None) -> Frame:
@@ -57,11 +56,23 @@ class Frame:
         return dataclasses.replace(self, cols=cols, schemas=schemas, touched=self.touched | {side})
 
 
-Compiler = Callable[[Any, Frame, Any], "Frame | None"]
+class BuiltIn(Protocol):
+    """A built-in transform or predicate as a compiler reads it: its parsed config."""
+
+    settings: dict[str, Any]
+
+
+class _Masking(BuiltIn, Protocol):
+    def masked(self, value: Any, schema_type: SchemaType | None = None) -> Any: ...
+
+
+Record = SourceRecord | SinkRecord
+
+Compiler = Callable[[BuiltIn, Frame, Record], "Frame | None"]
 """(configured transform, input frame, probe output record) -> output frame or None."""
 
 
-def _struct_side(t: Any, frame: Frame) -> tuple[str, Column, Schema] | None:
+def _struct_side(t: object, frame: Frame) -> tuple[str, Column, Schema] | None:
     side = frame.side(t)
     schema = frame.schemas.get(side)
     if side not in frame.cols or schema is None or schema.type is not SchemaType.STRUCT:
@@ -69,7 +80,7 @@ def _struct_side(t: Any, frame: Frame) -> tuple[str, Column, Schema] | None:
     return side, frame.cols[side], schema
 
 
-def _out_schema(t: Any, record: Any) -> Schema | None:
+def _out_schema(t: object, record: Record) -> Schema | None:
     return record.key_schema if getattr(t, "is_key", False) else record.value_schema
 
 
@@ -81,7 +92,7 @@ def _fields(column: Column, schema: Schema) -> dict[str, Column]:
     return {f.name: column.getField(f.name) for f in schema.fields}
 
 
-def _insert_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _insert_field(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     found, schema = _struct_side(t, frame), _out_schema(t, out)
     if found is None or schema is None:
         return None
@@ -105,7 +116,7 @@ def _insert_field(t: Any, frame: Frame, out: Any) -> Frame | None:
     return frame.with_side(side, _struct_of(columns, schema), schema)
 
 
-def _replace_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _replace_field(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     found, schema = _struct_side(t, frame), _out_schema(t, out)
     if found is None or schema is None:
         return None
@@ -131,7 +142,7 @@ _SAMPLES = {
 """A non-null value of each type whose masked form is the same for every value."""
 
 
-def _mask_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _mask_field(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     found, schema = _struct_side(t, frame), _out_schema(t, out)
     if found is None or schema is None:
         return None
@@ -144,7 +155,7 @@ def _mask_field(t: Any, frame: Frame, out: Any) -> Frame | None:
         if f.schema.type not in _SAMPLES:
             return None
         try:  # null stays null; any other value masks to one constant per type
-            masked = t.masked(_SAMPLES[f.schema.type], f.schema.type)
+            masked = cast(_Masking, t).masked(_SAMPLES[f.schema.type], f.schema.type)
         except Exception:
             return None
         literal = F.lit(masked).cast(_spark_type(f.schema))
@@ -152,13 +163,13 @@ def _mask_field(t: Any, frame: Frame, out: Any) -> Frame | None:
     return frame.with_side(side, _struct_of(columns, schema), schema)
 
 
-def _path(t: Any, key: str) -> FieldPath:
+def _path(t: BuiltIn, key: str) -> FieldPath:
     return FieldPath.parse(
         str(t.settings.get(key)), str(t.settings.get(FIELD_SYNTAX_VERSION, "V1"))
     )
 
 
-def _extract_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _extract_field(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     found, schema = _struct_side(t, frame), _out_schema(t, out)
     if found is None or schema is None or schema.optional:
         return None  # an optional field may be null, and a null changes the next schemas
@@ -174,7 +185,7 @@ def _extract_field(t: Any, frame: Frame, out: Any) -> Frame | None:
     return frame.with_side(side, column, schema)
 
 
-def _hoist_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _hoist_field(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     side = frame.side(t)
     schema = _out_schema(t, out)
     if side not in frame.cols or frame.schemas.get(side) is None or schema is None:
@@ -183,7 +194,7 @@ def _hoist_field(t: Any, frame: Frame, out: Any) -> Frame | None:
     return frame.with_side(side, column, schema)
 
 
-def _value_to_key(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _value_to_key(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     found = _struct_side(_VALUE, frame)
     if found is None or out.key_schema is None:
         return None
@@ -193,14 +204,14 @@ def _value_to_key(t: Any, frame: Frame, out: Any) -> Frame | None:
     return moved
 
 
-def _set_schema_metadata(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _set_schema_metadata(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     side = frame.side(t)
     if side not in frame.cols:
         return None
     return frame.with_side(side, frame.cols[side], _out_schema(t, out))
 
 
-def _flatten(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _flatten(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     found, schema = _struct_side(t, frame), _out_schema(t, out)
     if found is None or schema is None:
         return None
@@ -232,7 +243,7 @@ _SAME_IN_JAVA_AND_SPARK = {
 """Casts whose results agree between Kafka's Cast and Spark's cast for every input."""
 
 
-def _cast(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _cast(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     side = frame.side(t)
     in_schema, schema = frame.schemas.get(side), _out_schema(t, out)
     if side not in frame.cols or in_schema is None or schema is None:
@@ -261,7 +272,7 @@ def _cast_column(column: Column, before: Schema, after: Schema) -> Column | None
     return column.cast(_spark_type(after))
 
 
-def _regex_router(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _regex_router(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     pattern = _full(str(t.settings["regex"]))
     topic = frame.cols["topic"]
     renamed = F.regexp_replace(topic, F.lit(pattern), F.lit(str(t.settings["replacement"])))
@@ -274,7 +285,7 @@ _SAME_PATTERN = re.compile(r"(?:yyyy|yy|M{1,2}|d{1,2}|H{1,2}|m{1,2}|s{1,2}|[-_./
 """SimpleDateFormat patterns that Spark's date_format renders the same way."""
 
 
-def _timestamp_router(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _timestamp_router(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     pattern = str(t.settings["timestamp.format"])
     spark = SparkSession.getActiveSession()
     if spark is None or spark.conf.get("spark.sql.session.timeZone") not in _UTC_ZONES:
@@ -290,7 +301,7 @@ def _timestamp_router(t: Any, frame: Frame, out: Any) -> Frame | None:
     return dataclasses.replace(frame, cols=dict(frame.cols, topic=topic), needs_timestamp=True)
 
 
-def _timestamp_converter(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _timestamp_converter(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     """Only millisecond unix times to Timestamps and back: the same INT64, a new schema."""
     side = frame.side(t)
     in_schema, schema = frame.schemas.get(side), _out_schema(t, out)
@@ -326,7 +337,7 @@ def _same_millis(before: Schema, after: Schema) -> bool:
     )
 
 
-def _filter(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _filter(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     return dataclasses.replace(frame, keep=F.lit(False))
 
 
@@ -362,7 +373,7 @@ TRANSFORMS: dict[str, Compiler] = {
 PREDICATES = ("TopicNameMatches", "HasHeaderKey", "RecordIsTombstone")
 
 
-def _predicate(p: Any, frame: Frame) -> Column | None:
+def _predicate(p: BuiltIn, frame: Frame) -> Column | None:
     name = _family(p)
     if name == "TopicNameMatches":
         return frame.cols["topic"].rlike(_full(str(p.settings["pattern"])))
@@ -373,7 +384,7 @@ def _predicate(p: Any, frame: Frame) -> Column | None:
     return None
 
 
-def _family(component: Any) -> str | None:
+def _family(component: object) -> str | None:
     klass = type(component)
     if not klass.__module__.startswith("connect_lite.transforms."):
         return None
@@ -396,7 +407,7 @@ class Compiled:
         return self.frame.needs_timestamp
 
 
-def compile_chain(chain: Chain, probe: Any, base: Frame) -> Compiled | None:
+def compile_chain(chain: Chain, probe: Record, base: Frame) -> Compiled | None:
     """The chain over ``base`` columns, or None when a step has no exact column form."""
     frame, record = base, probe
     for transform, predicate, negate in chain:
@@ -409,11 +420,12 @@ def compile_chain(chain: Chain, probe: Any, base: Frame) -> Compiled | None:
         except Exception:
             return None  # the Arrow form reports the error against the right record
         produced = out if out is not None else record
-        step = compiler(transform, frame, produced)
+        # Only built-ins have a family, and they keep their parsed config in ``settings``.
+        step = compiler(cast(BuiltIn, transform), frame, produced)
         if step is None:
             return None
         if predicate is not None:
-            condition = _predicate(predicate, frame)
+            condition = _predicate(cast(BuiltIn, predicate), frame)
             same_schemas = (
                 produced.key_schema == record.key_schema
                 and produced.value_schema == record.value_schema
@@ -447,7 +459,6 @@ def _spark_type(schema: Schema) -> DataType:
 __all__ = [
     "PREDICATES",
     "TRANSFORMS",
-    "Chain",
     "Compiled",
     "Frame",
     "chain_has_columns",

@@ -25,9 +25,10 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 from connect_lite.api.data import Schema
 from connect_lite.api.records import SinkRecord, SourceRecord
 from connect_lite.pipeline.chunks import MessageRow, RecordColumns, SinkInput
-from connect_lite.pipeline.column_compilers import Chain, Frame, compile_chain
+from connect_lite.pipeline.column_compilers import Frame, compile_chain
 from connect_lite.pipeline.columns import arrow_type, decoder
 from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.stage_spec import Chain
 from connect_lite.pipeline.transfer import (
     chunk_bounds,
     chunk_frame,

@@ -12,9 +12,13 @@ branch, so records that do not fail pay nothing for it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from enum import Enum
+from typing import Any, Final, Literal
 
+from connect_lite.api.components import Converter
+from connect_lite.api.data import Schema
 from connect_lite.api.errors import RetriableError
+from connect_lite.api.records import R
 from connect_lite.pipeline.record_errors import (
     PREDICATE,
     TRANSFORMATION,
@@ -22,8 +26,14 @@ from connect_lite.pipeline.record_errors import (
     Retry,
     capture,
 )
+from connect_lite.pipeline.stage_spec import Chain
 
-FAILED = object()
+
+class Outcome(Enum):
+    FAILED = "failed"
+
+
+FAILED: Final = Outcome.FAILED
 """What apply_transforms returns for a record whose chain raised."""
 
 
@@ -63,8 +73,8 @@ def retry_of(comps: object) -> Retry | None:
 
 
 def apply_transforms(
-    chain: Sequence[tuple[Any, Any, bool]], record: Any, index: int, failures: Failures
-) -> Any:
+    chain: Chain, record: R, index: int, failures: Failures
+) -> R | Literal[Outcome.FAILED] | None:
     """Run the transform chain on one record: the new record, None (dropped) or FAILED."""
     for transform, predicate, negate in chain:
         if predicate is not None:
@@ -79,19 +89,20 @@ def apply_transforms(
             if not applies:
                 continue
         try:
-            record = transform.apply(record)
+            applied = transform.apply(record)
         except Exception as e:
             ok, out = failures.recover(e, transform.apply, record)
             if not ok:
                 failures[index] = capture(out, index, TRANSFORMATION, transform)
                 return FAILED
-            record = out
-        if record is None:
+            applied = out
+        if applied is None:
             return None
+        record = applied
     return record
 
 
-def _runs(topics: Sequence[str], schemas: Sequence[Any] | None) -> list[tuple[int, int]]:
+def _runs(topics: Sequence[str], schemas: Sequence[Schema | None] | None) -> list[tuple[int, int]]:
     """[start, end) runs of equal topic (and schema, when given)."""
     runs, start, n = [], 0, len(topics)
     for i in range(1, n):
@@ -108,7 +119,7 @@ def _runs(topics: Sequence[str], schemas: Sequence[Any] | None) -> list[tuple[in
 
 
 def convert_column(
-    converter: Any,
+    converter: Converter,
     stage: str,
     args: tuple[Sequence[Any], ...],
     indices: Sequence[int],
@@ -138,7 +149,7 @@ def convert_column(
 
 def _convert_each(
     one: Callable[..., Any],
-    converter: Any,
+    converter: Converter,
     stage: str,
     args: tuple[Sequence[Any], ...],
     indices: Sequence[int],

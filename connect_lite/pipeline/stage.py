@@ -40,11 +40,10 @@ from connect_lite.pipeline.chunks import (
     MessageRow,
     RecordsChunk,
 )
-from connect_lite.pipeline.column_compilers import Chain
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.record_errors import RecordError, StageCancelledError
 from connect_lite.pipeline.session import SparkRuntime
-from connect_lite.pipeline.stage_spec import StageSpec
+from connect_lite.pipeline.stage_spec import Chain, StageSpec
 from connect_lite.pipeline.transfer import chunk_bounds, dumps, run_job
 
 

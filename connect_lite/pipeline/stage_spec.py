@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from connect_lite.api.components import Converter, HeaderConverter, Predicate, Transformation
+
+Chain = Sequence[tuple[Transformation[Any], Predicate[Any] | None, bool]]
+"""A built transform chain: (transform, predicate or None, negate), in order."""
 
 
 @dataclass(frozen=True)
