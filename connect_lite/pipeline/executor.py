@@ -1,11 +1,12 @@
-"""Executor side of a stage: the per-process component cache and the record-at-a-time work.
+"""A stage's components in Spark's Python workers: built lazily, cached per process; the GC pause.
 
 This module runs inside Spark's Python workers (it is imported there by reference, so its
 module globals live once per worker process). Components are built from the stage's
 zero-argument factories on first use and cached per process, keyed by the stage id; a new
 stage instance with the same id (a restarted task) replaces the old entry and closes the
-old transforms. Every exception raised by plugin code is caught per record and returned as
-a :class:`RecordError`; nothing plugin-made ever fails the Spark job itself.
+old transforms. A factory that raises becomes a :class:`BuildError` carrying a
+:class:`RecordError` (plugin_calls.py guards the calls on records); nothing plugin-made
+ever fails the Spark job itself.
 """
 
 from __future__ import annotations

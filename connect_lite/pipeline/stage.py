@@ -1,10 +1,10 @@
 """What both batch stages share: the driver side of running a batch as one Spark job.
 
-Components are described by picklable zero-argument factories and built lazily in
-Spark's Python workers, once per worker process and stage (see executor.py). The
-driver pickles the batch into one chunk per partition and runs one job
-(transfer.py); record-level work is in work.py. The stages themselves are in
-source_stage.py and sink_stage.py.
+Components are described by picklable zero-argument factories (stage_spec.py) and built
+lazily in Spark's Python workers, once per worker process and stage (executor.py). The
+driver pickles the batch into one chunk per partition and runs one job (transfer.py); the
+record-level work on a chunk is in chunk_work.py, and what a chunk carries in chunks.py.
+The stages themselves are in source_stage.py and sink_stage.py.
 
 Throughput of ``run`` on the shared 2-core machine (local[2], ~70-100-byte values, no
 transforms, 1,000,000 records per size; ``python -m tests.integration.pipeline.bench_stage``).
