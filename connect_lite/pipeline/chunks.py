@@ -71,7 +71,7 @@ class SinkInput:
 class ChainInput(Generic[R]):
     """Converted records for the transform chain alone."""
 
-    records: list[R]
+    records: Sequence[R]
 
 
 ChunkInput = SourceInput | SinkInput | ChainInput[Any]

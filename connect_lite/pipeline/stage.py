@@ -134,7 +134,7 @@ class BatchStage:
             return result
         with gc_paused():
             for base, chunk in self._run_chunks(
-                len(records), lambda a, b: ChainInput(list(records[a:b])), kind="chain"
+                len(records), lambda a, b: ChainInput(records[a:b]), kind="chain"
             ):
                 result.errors.extend(
                     self._errors(base, chunk.errors, lambda i: where_record(records[i]))
