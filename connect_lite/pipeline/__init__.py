@@ -11,15 +11,9 @@ from connect_lite.pipeline.record_errors import (
     StageExecutionError,
 )
 from connect_lite.pipeline.session import SparkRuntime
-from connect_lite.pipeline.stage import (
-    ProducedRecord,
-    SinkBatchResult,
-    SinkStage,
-    SourceBatchResult,
-    SourceStage,
-    StageSpec,
-    TransformSpec,
-)
+from connect_lite.pipeline.sink_stage import SinkBatchResult, SinkStage
+from connect_lite.pipeline.source_stage import ProducedRecord, SourceBatchResult, SourceStage
+from connect_lite.pipeline.stage_spec import StageSpec, TransformSpec
 
 __all__ = [
     "HEADER_CONVERTER",

@@ -1,11 +1,12 @@
-"""Executor side of a stage: the per-process component cache and the record-at-a-time work.
+"""A stage's components in Spark's Python workers: built lazily, cached per process; the GC pause.
 
 This module runs inside Spark's Python workers (it is imported there by reference, so its
 module globals live once per worker process). Components are built from the stage's
 zero-argument factories on first use and cached per process, keyed by the stage id; a new
 stage instance with the same id (a restarted task) replaces the old entry and closes the
-old transforms. Every exception raised by plugin code is caught per record and returned as
-a :class:`RecordError`; nothing plugin-made ever fails the Spark job itself.
+old transforms. A factory that raises becomes a :class:`BuildError` carrying a
+:class:`RecordError` (plugin_calls.py guards the calls on records); nothing plugin-made
+ever fails the Spark job itself.
 """
 
 from __future__ import annotations
@@ -15,11 +16,21 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import Generic, TypeVar
 
-from connect_lite.pipeline.record_errors import RecordError, capture
+from connect_lite.pipeline.record_errors import (
+    HEADER_CONVERTER,
+    KEY_CONVERTER,
+    PREDICATE,
+    TRANSFORMATION,
+    VALUE_CONVERTER,
+    RecordError,
+    capture,
+)
+from connect_lite.pipeline.stage_spec import Chain, StageSpec
 
 MAX_CACHED_STAGES = 64
+C = TypeVar("C")
 
 
 class BuildError(Exception):
@@ -30,27 +41,27 @@ class BuildError(Exception):
         self.error = error
 
 
-class _Lazy:
+class _Lazy(Generic[C]):
     """A component built from its factory on first access; a failure is remembered."""
 
     __slots__ = ("_error", "_factory", "_instance", "_stage")
 
-    def __init__(self, factory: Callable[[], Any], stage: str) -> None:
+    def __init__(self, factory: Callable[[], C], stage: str) -> None:
         self._factory = factory
         self._stage = stage
-        self._instance: Any = None
+        self._instance: C | None = None
         self._error: RecordError | None = None
 
-    def get(self) -> Any:
-        if self._instance is None:
-            if self._error is None:
-                try:
-                    self._instance = self._factory()
-                except Exception as e:
-                    self._error = capture(e, None, self._stage, _factory_name(self._factory))
-            if self._error is not None:
-                raise BuildError(self._error)
-        return self._instance
+    def get(self) -> C:
+        if self._instance is not None:
+            return self._instance
+        if self._error is None:
+            try:
+                self._instance = self._factory()
+                return self._instance
+            except Exception as e:
+                self._error = capture(e, None, self._stage, _factory_name(self._factory))
+        raise BuildError(self._error)
 
     def close(self) -> None:
         if self._instance is not None and hasattr(self._instance, "close"):
@@ -58,7 +69,7 @@ class _Lazy:
                 self._instance.close()
 
 
-def _factory_name(factory: Any) -> str:
+def _factory_name(factory: object) -> str:
     func = getattr(factory, "func", factory)  # functools.partial
     args = getattr(factory, "args", ())
     for arg in args:  # a PluginRef-like first argument names the plugin best
@@ -70,16 +81,8 @@ def _factory_name(factory: Any) -> str:
 class Components:
     """The built components of one stage in one worker process."""
 
-    def __init__(self, spec: Any) -> None:
-        self.spec = spec  # work.py reads its retry settings
-        from connect_lite.pipeline.record_errors import (
-            HEADER_CONVERTER,
-            KEY_CONVERTER,
-            PREDICATE,
-            TRANSFORMATION,
-            VALUE_CONVERTER,
-        )
-
+    def __init__(self, spec: StageSpec) -> None:
+        self.spec = spec  # plugin_calls.retry_of reads its retry settings
         self.key = _Lazy(spec.key_converter, KEY_CONVERTER)
         self.value = _Lazy(spec.value_converter, VALUE_CONVERTER)
         self.header = _Lazy(spec.header_converter, HEADER_CONVERTER)
@@ -96,7 +99,7 @@ class Components:
     def has_transforms(self) -> bool:
         return bool(self._transforms)
 
-    def transforms(self) -> list[tuple[Any, Any, bool]]:
+    def transforms(self) -> Chain:
         """(transform, predicate or None, negate) instances, built now if needed."""
         return [
             (t.get(), None if p is None else p.get(), negate) for t, p, negate in self._transforms
@@ -113,7 +116,7 @@ _cache: OrderedDict[str, tuple[str, Components]] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def components(spec: Any, token: str) -> Components:
+def components(spec: StageSpec, token: str) -> Components:
     """The cached components of ``spec`` in this process, built lazily once per stage."""
     with _cache_lock:
         entry = _cache.get(spec.stage_id)

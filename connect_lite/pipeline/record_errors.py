@@ -81,13 +81,13 @@ def _connect_class_name(exc: BaseException) -> str:
     return "DataError"
 
 
-def _qualified(obj: Any) -> str:
+def _qualified(obj: object) -> str:
     klass = obj if isinstance(obj, type) else type(obj)
     return f"{klass.__module__}.{klass.__qualname__}"
 
 
 def capture(
-    exc: BaseException, index: int | None, stage: str, component: Any, where: str = ""
+    exc: BaseException, index: int | None, stage: str, component: object, where: str = ""
 ) -> RecordError:
     """A RecordError for an exception caught inside the stage (call from the except block)."""
     name = component if isinstance(component, str) else _qualified(component)

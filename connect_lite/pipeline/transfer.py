@@ -3,15 +3,17 @@
 How a batch travels (measured on the 2-core box, see the numbers in stage.py):
 
 - The driver splits the batch into one chunk per partition (Spark's default parallelism,
-  at most one per record) and pickles each chunk: the record fields the executor needs.
+  at most one per record) and pickles each chunk: the record fields the executor needs,
+  as a chunks.ChunkInput.
   Pickle memoizes repeated objects (topic strings, schemas), so a chunk costs little
   more than its values.
 - Each chunk is one row ``(chunk: int64, payload: binary)`` of an Arrow table whose record
   batches are one per chunk; ``spark.createDataFrame(table)`` makes one partition per
   Arrow record batch, so chunk *i* is partition *i*.
 - ``mapInArrow`` runs :func:`map_chunks` in the Python workers: unpickle, run the
-  stage's components (cached per worker process), pickle the result columns, and yield
-  one output row per chunk. ``toArrow()`` collects them; the driver unpickles in order.
+  stage's components (cached per worker process), pickle the result (a chunks.ChunkResult),
+  and yield one output row per chunk. ``toArrow()`` collects them; the driver unpickles in
+  order.
 
 Per-record Arrow rows (binary/int/list<struct> columns) were measured as the alternative:
 for 200k values of ~70 bytes through mapInArrow + toArrow, per-record binary rows took
@@ -28,13 +30,21 @@ from __future__ import annotations
 import functools
 import pickle
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from connect_lite.api.data import Schema
+from connect_lite.pipeline.chunk_work import run_chunk
+from connect_lite.pipeline.chunks import ChunkResult, SourceChunk
 from connect_lite.pipeline.executor import components, gc_paused
 from connect_lite.pipeline.record_errors import StageCancelledError, StageExecutionError
 from connect_lite.pipeline.session import JobGroup, SparkRuntime
+from connect_lite.pipeline.stage_spec import StageSpec
+from connect_lite.pipeline.typed_rows import RowLayout, sink_rows, source_rows, typed_rows
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 OUTPUT_SCHEMA = "chunk long, payload binary"
 _ARROW_SCHEMA = pa.schema([("chunk", pa.int64()), ("payload", pa.binary())])
@@ -63,7 +73,7 @@ def split(n: int, parts: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def dumps(obj: Any) -> bytes:
+def dumps(obj: object) -> bytes:
     """Pickle a chunk; objects plain pickle cannot handle go through cloudpickle."""
     try:
         return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
@@ -80,11 +90,9 @@ def _row(chunk: int, payload: bytes) -> pa.RecordBatch:
 
 
 def map_chunks(
-    kind: str, spec: Any, token: str, batches: Iterator[pa.RecordBatch]
+    spec: StageSpec, token: str, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: one output row per input chunk row (runs in Python workers)."""
-    from connect_lite.pipeline.work import run_chunk
-
     comps = components(spec, token)
     for batch in batches:
         ids = batch.column(0).to_pylist()
@@ -92,13 +100,13 @@ def map_chunks(
         for row, chunk in enumerate(ids):
             with gc_paused():
                 payload = pickle.loads(payloads[row].as_buffer())
-                result = run_chunk(kind, comps, payload)
+                result = run_chunk(comps, payload)
                 out = dumps(result)
             del payload, result
             yield _row(chunk, out)
 
 
-def chunk_frame(runtime: SparkRuntime, payloads: list[bytes]) -> Any:
+def chunk_frame(runtime: SparkRuntime, payloads: list[bytes]) -> DataFrame:
     """A DataFrame of (chunk, payload) rows: consecutive chunks share a partition (one Arrow
     record batch each), as many partitions as Spark's default parallelism."""
     groups = split(len(payloads), runtime.default_parallelism)
@@ -112,29 +120,30 @@ def chunk_frame(runtime: SparkRuntime, payloads: list[bytes]) -> Any:
     return runtime.session().createDataFrame(pa.Table.from_batches(batches, _ARROW_SCHEMA))
 
 
-def map_typed_rows(layout: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def map_typed_rows(
+    layout: RowLayout, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function that expands pickled chunks of records into typed rows, the
     input of a chain of column expressions (in Python workers, so in parallel)."""
-    from connect_lite.pipeline.work import typed_rows
-
     for batch in batches:
         payloads = batch.column(1)
         for row in range(batch.num_rows):
             with gc_paused():
-                base, columns = pickle.loads(payloads[row].as_buffer())
+                columns = pickle.loads(payloads[row].as_buffer())
                 out = pa.RecordBatch.from_pydict(
-                    typed_rows(base, columns, layout), schema=layout.arrow_schema
+                    typed_rows(columns, layout), schema=layout.arrow_schema
                 )
             yield out
 
 
 def map_source_rows(
-    spec: Any, token: str, schemas: dict[str, Any], batches: Iterator[pa.RecordBatch]
+    spec: StageSpec,
+    token: str,
+    schemas: dict[str, Schema | None],
+    batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function after a chain of column expressions: typed rows in,
     converted records out (one output row per input batch, in Python workers)."""
-    from connect_lite.pipeline.work import source_rows
-
     comps = components(spec, token)
     for n, batch in enumerate(batches):
         with gc_paused():
@@ -145,25 +154,23 @@ def map_source_rows(
 
 
 def map_sink_rows(
-    spec: Any, token: str, layout: Any, batches: Iterator[pa.RecordBatch]
+    spec: StageSpec, token: str, layout: RowLayout, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function before a chain of column expressions: pickled chunks of
     consumed messages in, converted typed rows out (in Python workers)."""
-    from connect_lite.pipeline.work import sink_rows
-
     comps = components(spec, token)
     for batch in batches:
         payloads = batch.column(1)
         for row in range(batch.num_rows):
             with gc_paused():
-                base, rows = pickle.loads(payloads[row].as_buffer())
-                columns = sink_rows(comps, base, rows, layout)
+                chunk = pickle.loads(payloads[row].as_buffer())
+                columns = sink_rows(comps, chunk, layout)
                 out = pa.RecordBatch.from_pydict(columns, schema=layout.arrow_schema)
             del columns
             yield out
 
 
-def to_arrow(group: JobGroup, df: Any) -> pa.Table:
+def to_arrow(group: JobGroup, df: DataFrame) -> pa.Table:
     """Run the job of ``df`` in ``group``; a cancelled group raises StageCancelledError."""
     if group.cancelled:
         raise StageCancelledError(f"Job group {group.group_id} was cancelled")
@@ -175,8 +182,9 @@ def to_arrow(group: JobGroup, df: Any) -> pa.Table:
         raise StageExecutionError(f"Spark job of {group.group_id} failed: {e}") from e
 
 
-def collect_payloads(group: JobGroup, mapped: Any) -> list[Any]:
-    """Run the job of a mapped DataFrame of (chunk, payload) rows; the unpickled payloads."""
+def collect_source_chunks(group: JobGroup, mapped: DataFrame) -> list[SourceChunk]:
+    """Run the job of a mapped DataFrame of (chunk, payload) rows whose payloads are pickled
+    SourceChunks (map_source_rows); the chunks, in any order."""
     result = to_arrow(group, mapped)
     return [pickle.loads(blob.as_buffer()) for blob in result.column("payload")]
 
@@ -184,27 +192,19 @@ def collect_payloads(group: JobGroup, mapped: Any) -> list[Any]:
 def run_job(
     runtime: SparkRuntime,
     group: JobGroup,
-    kind: str,
-    spec: Any,
+    spec: StageSpec,
     token: str,
     payloads: list[bytes],
-) -> list[dict[str, Any]]:
-    """Run one Spark job over the pickled chunks; their results, in chunk order."""
+) -> list[ChunkResult]:
+    """Run one Spark job over the pickled ChunkInputs; their results, in chunk order."""
     df = chunk_frame(runtime, payloads)
-    mapped = df.mapInArrow(functools.partial(map_chunks, kind, spec, token), OUTPUT_SCHEMA)
-    if group.cancelled:
-        raise StageCancelledError(f"Job group {group.group_id} was cancelled")
-    try:
-        result = mapped.toArrow()
-    except Exception as e:
-        if group.cancelled:
-            raise StageCancelledError(f"Job group {group.group_id} was cancelled") from e
-        raise StageExecutionError(f"Spark job of {group.group_id} failed: {e}") from e
+    mapped = df.mapInArrow(functools.partial(map_chunks, spec, token), OUTPUT_SCHEMA)
+    result = to_arrow(group, mapped)
     if result.num_rows != len(payloads):
         raise StageExecutionError(f"Expected {len(payloads)} chunk results, got {result.num_rows}")
     order = result.column("chunk").to_pylist()
     blobs = result.column("payload")
-    by_chunk: list[Any] = [None] * len(payloads)
+    by_chunk: dict[int, ChunkResult] = {}
     for row, chunk in enumerate(order):
         by_chunk[chunk] = pickle.loads(blobs[row].as_buffer())
-    return by_chunk
+    return [by_chunk[chunk] for chunk in range(len(payloads))]

@@ -1,7 +1,7 @@
 """Kafka's task error handling (KIP-298, KIP-610): tolerance, the error log, the dead letter queue.
 
 Stages already isolate failing records and return them as RecordErrors (with retries done
-in the Spark workers, see pipeline/work.py). On the task's thread, :class:`ErrorHandler`
+in the Spark workers, see pipeline/plugin_calls.py). On the task's thread, :class:`ErrorHandler`
 plays Kafka's RetryWithToleranceOperator: it counts each error in the task-error-metrics,
 hands it to the reporters (:class:`LogReporter`, and for sinks
 :class:`DeadLetterQueueReporter`), then either skips the record (``errors.tolerance=all``)

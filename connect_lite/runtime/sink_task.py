@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from connect_lite.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
@@ -13,8 +12,14 @@ from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.config.connector_config import SinkSubscription
 from connect_lite.kafka.consumer import Consumer
 from connect_lite.pipeline.record_errors import TASK_PUT
-from connect_lite.pipeline.stage import SinkBatchResult, SinkStage
+from connect_lite.pipeline.sink_stage import SinkBatchResult, SinkStage
 from connect_lite.plugins.isolation import public_class_name
+from connect_lite.runtime.batch_pipeline import (
+    DEFAULT_BATCHING,
+    Batching,
+    BatchPipeline,
+    collect_batch,
+)
 from connect_lite.runtime.error_handling import (
     NO_ERROR_HANDLING,
     ErrorHandling,
@@ -22,7 +27,6 @@ from connect_lite.runtime.error_handling import (
     WorkerErrantRecordReporter,
     build_handler,
 )
-from connect_lite.runtime.source_task import DEFAULT_BATCHING, Batching
 from connect_lite.runtime.task import WorkerTask, version_of
 from connect_lite.runtime.topic_tracking import TopicTracker
 
@@ -108,8 +112,9 @@ class WorkerSinkTask(WorkerTask):
         self._next_commit = time.monotonic() + self.flush_interval
         self._started = False
         self._context = _Context(self, task_config)
-        self._stage_pool = ThreadPoolExecutor(1, thread_name_prefix=f"stage-{self.id}")
-        self._in_flight: tuple[list[Any], Future[SinkBatchResult]] | None = None
+        self._pipeline: BatchPipeline[Any, SinkBatchResult] = BatchPipeline(
+            f"stage-{self.id}", self._run_stage, self._deliver
+        )
         self.errors = build_handler(
             error_handling,
             self.connector,
@@ -153,14 +158,8 @@ class WorkerSinkTask(WorkerTask):
         self.counters.add(records_in=len(messages))
         if messages and self.topic_tracker is not None:  # as received, before transforms
             self.topic_tracker.record(self.connector, {m.topic for m in messages}, self.task)
-        previous, self._in_flight = self._in_flight, None
-        if messages:
-            run = self._stage_pool.submit(self.stage.run, messages, tolerate_errors=True)
-            self._in_flight = (messages, run)
-        if previous is not None:
-            self._deliver(*previous)
-            if self._context.rewinds:
-                self._drop_in_flight()
+        if self._pipeline.advance(messages) and self._context.rewinds:
+            self._drop_in_flight()
         self._apply_rewinds()
         if self.errors.dlq is not None:
             self.errors.dlq.poll()
@@ -168,26 +167,21 @@ class WorkerSinkTask(WorkerTask):
             self.commit_offsets()
 
     def _collect(self) -> list[Any]:
-        assert self.consumer is not None
-        batch: list[Any] = []
-        deadline = time.monotonic() + self.batching.max_wait_ms / 1000
-        while not self.stopping and len(batch) < self.batching.max_records:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            got = self.consumer.poll_batch(
-                self.batching.max_records - len(batch), min(remaining, 0.5)
-            )
-            if not got:
-                break
-            batch.extend(got)
-        return batch
+        return collect_batch(self._fetch, self.batching, lambda: self.stopping)
 
-    def _deliver(self, messages: list[Any], result: Future[SinkBatchResult]) -> None:
+    def _fetch(self, room: int, seconds_left: float) -> list[Any]:
+        assert self.consumer is not None
+        if seconds_left <= 0:
+            return []
+        return self.consumer.poll_batch(room, min(seconds_left, 0.5))
+
+    def _run_stage(self, messages: list[Any]) -> SinkBatchResult:
+        return self.stage.run(messages, tolerate_errors=True)
+
+    def _deliver(self, messages: list[Any], done: SinkBatchResult) -> None:
         """Handle the batch's errors (skip, log, DLQ or fail), put the rest, advance offsets.
 
         Offsets of skipped records advance too, as in Kafka."""
-        done = result.result()
         self.errors.stage_errors(done.errors, done.retries, messages.__getitem__)
         records = list(done.records)
         # The consumed message of each record handed to put: a transform may have renamed
@@ -230,18 +224,9 @@ class WorkerSinkTask(WorkerTask):
         spec = self.stage.spec
         return spec.key_converter(), spec.value_converter(), spec.header_converter()
 
-    def _finish_in_flight(self) -> None:
-        previous, self._in_flight = self._in_flight, None
-        if previous is not None:
-            self._deliver(*previous)
-
     def _drop_in_flight(self) -> None:
         """Forget the batch in flight; its partitions are read again from its first offsets."""
-        dropped, self._in_flight = self._in_flight, None
-        if dropped is None:
-            return
-        dropped[1].exception()  # wait for the stage; its result is not wanted
-        for message in dropped[0]:
+        for message in self._pipeline.drop():
             tp = TopicPartition(message.topic, message.partition)
             self._context.rewinds.setdefault(tp, message.offset)
 
@@ -307,7 +292,7 @@ class WorkerSinkTask(WorkerTask):
 
     def _on_revoke(self, partitions: list[TopicPartition]) -> None:
         try:
-            self._finish_in_flight()
+            self._pipeline.finish()
             self.commit_offsets(partitions)
         finally:
             self.plugin.close(list(partitions))
@@ -330,7 +315,7 @@ class WorkerSinkTask(WorkerTask):
             self.consumer.resume(tps)
 
     def on_paused(self) -> None:
-        self._finish_in_flight()
+        self._pipeline.finish()
         if self.consumer is not None and self.assigned:
             self.consumer.pause(list(self.assigned))
 
@@ -353,7 +338,7 @@ class WorkerSinkTask(WorkerTask):
 
     def close(self) -> None:
         # A batch still in the stage when stopping is dropped: its offsets were not committed.
-        self._stage_pool.shutdown(wait=True, cancel_futures=True)
+        self._pipeline.close()
         try:
             if self._started and not self.failed:
                 self.commit_offsets()

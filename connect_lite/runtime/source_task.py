@@ -5,15 +5,20 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from connect_lite.api.connector import OffsetStorageReader, SourceTask, SourceTaskContext
 from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import RecordMetadata, SourceRecord
 from connect_lite.kafka.producer import Producer
-from connect_lite.pipeline.stage import SourceBatchResult, SourceStage, StageSpec
+from connect_lite.pipeline.source_stage import SourceBatchResult, SourceStage
+from connect_lite.pipeline.stage_spec import StageSpec
+from connect_lite.runtime.batch_pipeline import (
+    DEFAULT_BATCHING,
+    Batching,
+    BatchPipeline,
+    collect_batch,
+)
 from connect_lite.runtime.error_handling import NO_ERROR_HANDLING, ErrorHandling, build_handler
 from connect_lite.runtime.source_offsets import (
     StoreOffsetReader,
@@ -25,17 +30,6 @@ from connect_lite.runtime.task import WorkerTask, version_of
 from connect_lite.runtime.topic_creation import TopicCreator
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.base import OffsetStore
-
-
-@dataclass(frozen=True)
-class Batching:
-    """How records are grouped into one Spark job: large under load, small when trickling."""
-
-    max_records: int = 200_000
-    max_wait_ms: int = 500
-
-
-DEFAULT_BATCHING = Batching()
 
 
 class _Context(SourceTaskContext):
@@ -89,8 +83,9 @@ class WorkerSourceTask(WorkerTask):
         self._plugin_stopped = threading.Event()
         self._started = False
         self._wants_commit_record = type(plugin).commit_record is not SourceTask.commit_record
-        self._stage_pool = ThreadPoolExecutor(1, thread_name_prefix=f"stage-{self.id}")
-        self._in_flight: tuple[list[SourceRecord], Future[SourceBatchResult]] | None = None
+        self._pipeline: BatchPipeline[SourceRecord, SourceBatchResult] = BatchPipeline(
+            f"stage-{self.id}", self._run_stage, self._send
+        )
         self.errors = build_handler(
             error_handling, self.connector, self.task, self.error_counters, self.log
         )
@@ -118,37 +113,24 @@ class WorkerSourceTask(WorkerTask):
         self._check_send_error()
         with self.counters.timed_batch():
             batch = self._collect()
-        previous, self._in_flight = self._in_flight, None
-        if batch:
-            run = self._stage_pool.submit(self.stage.run, batch, tolerate_errors=True)
-            self._in_flight = (batch, run)
-        if previous is not None:
-            self._send(previous[0], previous[1].result())
+        self._pipeline.advance(batch)
         assert self.producer is not None
         self.producer.poll(0)
         if time.monotonic() >= self._next_commit:
             self.commit_offsets()
 
     def on_paused(self) -> None:
-        self._finish_in_flight()
-
-    def _finish_in_flight(self) -> None:
-        previous, self._in_flight = self._in_flight, None
-        if previous is not None:
-            self._send(previous[0], previous[1].result())
+        self._pipeline.finish()
 
     def _collect(self) -> list[SourceRecord]:
-        batch: list[SourceRecord] = []
-        deadline = time.monotonic() + self.batching.max_wait_ms / 1000
-        while not self.stopping and len(batch) < self.batching.max_records:
-            records = self.plugin.poll()
-            if not records:
-                break
-            batch.extend(records)
-            if time.monotonic() >= deadline:
-                break
+        batch = collect_batch(
+            lambda _room, _wait: self.plugin.poll(), self.batching, lambda: self.stopping
+        )
         self.counters.add(records_in=len(batch))
         return batch
+
+    def _run_stage(self, batch: list[SourceRecord]) -> SourceBatchResult:
+        return self.stage.run(batch, tolerate_errors=True)
 
     def _send(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
         """Handle the batch's errors (skip or fail), then produce the rest.
@@ -256,10 +238,10 @@ class WorkerSourceTask(WorkerTask):
     def close(self) -> None:
         try:
             if not self.failed and not self.stopping:
-                self._finish_in_flight()
+                self._pipeline.finish()
             # A batch still in the stage when stopping is dropped: its offsets were never
             # committed, so it is polled again after a restart.
-            self._stage_pool.shutdown(wait=True, cancel_futures=True)
+            self._pipeline.close()
             if self.producer is not None:
                 remaining = self.producer.flush(self.flush_timeout)
                 if remaining:

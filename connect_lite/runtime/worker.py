@@ -20,8 +20,7 @@ from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.clients import admin_config, consumer_config, producer_config
 from connect_lite.kafka.consumer import Consumer
 from connect_lite.kafka.producer import Producer
-from connect_lite.pipeline.session import SparkRuntime
-from connect_lite.pipeline.stage import SinkStage, SourceStage, StageSpec, TransformSpec
+from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime, StageSpec, TransformSpec
 from connect_lite.plugins.isolation import public_class_name
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginType

@@ -36,8 +36,8 @@ from connect_lite.pipeline import (
     SparkRuntime,
     StageSpec,
     TransformSpec,
-    expressions,
 )
+from connect_lite.pipeline import column_plan as expressions
 from connect_lite.plugins.registry import Plugins
 from connect_lite.runtime.components import transform_chain
 from tests.chain_config import chain_config

@@ -13,6 +13,7 @@ from connect_lite.api.data import Header, Headers
 from connect_lite.api.errors import DataError, RetriableError
 from connect_lite.api.records import SinkRecord
 from connect_lite.config.connector_config import ConnectorConfig
+from connect_lite.pipeline.plugin_calls import Failures, apply_transforms, convert_column, retry_of
 from connect_lite.pipeline.record_errors import (
     HEADER_CONVERTER,
     PREDICATE,
@@ -21,7 +22,6 @@ from connect_lite.pipeline.record_errors import (
     Retry,
     capture,
 )
-from connect_lite.pipeline.work import Failures, apply_transforms, convert_column, retry_of
 from connect_lite.runtime.error_handling import (
     DeadLetterQueueReporter,
     ErrorContext,

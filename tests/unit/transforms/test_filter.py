@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from connect_lite.api import ConfigError, Headers, SinkRecord, SourceRecord
-from connect_lite.pipeline.work import apply_transforms
+from connect_lite.pipeline.plugin_calls import apply_transforms
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
 from connect_lite.runtime.components import transform_chain

@@ -13,42 +13,28 @@ date pattern whose Java and Spark results differ) leaves the batch to the Arrow 
 which runs ``apply`` itself. Both give the same records: the shared test table in
 tests/integration/pipeline/test_transform_forms.py compares them, and ``apply``.
 
-The stages run a plan in one job (stage.py): a source batch's typed rows go through the
-select and then the converters; a sink batch's converters emit typed rows for the select.
+column_plan.py turns a compiled chain into a batch's select and runs it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
 
-import pyarrow as pa
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import from_arrow_schema, from_arrow_type, to_arrow_type
+from pyspark.sql.pandas.types import from_arrow_type
 from pyspark.sql.types import DataType
 
 from connect_lite.api import logical
 from connect_lite.api.data import Schema, SchemaType
 from connect_lite.api.field_path import FIELD_SYNTAX_VERSION, FieldPath
 from connect_lite.api.records import SinkRecord, SourceRecord
-from connect_lite.pipeline.columns import arrow_type, decoder
-from connect_lite.pipeline.session import SparkRuntime
-from connect_lite.pipeline.transfer import (
-    chunk_bounds,
-    chunk_frame,
-    dumps,
-    map_typed_rows,
-    to_arrow,
-)
-from connect_lite.pipeline.work import RECORD_COLUMNS, RowLayout
-
-Chain = Sequence[tuple[Any, Any, bool]]
-"""(transform, predicate or None, negate) instances, as the stage's components give them."""
+from connect_lite.pipeline.columns import arrow_type
+from connect_lite.pipeline.stage_spec import Chain
 
 
 @dataclass
@@ -61,7 +47,7 @@ class Frame:
     touched: set[str] = field(default_factory=set)  # "key"/"value": must not be null
     needs_timestamp: bool = False  # a record without a timestamp fails the chain
 
-    def side(self, t: Any) -> str:
+    def side(self, t: object) -> str:
         return "key" if getattr(t, "is_key", False) else "value"
 
     def with_side(self, side: str, column: Column, schema: Schema | None) -> Frame:
@@ -70,11 +56,23 @@ class Frame:
         return dataclasses.replace(self, cols=cols, schemas=schemas, touched=self.touched | {side})
 
 
-Compiler = Callable[[Any, Frame, Any], "Frame | None"]
+class BuiltIn(Protocol):
+    """A built-in transform or predicate as a compiler reads it: its parsed config."""
+
+    settings: dict[str, Any]
+
+
+class _Masking(BuiltIn, Protocol):
+    def masked(self, value: Any, schema_type: SchemaType | None = None) -> Any: ...
+
+
+Record = SourceRecord | SinkRecord
+
+Compiler = Callable[[BuiltIn, Frame, Record], "Frame | None"]
 """(configured transform, input frame, probe output record) -> output frame or None."""
 
 
-def _struct_side(t: Any, frame: Frame) -> tuple[str, Column, Schema] | None:
+def _struct_side(t: object, frame: Frame) -> tuple[str, Column, Schema] | None:
     side = frame.side(t)
     schema = frame.schemas.get(side)
     if side not in frame.cols or schema is None or schema.type is not SchemaType.STRUCT:
@@ -82,7 +80,7 @@ def _struct_side(t: Any, frame: Frame) -> tuple[str, Column, Schema] | None:
     return side, frame.cols[side], schema
 
 
-def _out_schema(t: Any, record: Any) -> Schema | None:
+def _out_schema(t: object, record: Record) -> Schema | None:
     return record.key_schema if getattr(t, "is_key", False) else record.value_schema
 
 
@@ -94,7 +92,7 @@ def _fields(column: Column, schema: Schema) -> dict[str, Column]:
     return {f.name: column.getField(f.name) for f in schema.fields}
 
 
-def _insert_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _insert_field(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     found, schema = _struct_side(t, frame), _out_schema(t, out)
     if found is None or schema is None:
         return None
@@ -118,7 +116,7 @@ def _insert_field(t: Any, frame: Frame, out: Any) -> Frame | None:
     return frame.with_side(side, _struct_of(columns, schema), schema)
 
 
-def _replace_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _replace_field(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     found, schema = _struct_side(t, frame), _out_schema(t, out)
     if found is None or schema is None:
         return None
@@ -144,7 +142,7 @@ _SAMPLES = {
 """A non-null value of each type whose masked form is the same for every value."""
 
 
-def _mask_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _mask_field(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     found, schema = _struct_side(t, frame), _out_schema(t, out)
     if found is None or schema is None:
         return None
@@ -157,7 +155,7 @@ def _mask_field(t: Any, frame: Frame, out: Any) -> Frame | None:
         if f.schema.type not in _SAMPLES:
             return None
         try:  # null stays null; any other value masks to one constant per type
-            masked = t.masked(_SAMPLES[f.schema.type], f.schema.type)
+            masked = cast(_Masking, t).masked(_SAMPLES[f.schema.type], f.schema.type)
         except Exception:
             return None
         literal = F.lit(masked).cast(_spark_type(f.schema))
@@ -165,13 +163,13 @@ def _mask_field(t: Any, frame: Frame, out: Any) -> Frame | None:
     return frame.with_side(side, _struct_of(columns, schema), schema)
 
 
-def _path(t: Any, key: str) -> FieldPath:
+def _path(t: BuiltIn, key: str) -> FieldPath:
     return FieldPath.parse(
         str(t.settings.get(key)), str(t.settings.get(FIELD_SYNTAX_VERSION, "V1"))
     )
 
 
-def _extract_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _extract_field(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     found, schema = _struct_side(t, frame), _out_schema(t, out)
     if found is None or schema is None or schema.optional:
         return None  # an optional field may be null, and a null changes the next schemas
@@ -187,7 +185,7 @@ def _extract_field(t: Any, frame: Frame, out: Any) -> Frame | None:
     return frame.with_side(side, column, schema)
 
 
-def _hoist_field(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _hoist_field(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     side = frame.side(t)
     schema = _out_schema(t, out)
     if side not in frame.cols or frame.schemas.get(side) is None or schema is None:
@@ -196,7 +194,7 @@ def _hoist_field(t: Any, frame: Frame, out: Any) -> Frame | None:
     return frame.with_side(side, column, schema)
 
 
-def _value_to_key(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _value_to_key(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     found = _struct_side(_VALUE, frame)
     if found is None or out.key_schema is None:
         return None
@@ -206,14 +204,14 @@ def _value_to_key(t: Any, frame: Frame, out: Any) -> Frame | None:
     return moved
 
 
-def _set_schema_metadata(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _set_schema_metadata(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     side = frame.side(t)
     if side not in frame.cols:
         return None
     return frame.with_side(side, frame.cols[side], _out_schema(t, out))
 
 
-def _flatten(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _flatten(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     found, schema = _struct_side(t, frame), _out_schema(t, out)
     if found is None or schema is None:
         return None
@@ -245,7 +243,7 @@ _SAME_IN_JAVA_AND_SPARK = {
 """Casts whose results agree between Kafka's Cast and Spark's cast for every input."""
 
 
-def _cast(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _cast(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     side = frame.side(t)
     in_schema, schema = frame.schemas.get(side), _out_schema(t, out)
     if side not in frame.cols or in_schema is None or schema is None:
@@ -274,7 +272,7 @@ def _cast_column(column: Column, before: Schema, after: Schema) -> Column | None
     return column.cast(_spark_type(after))
 
 
-def _regex_router(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _regex_router(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     pattern = _full(str(t.settings["regex"]))
     topic = frame.cols["topic"]
     renamed = F.regexp_replace(topic, F.lit(pattern), F.lit(str(t.settings["replacement"])))
@@ -287,7 +285,7 @@ _SAME_PATTERN = re.compile(r"(?:yyyy|yy|M{1,2}|d{1,2}|H{1,2}|m{1,2}|s{1,2}|[-_./
 """SimpleDateFormat patterns that Spark's date_format renders the same way."""
 
 
-def _timestamp_router(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _timestamp_router(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     pattern = str(t.settings["timestamp.format"])
     spark = SparkSession.getActiveSession()
     if spark is None or spark.conf.get("spark.sql.session.timeZone") not in _UTC_ZONES:
@@ -303,7 +301,7 @@ def _timestamp_router(t: Any, frame: Frame, out: Any) -> Frame | None:
     return dataclasses.replace(frame, cols=dict(frame.cols, topic=topic), needs_timestamp=True)
 
 
-def _timestamp_converter(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _timestamp_converter(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     """Only millisecond unix times to Timestamps and back: the same INT64, a new schema."""
     side = frame.side(t)
     in_schema, schema = frame.schemas.get(side), _out_schema(t, out)
@@ -339,7 +337,7 @@ def _same_millis(before: Schema, after: Schema) -> bool:
     )
 
 
-def _filter(t: Any, frame: Frame, out: Any) -> Frame | None:
+def _filter(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
     return dataclasses.replace(frame, keep=F.lit(False))
 
 
@@ -375,7 +373,7 @@ TRANSFORMS: dict[str, Compiler] = {
 PREDICATES = ("TopicNameMatches", "HasHeaderKey", "RecordIsTombstone")
 
 
-def _predicate(p: Any, frame: Frame) -> Column | None:
+def _predicate(p: BuiltIn, frame: Frame) -> Column | None:
     name = _family(p)
     if name == "TopicNameMatches":
         return frame.cols["topic"].rlike(_full(str(p.settings["pattern"])))
@@ -386,7 +384,7 @@ def _predicate(p: Any, frame: Frame) -> Column | None:
     return None
 
 
-def _family(component: Any) -> str | None:
+def _family(component: object) -> str | None:
     klass = type(component)
     if not klass.__module__.startswith("connect_lite.transforms."):
         return None
@@ -409,7 +407,7 @@ class Compiled:
         return self.frame.needs_timestamp
 
 
-def compile_chain(chain: Chain, probe: Any, base: Frame) -> Compiled | None:
+def compile_chain(chain: Chain, probe: Record, base: Frame) -> Compiled | None:
     """The chain over ``base`` columns, or None when a step has no exact column form."""
     frame, record = base, probe
     for transform, predicate, negate in chain:
@@ -422,11 +420,12 @@ def compile_chain(chain: Chain, probe: Any, base: Frame) -> Compiled | None:
         except Exception:
             return None  # the Arrow form reports the error against the right record
         produced = out if out is not None else record
-        step = compiler(transform, frame, produced)
+        # Only built-ins have a family, and they keep their parsed config in ``settings``.
+        step = compiler(cast(BuiltIn, transform), frame, produced)
         if step is None:
             return None
         if predicate is not None:
-            condition = _predicate(predicate, frame)
+            condition = _predicate(cast(BuiltIn, predicate), frame)
             same_schemas = (
                 produced.key_schema == record.key_schema
                 and produced.value_schema == record.value_schema
@@ -442,285 +441,11 @@ def compile_chain(chain: Chain, probe: Any, base: Frame) -> Compiled | None:
     return Compiled(frame, frozenset(frame.touched))
 
 
-# -- running a batch --------------------------------------------------------------------
-#
-# The driver never builds typed rows itself: it pickles the batch into one chunk per
-# partition (as the Arrow form does), and Python workers expand the chunks into typed
-# Arrow rows (mapInArrow) that feed the select. The typed data so lives in executor tasks,
-# streamed, instead of in a local relation on the driver's JVM heap.
-
-_ROW_FIELDS = [
-    ("idx", pa.int64()),
-    ("topic", pa.string()),
-    ("partition", pa.int32()),
-    ("offset", pa.int64()),
-    ("timestamp", pa.int64()),
-    ("value_null", pa.bool_()),
-    ("header_keys", pa.list_(pa.string())),
-    ("headers", pa.binary()),
-]
-
-
-def _base_frame(given: dict[str, Schema | None], typed: set[str]) -> Frame:
-    names = [name for name, _ in _ROW_FIELDS] + sorted(typed)
-    schemas = {side: schema if side in typed else None for side, schema in given.items()}
-    return Frame({name: F.col(name) for name in names}, schemas)
-
-
-def _typed_sides(given: dict[str, Schema | None]) -> set[str]:
-    """The sides with a column form. Not one with default values inside: the transforms
-    read a null field as its default (replace.null.with.default), a column would not."""
-    return {
-        s
-        for s, sch in given.items()
-        if sch is not None and arrow_type(sch) is not None and not _has_defaults(sch)
-    }
-
-
-def _has_defaults(schema: Schema) -> bool:
-    if schema.default is not None:
-        return True
-    inner = [f.schema for f in schema.fields] + [
-        s for s in (schema.key_schema, schema.value_schema) if s is not None
-    ]
-    return any(_has_defaults(s) for s in inner)
-
-
-def _side_fields(given: dict[str, Schema | None], typed: set[str]) -> list[tuple[str, Any]]:
-    return [
-        (side, arrow_type(schema)) if side in typed and schema is not None else
-        (f"{side}_raw", pa.binary())
-        for side, schema in given.items()
-    ]  # fmt: skip
-
-
-def _select(
-    source: DataFrame, frame: Frame, typed: set[str], *extra: str, kept: bool = False
-) -> DataFrame:
-    """The chain's output columns (typed sides changed by the chain, the rest as they came),
-    with ``kept`` a boolean column that says whether the chain keeps the row."""
-    return source.select(
-        F.col("idx"),
-        frame.cols["topic"].alias("topic"),
-        frame.cols["partition"].alias("partition"),
-        frame.cols["timestamp"].alias("timestamp"),
-        *[frame.cols[s].alias(s) for s in ("key", "value") if s in typed],
-        *[F.col(name) for name in extra],
-        *([frame.keep.alias("kept")] if kept else []),
-    )
-
-
-def _types_agree(selected: DataFrame, schemas: dict[str, Schema | None], sides: Any) -> bool:
-    """A compiler bug must not reach a record: the select's types must be the schemas'."""
-    for side in sides:
-        schema = schemas[side]
-        expected = None if schema is None else arrow_type(schema)
-        got = to_arrow_type(selected.schema[side].dataType)
-        if expected is None or not _same_type(got, expected):
-            return False
-    return True
-
-
-def _chunks(runtime: SparkRuntime, n: int, payload: Callable[[int, int], Any]) -> DataFrame:
-    bounds = chunk_bounds(n, runtime.default_parallelism)
-    return chunk_frame(runtime, [dumps((a, payload(a, b))) for a, b in bounds])
-
-
-@dataclass
-class Plan:
-    """A batch's chain as one select over typed rows, not yet run."""
-
-    selected: DataFrame  # idx, topic, partition, timestamp, typed key/value, headers
-    schemas: dict[str, Schema | None]  # key and value schemas after the chain
-    sides: frozenset[str]  # the sides the chain changes
-    typed: frozenset[str]  # the sides that travel as typed columns
-
-
-def plan(runtime: SparkRuntime, chain: Chain, records: Sequence[Any]) -> Plan | None:
-    """The chain over ``records`` as Spark columns, or None when the batch or the chain has
-    no column form (the caller then runs the Arrow form). Runs no job.
-
-    A side without a typed column travels pickled (``key_raw``/``value_raw``)."""
-    if not records:
-        return None
-    first = records[0]
-    given = {"key": first.key_schema, "value": first.value_schema}
-    if given["key"] is None and given["value"] is None:
-        return None
-    for r in records:
-        if r.key_schema is not given["key"] and r.key_schema != given["key"]:
-            return None
-        if r.value_schema is not given["value"] and r.value_schema != given["value"]:
-            return None
-    typed = _typed_sides(given)
-    compiled = compile_chain(chain, first, _base_frame(given, typed))
-    if compiled is None:
-        return None
-    for side in compiled.sides:
-        if side not in typed or any(getattr(r, side) is None for r in records):
-            return None  # a null key or value keeps its schema in Kafka; no column form
-    if compiled.needs_timestamp and any(r.timestamp is None for r in records):
-        return None  # the Arrow form reports those records
-    fields = _ROW_FIELDS + _side_fields(given, typed)
-    layout = RowLayout(
-        given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
-    )
-    names = [*RECORD_COLUMNS, "kafka_offset"] if isinstance(first, SinkRecord) else RECORD_COLUMNS
-    chunks = _chunks(
-        runtime,
-        len(records),
-        lambda a, b: {n: [getattr(r, n) for r in records[a:b]] for n in names},
-    )
-    rows = chunks.mapInArrow(
-        functools.partial(map_typed_rows, layout), from_arrow_schema(layout.arrow_schema)
-    )
-    frame = compiled.frame
-    raw = [f"{s}_raw" for s in ("key", "value") if s not in typed]
-    selected = _select(rows.where(frame.keep), frame, typed, *raw, "headers")
-    schemas = {s: frame.schemas[s] if s in typed else given[s] for s in given}
-    if not _types_agree(selected, schemas, compiled.sides):
-        return None
-    return Plan(selected, schemas, compiled.sides, frozenset(typed))
-
-
-@dataclass
-class SinkPlan:
-    """A sink batch as one job: messages, converters in mapInArrow, then the chain's select."""
-
-    selected: DataFrame
-    layout: RowLayout
-    schemas: dict[str, Schema | None]  # key and value schemas after the chain
-
-
-def plan_sink(
-    runtime: SparkRuntime,
-    chain: Chain,
-    probe: SinkRecord,
-    rows: Sequence[tuple[Any, ...]],
-    converters: Callable[[RowLayout], Any],
-) -> SinkPlan | None:
-    """The chain over a sink batch whose first message converts to ``probe``, or None.
-
-    ``rows`` are (topic, partition, offset, key, value, headers, timestamp, timestamp_type)
-    tuples; ``converters(layout)`` is the mapInArrow function that converts pickled chunks
-    of them to typed rows (plus ``rest``, ``retries`` and the untyped sides, pickled)."""
-    given = {"key": probe.key_schema, "value": probe.value_schema}
-    typed = _typed_sides(given)
-    if not typed:
-        return None
-    compiled = compile_chain(chain, probe, _base_frame(given, typed))
-    if compiled is None or not compiled.sides <= typed:
-        return None
-    if compiled.needs_timestamp and any(r[6] is None for r in rows):
-        return None  # the Arrow form reports those records
-    fields = _ROW_FIELDS + _side_fields(given, typed)
-    fields += [("rest", pa.binary()), ("retries", pa.int64())]
-    layout = RowLayout(
-        given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
-    )
-    chunks = _chunks(runtime, len(rows), lambda a, b: list(rows[a:b]))
-    mapped = chunks.mapInArrow(converters(layout), from_arrow_schema(layout.arrow_schema))
-    frame = compiled.frame
-    raw = [f"{s}_raw" for s in ("key", "value") if s not in typed]
-    selected = _select(mapped, frame, typed, *raw, "headers", "rest", "retries", kept=True)
-    schemas = {s: frame.schemas[s] if s in typed else given[s] for s in given}
-    if not _types_agree(selected, schemas, compiled.sides):
-        return None
-    return SinkPlan(selected, layout, schemas)
-
-
-def run_expressions(
-    runtime: SparkRuntime, group_id: str, chain: Chain, records: Sequence[Any]
-) -> list[Any] | None:
-    """The chain alone, as Spark columns: the records after it (None where dropped), or None
-    when the batch or the chain has no column form. (The stages convert in the same job;
-    this is the form the shared test table compares with ``apply``.)"""
-    if not records:
-        return []
-    planned = plan(runtime, chain, records)
-    if planned is None:
-        return None
-    with runtime.job_group(group_id, f"connect-lite transforms: {len(records)} records") as g:
-        result = to_arrow(g, planned.selected.drop("headers", "key_raw", "value_raw"))
-    return _rebuild(records, result, planned.schemas, planned.sides)
-
-
-def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
-    """Arrow types equal up to field nullability."""
-    if pa.types.is_struct(a) and pa.types.is_struct(b):
-        return a.num_fields == b.num_fields and all(
-            a.field(i).name == b.field(i).name and _same_type(a.field(i).type, b.field(i).type)
-            for i in range(a.num_fields)
-        )
-    if pa.types.is_list(a) and pa.types.is_list(b):
-        return _same_type(a.value_type, b.value_type)
-    if pa.types.is_map(a) and pa.types.is_map(b):
-        return _same_type(a.key_type, b.key_type) and _same_type(a.item_type, b.item_type)
-    return bool(a == b)
-
-
 def chain_has_columns(chain: Chain) -> bool:
     """Whether every transform and predicate of the chain is a built-in with a column form."""
     return all(
         _family(t) in TRANSFORMS and (p is None or _family(p) in PREDICATES) for t, p, _ in chain
     )
-
-
-def _rebuild(
-    records: Sequence[Any],
-    result: pa.Table,
-    schemas: dict[str, Schema | None],
-    sides: frozenset[str],
-) -> list[Any]:
-    """The records after the chain, built straight from the result columns."""
-    out: list[Any] = [None] * len(records)
-    n = result.num_rows
-    columns = {name: result.column(name).to_pylist() for name in result.column_names}
-    for side in ("key", "value"):
-        schema = schemas[side]
-        if side in sides and schema is not None:
-            columns[side] = list(map(decoder(schema), columns[side]))
-        else:  # untouched: the input's own values and schemas
-            columns[side] = [getattr(records[i], side) for i in columns["idx"]]
-        columns[f"{side}_schema"] = (
-            [schema] * n
-            if side in sides
-            else [getattr(records[i], f"{side}_schema") for i in columns["idx"]]
-        )
-    rows = zip(
-        columns["idx"],
-        columns["topic"],
-        columns["partition"],
-        columns["timestamp"],
-        columns["key"],
-        columns["value"],
-        columns["key_schema"],
-        columns["value_schema"],
-        strict=True,
-    )
-    if records and isinstance(records[0], SinkRecord):
-        for i, topic, partition, ts, key, value, ks, vs in rows:
-            r = records[i]
-            out[i] = SinkRecord(
-                topic,
-                partition,
-                r.kafka_offset,
-                key,
-                value,
-                ks,
-                vs,
-                ts,
-                r.timestamp_type,
-                r.headers,
-            )
-    else:
-        for i, topic, partition, ts, key, value, ks, vs in rows:
-            r = records[i]
-            out[i] = SourceRecord(
-                r.source_partition, r.source_offset, topic, value, key, partition, ks, vs, ts,
-                r.headers,
-            )  # fmt: skip
-    return out
 
 
 def _spark_type(schema: Schema) -> DataType:
@@ -736,11 +461,6 @@ __all__ = [
     "TRANSFORMS",
     "Compiled",
     "Frame",
-    "Plan",
-    "SinkPlan",
     "chain_has_columns",
     "compile_chain",
-    "plan",
-    "plan_sink",
-    "run_expressions",
 ]

@@ -1,0 +1,159 @@
+"""What a chunk carries: its input to Spark's Python workers and its result back to the driver.
+
+Both travel pickled (transfer.py), so every class here lives at module level. Records
+travel as columns, one list per field, which pickles ~3x faster than one object per record;
+the objects here are one per chunk.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol
+
+from connect_lite.api.data import Headers, Schema
+from connect_lite.api.records import R, SinkRecord, SourceRecord
+from connect_lite.pipeline.record_errors import RecordError
+
+SerializedHeaders = list[tuple[str, bytes | None]]
+"""Headers as Kafka carries them: (key, serialized value) pairs."""
+
+MessageRow = tuple[
+    str, int, int, bytes | None, bytes | None, SerializedHeaders | None, int | None, str
+]
+"""A consumed message as a sink chunk carries it: (topic, partition, offset, key, value,
+headers, timestamp, timestamp_type)."""
+
+
+class Message(Protocol):
+    """What the Kafka consumer hands the sink stage for each message."""
+
+    @property
+    def topic(self) -> str: ...
+    @property
+    def partition(self) -> int: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def key(self) -> bytes | None: ...
+    @property
+    def value(self) -> bytes | None: ...
+    @property
+    def headers(self) -> SerializedHeaders | None: ...
+    @property
+    def timestamp(self) -> int | None: ...
+    @property
+    def timestamp_type(self) -> str: ...
+
+
+# -- inputs: the driver to the Python workers ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceInput:
+    """Source records as columns: chunk_work.SOURCE_FIELDS, or with ``full`` every
+    SourceRecord field in declaration order (the transform chain needs whole records)."""
+
+    full: bool
+    columns: tuple[list[Any], ...]
+
+
+@dataclass(frozen=True)
+class SinkInput:
+    """Consumed messages; ``base`` is the batch position of the first one."""
+
+    rows: list[MessageRow]
+    base: int = 0
+
+
+@dataclass(frozen=True)
+class ChainInput(Generic[R]):
+    """Converted records for the transform chain alone."""
+
+    records: Sequence[R]
+
+
+ChunkInput = SourceInput | SinkInput | ChainInput[Any]
+
+
+@dataclass(frozen=True)
+class RecordColumns:
+    """Records as a chunk of the column form carries them to typed_rows; ``base`` is the
+    batch position of the first, and ``kafka_offset`` is None for source records."""
+
+    base: int
+    topic: list[str]
+    kafka_partition: list[int | None]
+    timestamp: list[int | None]
+    key: list[Any]
+    value: list[Any]
+    headers: list[Headers]
+    kafka_offset: list[int] | None = None
+
+    @classmethod
+    def of(cls, base: int, records: Sequence[SourceRecord | SinkRecord]) -> RecordColumns:
+        offsets = None
+        if records and isinstance(records[0], SinkRecord):
+            offsets = list(map(operator.attrgetter("kafka_offset"), records))
+        return cls(
+            base,
+            [r.topic for r in records],
+            [r.kafka_partition for r in records],
+            [r.timestamp for r in records],
+            [r.key for r in records],
+            [r.value for r in records],
+            [r.headers for r in records],
+            offsets,
+        )
+
+
+# -- results: the Python workers to the driver ---------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChunkResult:
+    """What a chunk's work returns: the positions kept and dropped, and the errors.
+
+    Positions count from the chunk's first record (from the batch's first in the column
+    form). A chunk whose components cannot be built returns this class itself: nothing
+    kept, one error without a position."""
+
+    kept: list[int]
+    dropped: list[int] = field(default_factory=list)
+    errors: list[RecordError] = field(default_factory=list)
+    retries: int = 0
+    """Operations retried after a RetriableError."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceChunk(ChunkResult):
+    """Source records ready to produce: serialized columns aligned with ``kept``."""
+
+    keys: list[bytes | None]
+    values: list[bytes | None]
+    headers: list[SerializedHeaders | None] | None
+    """None when no record of the chunk has headers."""
+    destinations: list[tuple[str, int | None, int | None]] | None = None
+    """(topic, partition, timestamp) after the chain; None when no chain ran here (the
+    input records hold them)."""
+    selected: list[int] | None = None
+    """Column form: the batch position of every row the chain's select kept."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SinkChunk(ChunkResult):
+    """Converted messages (no transform chain): columns aligned with ``kept``."""
+
+    key_schemas: list[Schema | None]
+    keys: list[Any]
+    value_schemas: list[Schema | None]
+    values: list[Any]
+    headers: list[Headers]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordsChunk(ChunkResult, Generic[R]):
+    """Records after the transform chain, aligned with ``kept``."""
+
+    records: list[R]

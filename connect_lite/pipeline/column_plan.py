@@ -1,0 +1,308 @@
+"""A batch's column form: the compiled chain as one select over typed rows, planned and run.
+
+The stages run a plan in one job (source_stage.py, sink_stage.py): a source batch's typed
+rows go through the select and then the converters; a sink batch's converters emit typed
+rows for the select.
+
+The driver never builds typed rows itself: it pickles the batch into one chunk per
+partition (as the Arrow form does), and Python workers expand the chunks into typed
+Arrow rows (mapInArrow) that feed the select. The typed data so lives in executor tasks,
+streamed, instead of in a local relation on the driver's JVM heap.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
+
+from connect_lite.api.data import Schema
+from connect_lite.api.records import SinkRecord, SourceRecord
+from connect_lite.pipeline.chunks import MessageRow, RecordColumns, SinkInput
+from connect_lite.pipeline.column_compilers import Frame, compile_chain
+from connect_lite.pipeline.columns import arrow_type, decoder
+from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.stage_spec import Chain
+from connect_lite.pipeline.transfer import (
+    chunk_bounds,
+    chunk_frame,
+    dumps,
+    map_typed_rows,
+    to_arrow,
+)
+from connect_lite.pipeline.typed_rows import RowLayout
+
+_ROW_FIELDS = [
+    ("idx", pa.int64()),
+    ("topic", pa.string()),
+    ("partition", pa.int32()),
+    ("offset", pa.int64()),
+    ("timestamp", pa.int64()),
+    ("value_null", pa.bool_()),
+    ("header_keys", pa.list_(pa.string())),
+    ("headers", pa.binary()),
+]
+
+
+def _base_frame(given: dict[str, Schema | None], typed: set[str]) -> Frame:
+    names = [name for name, _ in _ROW_FIELDS] + sorted(typed)
+    schemas = {side: schema if side in typed else None for side, schema in given.items()}
+    return Frame({name: F.col(name) for name in names}, schemas)
+
+
+def _typed_sides(given: dict[str, Schema | None]) -> set[str]:
+    """The sides with a column form. Not one with default values inside: the transforms
+    read a null field as its default (replace.null.with.default), a column would not."""
+    return {
+        s
+        for s, sch in given.items()
+        if sch is not None and arrow_type(sch) is not None and not _has_defaults(sch)
+    }
+
+
+def _has_defaults(schema: Schema) -> bool:
+    if schema.default is not None:
+        return True
+    inner = [f.schema for f in schema.fields] + [
+        s for s in (schema.key_schema, schema.value_schema) if s is not None
+    ]
+    return any(_has_defaults(s) for s in inner)
+
+
+def _side_fields(given: dict[str, Schema | None], typed: set[str]) -> list[tuple[str, pa.DataType]]:
+    return [
+        (side, arrow_type(schema)) if side in typed and schema is not None else
+        (f"{side}_raw", pa.binary())
+        for side, schema in given.items()
+    ]  # fmt: skip
+
+
+def _select(
+    source: DataFrame, frame: Frame, typed: set[str], *extra: str, kept: bool = False
+) -> DataFrame:
+    """The chain's output columns (typed sides changed by the chain, the rest as they came),
+    with ``kept`` a boolean column that says whether the chain keeps the row."""
+    return source.select(
+        F.col("idx"),
+        frame.cols["topic"].alias("topic"),
+        frame.cols["partition"].alias("partition"),
+        frame.cols["timestamp"].alias("timestamp"),
+        *[frame.cols[s].alias(s) for s in ("key", "value") if s in typed],
+        *[F.col(name) for name in extra],
+        *([frame.keep.alias("kept")] if kept else []),
+    )
+
+
+def _types_agree(
+    selected: DataFrame, schemas: dict[str, Schema | None], sides: frozenset[str]
+) -> bool:
+    """A compiler bug must not reach a record: the select's types must be the schemas'."""
+    for side in sides:
+        schema = schemas[side]
+        expected = None if schema is None else arrow_type(schema)
+        got = to_arrow_type(selected.schema[side].dataType)
+        if expected is None or not _same_type(got, expected):
+            return False
+    return True
+
+
+def _chunks(runtime: SparkRuntime, n: int, payload: Callable[[int, int], object]) -> DataFrame:
+    """A DataFrame of the batch's pickled chunks: ``payload(start, end)`` of each."""
+    bounds = chunk_bounds(n, runtime.default_parallelism)
+    return chunk_frame(runtime, [dumps(payload(a, b)) for a, b in bounds])
+
+
+@dataclass
+class Plan:
+    """A batch's chain as one select over typed rows, not yet run."""
+
+    selected: DataFrame  # idx, topic, partition, timestamp, typed key/value, headers
+    schemas: dict[str, Schema | None]  # key and value schemas after the chain
+    sides: frozenset[str]  # the sides the chain changes
+    typed: frozenset[str]  # the sides that travel as typed columns
+
+
+def plan(
+    runtime: SparkRuntime, chain: Chain, records: Sequence[SourceRecord | SinkRecord]
+) -> Plan | None:
+    """The chain over ``records`` as Spark columns, or None when the batch or the chain has
+    no column form (the caller then runs the Arrow form). Runs no job.
+
+    A side without a typed column travels pickled (``key_raw``/``value_raw``)."""
+    if not records:
+        return None
+    first = records[0]
+    given = {"key": first.key_schema, "value": first.value_schema}
+    if given["key"] is None and given["value"] is None:
+        return None
+    for r in records:
+        if r.key_schema is not given["key"] and r.key_schema != given["key"]:
+            return None
+        if r.value_schema is not given["value"] and r.value_schema != given["value"]:
+            return None
+    typed = _typed_sides(given)
+    compiled = compile_chain(chain, first, _base_frame(given, typed))
+    if compiled is None:
+        return None
+    for side in compiled.sides:
+        if side not in typed or any(getattr(r, side) is None for r in records):
+            return None  # a null key or value keeps its schema in Kafka; no column form
+    if compiled.needs_timestamp and any(r.timestamp is None for r in records):
+        return None  # the Arrow form reports those records
+    fields = _ROW_FIELDS + _side_fields(given, typed)
+    layout = RowLayout(
+        given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
+    )
+    chunks = _chunks(runtime, len(records), lambda a, b: RecordColumns.of(a, records[a:b]))
+    rows = chunks.mapInArrow(
+        functools.partial(map_typed_rows, layout), from_arrow_schema(layout.arrow_schema)
+    )
+    frame = compiled.frame
+    raw = [f"{s}_raw" for s in ("key", "value") if s not in typed]
+    selected = _select(rows.where(frame.keep), frame, typed, *raw, "headers")
+    schemas = {s: frame.schemas[s] if s in typed else given[s] for s in given}
+    if not _types_agree(selected, schemas, compiled.sides):
+        return None
+    return Plan(selected, schemas, compiled.sides, frozenset(typed))
+
+
+@dataclass
+class SinkPlan:
+    """A sink batch as one job: messages, converters in mapInArrow, then the chain's select."""
+
+    selected: DataFrame
+    layout: RowLayout
+    schemas: dict[str, Schema | None]  # key and value schemas after the chain
+
+
+def plan_sink(
+    runtime: SparkRuntime,
+    chain: Chain,
+    probe: SinkRecord,
+    rows: Sequence[MessageRow],
+    converters: Callable[[RowLayout], Callable[[Iterator[pa.RecordBatch]], Iterator[Any]]],
+) -> SinkPlan | None:
+    """The chain over a sink batch whose first message converts to ``probe``, or None.
+
+    ``converters(layout)`` is the mapInArrow function that converts pickled chunks of
+    ``rows`` (SinkInputs) to typed rows (plus ``rest``, ``retries`` and the untyped sides,
+    pickled)."""
+    given = {"key": probe.key_schema, "value": probe.value_schema}
+    typed = _typed_sides(given)
+    if not typed:
+        return None
+    compiled = compile_chain(chain, probe, _base_frame(given, typed))
+    if compiled is None or not compiled.sides <= typed:
+        return None
+    if compiled.needs_timestamp and any(r[6] is None for r in rows):
+        return None  # the Arrow form reports those records
+    fields = _ROW_FIELDS + _side_fields(given, typed)
+    fields += [("rest", pa.binary()), ("retries", pa.int64())]
+    layout = RowLayout(
+        given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
+    )
+    chunks = _chunks(runtime, len(rows), lambda a, b: SinkInput(list(rows[a:b]), a))
+    mapped = chunks.mapInArrow(converters(layout), from_arrow_schema(layout.arrow_schema))
+    frame = compiled.frame
+    raw = [f"{s}_raw" for s in ("key", "value") if s not in typed]
+    selected = _select(mapped, frame, typed, *raw, "headers", "rest", "retries", kept=True)
+    schemas = {s: frame.schemas[s] if s in typed else given[s] for s in given}
+    if not _types_agree(selected, schemas, compiled.sides):
+        return None
+    return SinkPlan(selected, layout, schemas)
+
+
+def run_expressions(
+    runtime: SparkRuntime, group_id: str, chain: Chain, records: Sequence[SourceRecord | SinkRecord]
+) -> list[SourceRecord | SinkRecord | None] | None:
+    """The chain alone, as Spark columns: the records after it (None where dropped), or None
+    when the batch or the chain has no column form. (The stages convert in the same job;
+    this is the form the shared test table compares with ``apply``.)"""
+    if not records:
+        return []
+    planned = plan(runtime, chain, records)
+    if planned is None:
+        return None
+    with runtime.job_group(group_id, f"connect-lite transforms: {len(records)} records") as g:
+        result = to_arrow(g, planned.selected.drop("headers", "key_raw", "value_raw"))
+    return _rebuild(records, result, planned.schemas, planned.sides)
+
+
+def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
+    """Arrow types equal up to field nullability."""
+    if pa.types.is_struct(a) and pa.types.is_struct(b):
+        return a.num_fields == b.num_fields and all(
+            a.field(i).name == b.field(i).name and _same_type(a.field(i).type, b.field(i).type)
+            for i in range(a.num_fields)
+        )
+    if pa.types.is_list(a) and pa.types.is_list(b):
+        return _same_type(a.value_type, b.value_type)
+    if pa.types.is_map(a) and pa.types.is_map(b):
+        return _same_type(a.key_type, b.key_type) and _same_type(a.item_type, b.item_type)
+    return bool(a == b)
+
+
+def _rebuild(
+    records: Sequence[Any],  # all SourceRecords or all SinkRecords
+    result: pa.Table,
+    schemas: dict[str, Schema | None],
+    sides: frozenset[str],
+) -> list[SourceRecord | SinkRecord | None]:
+    """The records after the chain, built straight from the result columns."""
+    out: list[SourceRecord | SinkRecord | None] = [None] * len(records)
+    n = result.num_rows
+    columns = {name: result.column(name).to_pylist() for name in result.column_names}
+    for side in ("key", "value"):
+        schema = schemas[side]
+        if side in sides and schema is not None:
+            columns[side] = list(map(decoder(schema), columns[side]))
+        else:  # untouched: the input's own values and schemas
+            columns[side] = [getattr(records[i], side) for i in columns["idx"]]
+        columns[f"{side}_schema"] = (
+            [schema] * n
+            if side in sides
+            else [getattr(records[i], f"{side}_schema") for i in columns["idx"]]
+        )
+    rows = zip(
+        columns["idx"],
+        columns["topic"],
+        columns["partition"],
+        columns["timestamp"],
+        columns["key"],
+        columns["value"],
+        columns["key_schema"],
+        columns["value_schema"],
+        strict=True,
+    )
+    if records and isinstance(records[0], SinkRecord):
+        for i, topic, partition, ts, key, value, ks, vs in rows:
+            r = records[i]
+            out[i] = SinkRecord(
+                topic,
+                partition,
+                r.kafka_offset,
+                key,
+                value,
+                ks,
+                vs,
+                ts,
+                r.timestamp_type,
+                r.headers,
+            )
+    else:
+        for i, topic, partition, ts, key, value, ks, vs in rows:
+            r = records[i]
+            out[i] = SourceRecord(
+                r.source_partition, r.source_offset, topic, value, key, partition, ks, vs, ts,
+                r.headers,
+            )  # fmt: skip
+    return out
+
+
+__all__ = ["Plan", "SinkPlan", "plan", "plan_sink", "run_expressions"]

@@ -1,0 +1,224 @@
+"""SinkStage: converters, then transforms and predicates, for batches of consumed messages."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import operator
+import pickle
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from connect_lite.api.components import Converter
+from connect_lite.api.data import Headers
+from connect_lite.api.records import SinkRecord, TopicPartition
+from connect_lite.pipeline import column_compilers, column_plan
+from connect_lite.pipeline.chunk_work import TIMESTAMP_TYPES
+from connect_lite.pipeline.chunks import (
+    ChunkResult,
+    Message,
+    MessageRow,
+    RecordsChunk,
+    SinkChunk,
+    SinkInput,
+)
+from connect_lite.pipeline.columns import decoder
+from connect_lite.pipeline.executor import gc_paused
+from connect_lite.pipeline.record_errors import RecordError, StageExecutionError
+from connect_lite.pipeline.stage import BatchStage, where_sink
+from connect_lite.pipeline.transfer import map_sink_rows, to_arrow
+
+log = logging.getLogger(__name__)
+
+_MESSAGE = operator.attrgetter(
+    "topic", "partition", "offset", "key", "value", "headers", "timestamp", "timestamp_type"
+)
+
+
+@dataclass
+class SinkBatchResult:
+    """The outcome of a sink batch: SinkRecords in input order, and every input's offset."""
+
+    records: list[SinkRecord] = field(default_factory=list)
+    indices: list[int] = field(default_factory=list)  # input position of each record
+    offsets: list[tuple[str, int, int]] = field(default_factory=list)  # every input
+    dropped: list[int] = field(default_factory=list)
+    errors: list[RecordError] = field(default_factory=list)  # only with tolerate_errors
+    retries: int = 0  # operations retried after a RetriableError
+
+    def next_offsets(self) -> dict[TopicPartition, int]:
+        """Per partition, the offset after the last input message (what a commit stores)."""
+        out: dict[TopicPartition, int] = {}
+        for topic, partition, offset in self.offsets:
+            tp = TopicPartition(topic, partition)
+            if offset + 1 > out.get(tp, -1):
+                out[tp] = offset + 1
+        return out
+
+
+class SinkStage(BatchStage):
+    """Converters, then transforms and predicates, for batches of consumed messages."""
+
+    kind = "sink"
+    _probe_converters: tuple[Converter, Converter] | None = None  # built once, on the driver
+
+    def run(self, messages: Sequence[Message], *, tolerate_errors: bool = False) -> SinkBatchResult:
+        """Turn consumed messages (objects with topic, partition, offset, key, value, headers,
+        timestamp, timestamp_type) into SinkRecords, in input order, dropped ones omitted."""
+        with gc_paused():
+            rows: list[MessageRow] = list(map(_MESSAGE, messages))
+            offsets = [(r[0], r[1], r[2]) for r in rows]
+            if not rows:
+                return SinkBatchResult(offsets=offsets)
+            columns = self.spec.transforms and self.spec.columns
+            result = self._run_as_columns(rows) if columns else None
+            if result is None:
+                result = SinkBatchResult(offsets=offsets)
+                for base, chunk in self._run_chunks(len(rows), lambda a, b: SinkInput(rows[a:b])):
+                    self._collect(rows, base, chunk, result)
+        self._raise_first(result.errors, tolerate_errors)
+        return result
+
+    def _probe(self, row: MessageRow) -> SinkRecord | None:
+        """The batch's first message converted on the driver, when it has a schema."""
+        try:
+            if self._probe_converters is None:
+                self._probe_converters = (self.spec.key_converter(), self.spec.value_converter())
+            key = self._probe_converters[0].to_connect_data(row[0], row[3])
+            value = self._probe_converters[1].to_connect_data(row[0], row[4])
+        except Exception:
+            return None  # the job reports it against the record
+        if key.schema is None and value.schema is None:
+            return None
+        headers = Headers.of((k, v) for k, v in row[5] or ())  # only their keys matter here
+        return SinkRecord(
+            row[0], row[1], row[2], key.value, value.value, key.schema, value.schema, row[6],
+            TIMESTAMP_TYPES.get(row[7], row[7]), headers,
+        )  # fmt: skip
+
+    def _run_as_columns(self, rows: list[MessageRow]) -> SinkBatchResult | None:
+        """One job: converters in Python workers emit typed rows, the chain runs as Spark
+        column expressions over them. None when the batch has no column form."""
+        chain = self._chain()
+        if chain is None or not column_compilers.chain_has_columns(chain):
+            return None
+        probe = self._probe(rows[0])
+        if probe is None:
+            return None
+        try:
+            planned = column_plan.plan_sink(
+                self.runtime,
+                chain,
+                probe,
+                rows,
+                lambda layout: functools.partial(map_sink_rows, self.spec, self._token, layout),
+            )
+        except Exception as e:
+            log.warning("No column form for this batch, using the Arrow form: %s", e)
+            return None
+        if planned is None:
+            return None
+        description = f"connect-lite sink stage {self.spec.stage_id}: {len(rows)} rows as columns"
+        try:
+            with self.runtime.job_group(self.job_group, description) as group:
+                table = to_arrow(group, planned.selected)
+        except StageExecutionError as e:  # e.g. a value Spark rejects: the Arrow form isolates it
+            log.warning("Column form of the transforms failed, using the Arrow form: %s", e)
+            return None
+        result = self._collect_columns(rows, planned, table)
+        self.compiled_batches += 1
+        return result
+
+    def _collect_columns(
+        self, rows: list[MessageRow], planned: column_plan.SinkPlan, table: pa.Table
+    ) -> SinkBatchResult:
+        """SinkRecords from the select's rows; rows that did not fit run in the Arrow form."""
+        result = SinkBatchResult(offsets=[(r[0], r[1], r[2]) for r in rows])
+        data = table.to_pydict()
+        result.retries = sum(data["retries"])
+        decode: dict[str, Callable[[Any], Any] | None] = {
+            side: decoder(schema) if side in planned.layout.typed and schema else None
+            for side, schema in (
+                ("key", planned.schemas["key"]),
+                ("value", planned.schemas["value"]),
+            )
+        }
+        kept: list[tuple[int, SinkRecord]] = []
+        others: list[tuple[int, SinkRecord]] = []
+        empty = Headers()
+        for r, i in enumerate(data["idx"]):
+            row = rows[i]
+            ts_type = TIMESTAMP_TYPES.get(row[7], row[7])
+            rest = data["rest"][r]
+            if rest is not None:
+                unfit = pickle.loads(rest)  # a RecordError, or (key, value, headers)
+                if isinstance(unfit, RecordError):
+                    result.errors.append(dataclasses.replace(unfit, where=where_sink(row)))
+                    continue
+                key, value, headers = unfit
+                record = SinkRecord(
+                    row[0], row[1], row[2], key.value, value.value, key.schema, value.schema,
+                    row[6], ts_type, headers,
+                )  # fmt: skip
+                others.append((i, record))
+            elif not data["kept"][r]:
+                result.dropped.append(i)
+            else:
+                key, value = (
+                    _unpickled(data[f"{side}_raw"][r])
+                    if convert is None
+                    else convert(data[side][r])
+                    for side, convert in decode.items()
+                )
+                blob = data["headers"][r]
+                record = SinkRecord(
+                    data["topic"][r], data["partition"][r], row[2], key, value,
+                    planned.schemas["key"], planned.schemas["value"], data["timestamp"][r],
+                    ts_type, empty if blob is None else pickle.loads(blob),
+                )  # fmt: skip
+                kept.append((i, record))
+        if others:  # other schemas than the first message's, or nulls: the Arrow form
+            chained = self.transform([record for _, record in others], tolerate_errors=True)
+            result.retries += chained.retries
+            for error in chained.errors:
+                assert error.index is not None
+                result.errors.append(dataclasses.replace(error, index=others[error.index][0]))
+            failed = {e.index for e in chained.errors}
+            for position, ((i, _), done) in enumerate(zip(others, chained.records, strict=True)):
+                if done is not None:
+                    kept.append((i, done))
+                elif position not in failed:
+                    result.dropped.append(i)
+        kept.sort(key=operator.itemgetter(0))  # input order: offsets ascend per partition
+        result.indices = [i for i, _ in kept]
+        result.records = [record for _, record in kept]
+        result.errors.sort(key=lambda e: -1 if e.index is None else e.index)
+        result.dropped.sort()
+        return result
+
+    def _collect(
+        self, rows: list[MessageRow], base: int, chunk: ChunkResult, out: SinkBatchResult
+    ) -> None:
+        out.errors.extend(self._errors(base, chunk.errors, lambda i: where_sink(rows[i])))
+        out.retries += chunk.retries
+        out.dropped.extend(base + i for i in chunk.dropped)
+        kept = [base + i for i in chunk.kept]
+        out.indices.extend(kept)
+        if isinstance(chunk, RecordsChunk):
+            out.records.extend(chunk.records)
+            return
+        if not isinstance(chunk, SinkChunk):
+            return  # the chunk failed as a whole: nothing kept
+        append, ts_name = out.records.append, TIMESTAMP_TYPES.get
+        columns = (chunk.key_schemas, chunk.keys, chunk.value_schemas, chunk.values, chunk.headers)
+        for index, ks, kv, vs, vv, hs in zip(kept, *columns, strict=True):
+            r = rows[index]
+            append(SinkRecord(r[0], r[1], r[2], kv, vv, ks, vs, r[6], ts_name(r[7], r[7]), hs))
+
+
+def _unpickled(blob: bytes | None) -> Any:
+    return None if blob is None else pickle.loads(blob)

@@ -1,0 +1,156 @@
+"""SourceStage: transforms and predicates, then converters, for batches of SourceRecords."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import operator
+from dataclasses import dataclass, field
+from typing import Any
+
+from connect_lite.api.records import SourceRecord
+from connect_lite.pipeline import column_compilers, column_plan
+from connect_lite.pipeline.chunk_work import SOURCE_FIELDS, SOURCE_RECORD_FIELDS
+from connect_lite.pipeline.chunks import ChunkResult, SerializedHeaders, SourceChunk, SourceInput
+from connect_lite.pipeline.executor import gc_paused
+from connect_lite.pipeline.record_errors import RecordError, StageCancelledError
+from connect_lite.pipeline.stage import BatchStage, where_source
+from connect_lite.pipeline.transfer import OUTPUT_SCHEMA, collect_source_chunks, map_source_rows
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class ProducedRecord:
+    """A source record ready to produce: serialized key, value and headers."""
+
+    index: int  # position in the input batch
+    topic: str
+    partition: int | None
+    key: bytes | None
+    value: bytes | None
+    headers: SerializedHeaders
+    timestamp: int | None
+
+
+@dataclass
+class SourceBatchResult:
+    """The outcome of a source batch: produced records in input order, drops and errors."""
+
+    size: int
+    records: list[ProducedRecord] = field(default_factory=list)
+    dropped: list[int] = field(default_factory=list)
+    errors: list[RecordError] = field(default_factory=list)  # only with tolerate_errors
+    retries: int = 0  # operations retried after a RetriableError
+
+    def by_index(self) -> list[ProducedRecord | None]:
+        """One entry per input record: its ProducedRecord, or None if dropped or failed."""
+        out: list[ProducedRecord | None] = [None] * self.size
+        for record in self.records:
+            out[record.index] = record
+        return out
+
+
+class SourceStage(BatchStage):
+    """Transforms, predicates and converters for batches of SourceRecords, one job per batch."""
+
+    kind = "source"
+
+    def run(
+        self, records: list[SourceRecord], *, tolerate_errors: bool = False
+    ) -> SourceBatchResult:
+        """Convert a batch. Errors raise (DataError or the original ConnectError subclass)
+        unless ``tolerate_errors``, which reports them in the result and skips the records."""
+        n = len(records)
+        if n == 0:
+            return SourceBatchResult(n)
+        columns = self.spec.transforms and self.spec.columns
+        result = self._run_as_columns(records) if columns else None
+        if result is None:
+            result = self._convert(records, bool(self.spec.transforms))
+        self._raise_first(result.errors, tolerate_errors)
+        return result
+
+    def _run_as_columns(self, records: list[SourceRecord]) -> SourceBatchResult | None:
+        """One job: the chain as Spark column expressions, then the converters in Python
+        workers over the rows it kept. None when the batch has no column form (or the job
+        failed for a reason that is no single record's; the Arrow form isolates it)."""
+        chain = self._chain()
+        if chain is None or not column_compilers.chain_has_columns(chain):
+            return None
+        try:
+            planned = column_plan.plan(self.runtime, chain, records)
+        except Exception as e:
+            log.warning("No column form for this batch, using the Arrow form: %s", e)
+            return None
+        if planned is None:
+            return None
+        mapped = planned.selected.mapInArrow(
+            functools.partial(map_source_rows, self.spec, self._token, planned.schemas),
+            OUTPUT_SCHEMA,
+        )
+        n = len(records)
+        description = f"connect-lite source stage {self.spec.stage_id}: {n} records as columns"
+        try:
+            with gc_paused(), self.runtime.job_group(self.job_group, description) as group:
+                chunks = collect_source_chunks(group, mapped)
+        except StageCancelledError:
+            raise
+        except Exception as e:
+            log.warning("Column form of the transforms failed, using the Arrow form: %s", e)
+            return None
+        result = SourceBatchResult(n)
+        survivors: set[int] = set()
+        with gc_paused():
+            for chunk in chunks:
+                survivors.update(chunk.selected or ())
+                self._collect(records, 0, chunk, result)
+        result.records.sort(key=operator.attrgetter("index"))  # partitions come back in any order
+        result.errors.sort(key=lambda e: -1 if e.index is None else e.index)
+        result.dropped = sorted(set(range(n)) - survivors)
+        self.compiled_batches += 1
+        return result
+
+    def _convert(self, records: list[SourceRecord], full: bool) -> SourceBatchResult:
+        """One job: with ``full`` the chain then the converters, else the converters only."""
+        result = SourceBatchResult(len(records))
+        names = SOURCE_RECORD_FIELDS if full else SOURCE_FIELDS
+        with gc_paused():
+            chunks = self._run_chunks(
+                len(records), lambda a, b: SourceInput(full, _columns(records[a:b], names))
+            )
+            for base, chunk in chunks:
+                self._collect(records, base, chunk, result)
+        return result
+
+    def _collect(
+        self, records: list[SourceRecord], base: int, chunk: ChunkResult, out: SourceBatchResult
+    ) -> None:
+        out.errors.extend(self._errors(base, chunk.errors, lambda i: where_source(records[i])))
+        out.retries += chunk.retries
+        out.dropped.extend(base + i for i in chunk.dropped)
+        if not isinstance(chunk, SourceChunk) or not chunk.kept:
+            return  # nothing kept, or the chunk failed as a whole
+        keys, values, meta = chunk.keys, chunk.values, chunk.destinations
+        headers = chunk.headers or [None] * len(keys)
+        append = out.records.append
+        for j, local in enumerate(chunk.kept):
+            index = base + local
+            if meta is None:
+                rec = records[index]
+                topic, partition, ts = rec.topic, rec.kafka_partition, rec.timestamp
+            else:
+                topic, partition, ts = meta[j]
+            append(
+                ProducedRecord(index, topic, partition, keys[j], values[j], headers[j] or [], ts)
+            )
+
+
+def _columns(records: list[SourceRecord], names: tuple[str, ...]) -> tuple[list[Any], ...]:
+    """Field columns of a chunk (pickles ~3x faster than per-record tuples); no empty Headers."""
+    return tuple(
+        [r.headers or None for r in records]
+        if name == "headers"
+        else list(map(operator.attrgetter(name), records))
+        for name in names
+    )

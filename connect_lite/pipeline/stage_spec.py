@@ -1,0 +1,43 @@
+"""What a stage runs: its converter and transform factories, and its error settings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from connect_lite.api.components import Converter, HeaderConverter, Predicate, Transformation
+
+Chain = Sequence[tuple[Transformation[Any], Predicate[Any] | None, bool]]
+"""A built transform chain: (transform, predicate or None, negate), in order."""
+
+
+@dataclass(frozen=True)
+class TransformSpec:
+    """A transformation factory, with an optional predicate factory that gates it."""
+
+    factory: Callable[[], Transformation[Any]]
+    predicate: Callable[[], Predicate[Any]] | None = None
+    negate: bool = False
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """What a stage runs: converter factories (already configured) and the transform chain.
+
+    ``stage_id`` keys the per-worker-process component cache, so it must be unique among
+    live stages (e.g. ``"<connector>-<task>"``); each new SourceStage/SinkStage instance
+    rebuilds its components once, even under an id used before.
+    """
+
+    stage_id: str
+    key_converter: Callable[[], Converter]
+    value_converter: Callable[[], Converter]
+    header_converter: Callable[[], HeaderConverter]
+    transforms: tuple[TransformSpec, ...] = ()
+    columns: bool = True
+    """Run a chain of built-ins as Spark column expressions when the batch has a schema."""
+    retry_timeout_ms: int = 0
+    """errors.retry.timeout: how long a RetriableError is retried; 0 = never, -1 = forever."""
+    retry_delay_max_ms: int = 60000
+    """errors.retry.delay.max.ms: the cap of the exponential backoff between retries."""
