@@ -21,6 +21,8 @@ from connect_lite.pipeline.session import effective_conf
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.conftest import BackgroundStart
 
+pytestmark = pytest.mark.integration
+
 
 def wait_for(condition, timeout: float = 60.0, interval: float = 0.05):
     deadline = time.monotonic() + timeout

@@ -43,6 +43,8 @@ from connect_lite.runtime.components import transform_chain
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec
 
+pytestmark = pytest.mark.integration
+
 T = "org.apache.kafka.connect.transforms."
 P = "org.apache.kafka.connect.transforms.predicates."
 
