@@ -16,7 +16,7 @@ from connect_lite.loggers import Loggers
 from connect_lite.rest import RestServer, create_app
 from connect_lite.rest.server import Listener, parse_listener
 
-from .fake_herder import FakeHerder
+from .fake_herder import NOT_FOUND, FakeHerder
 
 
 def refused(host: str, port: int, deadline_s: float = 5.0) -> bool:
@@ -54,7 +54,7 @@ def test_serves_real_http_and_releases_the_port(
         assert failure.value.code == 404
         assert json.loads(failure.value.read()) == {
             "error_code": 404,
-            "message": "Connector nope not found",
+            "message": NOT_FOUND.format("nope"),
         }
     finally:
         stopping = time.monotonic()
