@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 from pyspark import cloudpickle
@@ -23,23 +21,10 @@ SPARK_CONF = {
 }
 
 
-@dataclass
-class BackgroundStart:
-    call_seconds: float
-    started_right_after_call: bool
-
-
 @pytest.fixture(scope="session")
-def spark_start() -> Iterator[tuple[SparkRuntime, BackgroundStart]]:
-    runtime = SparkRuntime(SPARK_CONF)
-    before = time.monotonic()
-    runtime.start_in_background()
-    info = BackgroundStart(time.monotonic() - before, runtime.is_started)
-    yield runtime, info
-    runtime.stop()
-
-
-@pytest.fixture(scope="session")
-def runtime(spark_start: tuple[SparkRuntime, BackgroundStart]) -> SparkRuntime:
+def runtime() -> Iterator[SparkRuntime]:
     """The session's SparkRuntime (its SparkSession is created once, in the background)."""
-    return spark_start[0]
+    runtime = SparkRuntime(SPARK_CONF)
+    runtime.start_in_background()
+    yield runtime
+    runtime.stop()
