@@ -32,6 +32,7 @@ def refused(host: str, port: int, deadline_s: float = 5.0) -> bool:
     return False
 
 
+@pytest.mark.timeout(60)  # the hang guard for stop()
 def test_serves_real_http_and_releases_the_port(
     loggers: Loggers, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -57,9 +58,7 @@ def test_serves_real_http_and_releases_the_port(
             "message": NOT_FOUND.format("nope"),
         }
     finally:
-        stopping = time.monotonic()
         server.stop()
-    assert time.monotonic() - stopping < 5
     assert refused("127.0.0.1", port)
 
 
