@@ -23,8 +23,13 @@ SPARK_CONF = {
 
 @pytest.fixture(scope="session")
 def runtime() -> Iterator[SparkRuntime]:
-    """The session's SparkRuntime (its SparkSession is created once, in the background)."""
+    """The session's SparkRuntime, started in the background as a worker starts it; the
+    fixture waits for the session, so no test depends on one that ran before it.
+
+    (Without the wait, a sink batch run first took the Arrow form: plan_sink builds columns
+    before any SparkContext exists. test_transform_forms' xfail test shows that bug.)"""
     runtime = SparkRuntime(SPARK_CONF)
     runtime.start_in_background()
+    runtime.session()
     yield runtime
     runtime.stop()
