@@ -9,6 +9,20 @@ import pytest
 
 from tests.integration.worker_process import WorkerProcess
 
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/integration carries the ``integration`` marker.
+
+    The modules say so themselves (``pytestmark``), except test_readme_example.py: its text
+    is the README's example, which must not need a marker a user's project lacks.
+    """
+    for item in items:
+        if HERE in item.path.resolve().parents and item.get_closest_marker("integration") is None:
+            item.add_marker(pytest.mark.integration)
+
 
 @pytest.fixture(scope="module")
 def worker(

@@ -102,7 +102,11 @@ def test_connector_file_without_name_fails_startup(bootstrap_servers: str, tmp_p
     worker.start(wait_healthy=False)
     assert worker.proc is not None
     assert worker.proc.wait(120) == 3
-    assert "name" in worker.log()
+    expected = (
+        f"ERROR Failed to create connector from {bad}: Connector configuration at '{bad}' "
+        "is missing the mandatory 'name' configuration (connect_lite)"
+    )
+    assert [line for line in worker.log().splitlines() if line.endswith(expected)], worker.log()
 
 
 def _tansu_children(worker: WorkerProcess) -> list[int]:

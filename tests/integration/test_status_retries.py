@@ -19,6 +19,8 @@ from tests.integration.worker_process import (
     wait_for,
 )
 
+pytestmark = pytest.mark.integration
+
 RETRY = {
     "status.storage.retry.max.retries": "4",
     "status.storage.retry.initial.backoff.ms": "500",

@@ -123,20 +123,18 @@ def test_source_and_sink_state_survives_a_worker_restart(
     assert sink_out.read_text().splitlines() == [f"line-{i}" for i in range(7)]
 
 
-_SHARED: dict[str, object] = {}
-
-
-@pytest.mark.connect_lite(reuse="module")
 def test_errors_are_typed_and_waits_say_what_they_saw(connect: EmbeddedConnect) -> None:
-    _SHARED["pid"] = connect.worker_pid
     with pytest.raises(ConnectRestError) as missing:
         connect.client.status("nope")
     assert (missing.value.status, missing.value.error_code) == (404, 404)
     assert missing.value.message == "No status found for connector nope"
     with pytest.raises(ConnectRestError) as invalid:
         connect.client.create("bad", {"connector.class": "NoSuchConnector"})
-    assert invalid.value.error_code in (400, 500)
-    assert "NoSuchConnector" in invalid.value.message
+    assert (invalid.value.status, invalid.value.error_code) == (400, 400)
+    assert invalid.value.message.startswith(
+        "Failed to find any class that implements Connector and which name matches "
+        "NoSuchConnector, available connectors are: "
+    )
 
     connect.client.create("stays-running", {**file_sink(Path("/dev/null"), "quiet")})
     connect.wait_running("stays-running", tasks=1)
@@ -162,11 +160,52 @@ def test_errors_are_typed_and_waits_say_what_they_saw(connect: EmbeddedConnect) 
     assert '"records_seen": 1' in str(records.value) and "only-one" in str(records.value)
 
 
-@pytest.mark.connect_lite(reuse="module")
-def test_module_reuse_shares_one_clean_worker(connect: EmbeddedConnect) -> None:
-    assert _SHARED.get("pid") == connect.worker_pid, "ran alone or the worker was not shared"
-    assert connect.client.connectors() == []  # the previous test's connectors are gone
-    assert [p["class"] for p in connect.client.plugins() if "FileStream" in p["class"]]
+REUSE_TESTS = """
+import json, os
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["connect_lite.testing.pytest_plugin"]
+pytestmark = pytest.mark.connect_lite(reuse="module")
+SINK = {
+    "connector.class": "FileStreamSink",
+    "file": "/dev/null",
+    "topics": "quiet",
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
+
+
+def report(name, connect):
+    entry = {"test": name, "pid": connect.worker_pid, "connectors": connect.client.connectors()}
+    with open(os.environ["REPORT_FILE"], "a") as out:
+        out.write(json.dumps(entry) + "\\n")
+
+
+def test_first(connect):
+    connect.client.create("left-behind", SINK)
+    report("first", connect)
+
+
+def test_second(connect):
+    report("second", connect)
+"""
+
+
+@pytest.mark.timeout(300)
+def test_module_reuse_shares_one_worker_and_cleans_it_between_tests(tmp_path: Path) -> None:
+    """A pytest run of its own: two tests of one module, with ``reuse="module"``."""
+    (tmp_path / "test_reuse.py").write_text(REUSE_TESTS)
+    report = tmp_path / "report.jsonl"
+    env = {**os.environ, "REPORT_FILE": str(report)}
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_reuse.py"]
+    inner = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    assert inner.returncode == 0, inner.stdout + inner.stderr
+    first, second = (json.loads(line) for line in report.read_text().splitlines())
+    assert (first["test"], first["connectors"]) == ("first", ["left-behind"])
+    assert second["test"] == "second"
+    assert second["pid"] == first["pid"]  # one worker for the module
+    assert second["connectors"] == []  # the first test's connector was deleted after it
 
 
 def test_exception_inside_the_context_leaves_no_process(tmp_path: Path) -> None:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prometheus_client.parser import text_string_to_metric_families
+
 REPO = Path(__file__).resolve().parents[2]
 TEST_PLUGINS = REPO / "tests" / "plugins"
 
@@ -129,6 +131,37 @@ def _response(status: int, raw: bytes, headers: dict[str, str]) -> Response:
     return Response(status, body, headers, raw)
 
 
+@dataclass(frozen=True)
+class Metrics:
+    """One scrape of GET /metrics: every sample's name, labels and value."""
+
+    samples: list[tuple[str, dict[str, str], float]]
+
+    @classmethod
+    def parse(cls, text: str) -> Metrics:
+        return cls(
+            [
+                (s.name, dict(s.labels), float(s.value))
+                for family in text_string_to_metric_families(text)
+                for s in family.samples
+            ]
+        )
+
+    def find(self, name: str, **labels: str) -> list[tuple[dict[str, str], float]]:
+        """The samples of ``name`` whose labels include ``labels``."""
+        return [
+            (have, value)
+            for sample, have, value in self.samples
+            if sample == name and labels.items() <= have.items()
+        ]
+
+    def value(self, name: str, **labels: str) -> float:
+        """The value of the one sample of ``name`` with these labels."""
+        found = self.find(name, **labels)
+        assert len(found) == 1, f"{name}{labels}: {found}"
+        return found[0][1]
+
+
 class WorkerProcess:
     """``python app.py worker.properties [files]`` in a subprocess, with its log in a file."""
 
@@ -211,6 +244,12 @@ class WorkerProcess:
                 self.kill()
 
     # -- conveniences ----------------------------------------------------------------------
+    def metrics(self) -> Metrics:
+        response = self.rest.get("/metrics")
+        assert response.status == 200, response.body
+        assert response.headers["Content-Type"].startswith("text/plain; version=")
+        return Metrics.parse(response.raw.decode())
+
     def status(self, name: str) -> Any:
         return self.rest.get(f"/connectors/{name}/status").body
 

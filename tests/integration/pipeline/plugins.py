@@ -158,14 +158,15 @@ class TopicIs(Predicate):
         return record.topic == self.topic
 
 
-class Sleep(Transformation):
-    """Sleeps per record: makes a job slow enough to cancel."""
+class WaitForFile(Transformation):
+    """Holds every record until ``path`` exists: a job only cancellation (or the file) ends."""
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    def __init__(self, path: str) -> None:
+        self.path = path
 
     def apply(self, record: Any) -> Any:
-        time.sleep(self.seconds)
+        while not os.path.exists(self.path):
+            time.sleep(0.05)
         return record
 
 

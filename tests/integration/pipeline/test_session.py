@@ -19,7 +19,8 @@ from connect_lite.pipeline import (
 )
 from connect_lite.pipeline.session import effective_conf
 from tests.integration.pipeline import plugins
-from tests.integration.pipeline.conftest import BackgroundStart
+
+pytestmark = pytest.mark.integration
 
 
 def wait_for(condition, timeout: float = 60.0, interval: float = 0.05):
@@ -32,11 +33,46 @@ def wait_for(condition, timeout: float = 60.0, interval: float = 0.05):
     raise AssertionError("condition not met in time")
 
 
-def test_background_start_does_not_block(spark_start: tuple[SparkRuntime, BackgroundStart]):
-    runtime, info = spark_start
-    assert info.call_seconds < 1.0
-    assert info.started_right_after_call is False
+class GatedRuntime(SparkRuntime):
+    """A SparkRuntime whose session creation waits for a gate instead of starting Spark."""
+
+    def __init__(self) -> None:
+        super().__init__({})
+        self.creating = threading.Event()
+        self.gate = threading.Event()
+        self.created = object()
+        self.creations = 0
+
+    def _create(self):
+        self.creations += 1
+        self.creating.set()
+        if not self.gate.wait(30):
+            raise RuntimeError("the test never opened the gate")
+        return self.created
+
+
+@pytest.mark.timeout(60)
+def test_background_start_returns_while_the_session_is_being_created():
+    runtime = GatedRuntime()
+    starter = runtime.start_in_background()
+    # Creation is blocked on the gate, and the call has returned: it did not wait for it.
+    assert runtime.creating.wait(30)
+    assert starter.is_alive() and runtime.is_started is False
+    assert runtime.start_in_background() is starter  # a second call starts nothing new
+    got: list[object] = []
+    user = threading.Thread(target=lambda: got.append(runtime.session()))
+    user.start()
+    assert got == []  # session() cannot return before the creation it waits for
+    runtime.gate.set()
+    starter.join(30)
+    user.join(30)
+    assert got == [runtime.created]
+    assert runtime.creations == 1 and runtime.is_started and runtime.start_error is None
+
+
+def test_background_start_gives_the_one_shared_session(runtime: SparkRuntime):
     wait_for(lambda: runtime.is_started, timeout=120)
+    assert runtime.start_error is None
     assert runtime.session() is runtime.session()
 
 
@@ -86,31 +122,48 @@ def test_job_group_tags_jobs_of_this_thread_only(runtime: SparkRuntime):
     assert len(sc.statusTracker().getJobIdsForGroup("group-tag-test")) == 1
 
 
-def test_cancel_stops_a_running_stage_from_another_thread(runtime: SparkRuntime):
-    slow = TransformSpec(functools.partial(plugins.Sleep, 1.0))
+@pytest.mark.timeout(240)
+def test_cancel_stops_a_running_stage_from_another_thread(runtime: SparkRuntime, tmp_path):
+    """Every record waits for a file that does not exist: only cancel can end the job."""
+    gate = tmp_path / "gate"
+    blocked = TransformSpec(functools.partial(plugins.WaitForFile, str(gate)))
     spec = StageSpec(
-        "slow", plugins.Utf8Converter, plugins.Utf8Converter, plugins.Utf8HeaderConverter, (slow,)
+        "blocked",
+        plugins.Utf8Converter,
+        plugins.Utf8Converter,
+        plugins.Utf8HeaderConverter,
+        (blocked,),
     )
-    stage = SourceStage(runtime, spec, "task-slow-0")
-    records = [SourceRecord(None, None, "t", f"v{i}") for i in range(120)]  # ~30 s of work
+    stage = SourceStage(runtime, spec, "task-blocked-0")
+    records = [SourceRecord(None, None, "t", f"v{i}") for i in range(8)]
     outcome: list[BaseException | object] = []
+    returned = threading.Event()
 
     def run() -> None:
         try:
             outcome.append(stage.run(records))
         except BaseException as e:
             outcome.append(e)
+        finally:
+            returned.set()
 
-    worker = threading.Thread(target=run)
-    started = time.monotonic()
-    worker.start()
+    worker = threading.Thread(target=run, daemon=True)
     tracker = runtime.session().sparkContext.statusTracker()
-    wait_for(lambda: tracker.getActiveJobsIds() and tracker.getJobIdsForGroup("task-slow-0"))
-    stage.cancel()
-    worker.join(timeout=60)
-    assert not worker.is_alive()
-    assert time.monotonic() - started < 25
-    assert len(outcome) == 1 and isinstance(outcome[0], StageCancelledError)
+    worker.start()
+    try:
+        (job,) = wait_for(
+            lambda: (
+                set(tracker.getActiveJobsIds()) & set(tracker.getJobIdsForGroup("task-blocked-0"))
+            )
+        )
+        assert not returned.is_set()
+        stage.cancel()
+        assert returned.wait(120), "the stage did not return after cancel"
+    finally:
+        gate.touch()  # releases a Python worker Spark has not killed yet
+        worker.join(60)
+    assert len(outcome) == 1 and isinstance(outcome[0], StageCancelledError), outcome
+    wait_for(lambda: tracker.getJobInfo(job).status == "FAILED")  # cancelled, not completed
 
 
 def test_cancel_of_an_idle_group_is_harmless(runtime: SparkRuntime):

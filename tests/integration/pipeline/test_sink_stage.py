@@ -5,10 +5,14 @@ from __future__ import annotations
 import functools
 import json
 
+import pytest
+
 from connect_lite.api import Header, Headers, Schema, SinkRecord, Struct, TopicPartition
 from connect_lite.pipeline import SinkStage, SparkRuntime, TransformSpec
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec
+
+pytestmark = pytest.mark.integration
 
 STR = Schema.OPTIONAL_STRING_SCHEMA
 

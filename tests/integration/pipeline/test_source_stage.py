@@ -7,10 +7,14 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from connect_lite.api import Headers, SourceRecord, Struct
 from connect_lite.pipeline import ProducedRecord, SourceStage, SparkRuntime, TransformSpec
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import spec
+
+pytestmark = pytest.mark.integration
 
 
 def rec(i: int, value: object, topic: str = "t", **kw: object) -> SourceRecord:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pytest
+
 from connect_lite.api import Schema, SchemaBuilder, SchemaType, SourceRecord, Struct
 from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime, TransformSpec
 from connect_lite.plugins.registry import Plugins
@@ -12,6 +14,8 @@ from connect_lite.runtime.components import transform_chain
 from tests.chain_config import chain_config
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec
+
+pytestmark = pytest.mark.integration
 
 T = "org.apache.kafka.connect.transforms."
 CHAIN = {

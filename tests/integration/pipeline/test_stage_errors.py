@@ -11,6 +11,8 @@ from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime, Transfor
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec
 
+pytestmark = pytest.mark.integration
+
 
 def source(i: int, value: object, topic: str = "t", **kw: object) -> SourceRecord:
     return SourceRecord({"file": "f"}, {"pos": i}, topic, value, **kw)

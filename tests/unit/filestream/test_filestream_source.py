@@ -242,7 +242,7 @@ def test_stop_interrupts_a_waiting_poll(
     tmp_path: Path,
     exists: bool,
 ) -> None:
-    monkeypatch.setattr(source_module, "IDLE_WAIT_SECONDS", 60.0)
+    monkeypatch.setattr(source_module, "IDLE_WAIT_SECONDS", 3600.0)  # only stop() ends it
     path = tmp_path / "idle.txt"
     if exists:
         path.write_text("")
@@ -256,11 +256,9 @@ def test_stop_interrupts_a_waiting_poll(
     else:
         wait_for(lambda: "Couldn't find file" in caplog.text)
     assert poller.is_alive()  # still waiting: nothing to read
-    stopped_at = time.monotonic()
     task.stop()
-    poller.join(10)
+    poller.join(30)  # the hang guard: without the interrupt the poll waits an hour
     assert not poller.is_alive()
-    assert time.monotonic() - stopped_at < 5  # far below the 60 s idle wait
     assert result == [[]]
     assert task.poll() == []  # a stopped task never reopens the file
 

@@ -191,14 +191,32 @@ def test_regex_subscription_is_anchored(java: str, librdkafka: str) -> None:
     assert subscription_pattern(java) == librdkafka
 
 
-def test_unknown_topic_prefixed_worker_keys_are_dropped_not_fatal() -> None:
-    import confluent_kafka
+def test_unknown_topic_prefixed_worker_keys_are_dropped_not_fatal(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """librdkafka names an unknown ``topic.*`` key without its prefix ("creation.enable");
+    the builder still finds and drops the worker's key, and builds the client without it."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
 
-    from connect_lite.kafka.native import new_client
+    from connect_lite.kafka.native import LIBRDKAFKA_LOG
 
-    client = new_client(
-        confluent_kafka.admin.AdminClient,
-        {"bootstrap.servers": "127.0.0.1:1", "topic.creation.enable": "false"},
-        "admin client",
-    )
-    assert client is not None
+    config = {"bootstrap.servers": "127.0.0.1:1", "topic.creation.enable": "false"}
+    with pytest.raises(KafkaException, match=r'No such configuration property: "creation\.enable"'):
+        AdminClient(dict(config))  # the precondition: librdkafka refuses it, prefix stripped
+
+    built_with: list[dict[str, object]] = []
+
+    def recording(conf: dict[str, object]) -> AdminClient:
+        client = AdminClient(conf)
+        built_with.append(dict(conf))
+        return client
+
+    with caplog.at_level(logging.DEBUG, logger="connect_lite.kafka.native"):
+        client = new_client(recording, config, "admin client")
+    assert isinstance(client, AdminClient)
+    assert built_with == [{"bootstrap.servers": "127.0.0.1:1", "logger": LIBRDKAFKA_LOG}]
+    assert config == {"bootstrap.servers": "127.0.0.1:1", "topic.creation.enable": "false"}
+    assert [r.getMessage() for r in caplog.records if r.name == "connect_lite.kafka.native"] == [
+        "admin client: keys unknown to librdkafka, dropped: ['topic.creation.enable']"
+    ]

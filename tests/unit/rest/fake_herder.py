@@ -1,4 +1,10 @@
-"""An in-memory HerderAPI for unit tests of the HTTP layer: dicts, no worker, no storage."""
+"""An in-memory HerderAPI for unit tests of the HTTP layer: dicts, no worker, no storage.
+
+Its error texts are its own, marked "fake:", so that a REST test can only check that the HTTP
+layer passes the herder's message through, never pretend to check Kafka's texts. Those, and
+the herder's behaviour (PATCH merge, validation), are tested over the real StandaloneHerder
+in test_rest_real_herder.py.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +34,15 @@ from connect_lite.runtime.herder_api import HerderAPI
 from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
 
 WORKER = "127.0.0.1:8083"
-NULL_VALUE = "Null value can not be supplied as the configuration value."
+NULL_VALUE = "fake: null value"
+NOT_FOUND = "fake: no connector {}"
+NO_STATUS = "fake: no status for connector {}"
+NO_TASK_STATUS = "fake: no status for task {}-{}"
+UNKNOWN = "fake: unknown connector {}"
+EXISTS = "fake: connector {} exists"
+NO_CLASS = "fake: no connector.class"
+UNKNOWN_PLUGIN = "fake: no plugin {}"
+NO_OFFSETS = "fake: no offsets"
 
 
 def plugin(class_name: str, type_: PluginType, version: str) -> PluginDesc:
@@ -60,7 +74,7 @@ class FakeHerder:
         self.topics: dict[str, list[str]] = {}
 
     # -- helpers -------------------------------------------------------------------------
-    def _check(self, name: str, message: str = "Connector {} not found") -> None:
+    def _check(self, name: str, message: str = NOT_FOUND) -> None:
         if self.fail_with is not None:
             raise self.fail_with
         if name not in self.configs:
@@ -75,7 +89,7 @@ class FakeHerder:
         if any(v is None for v in config.values()):
             raise ConfigError(NULL_VALUE)
         if "connector.class" not in config:
-            raise BadRequestError("Connector config contains no connector type")
+            raise BadRequestError(NO_CLASS)
         self.configs[name] = dict(config)
         self.targets[name] = target.value
         running = self.targets[name] == "RUNNING"
@@ -112,7 +126,7 @@ class FakeHerder:
         config = with_name(name, config)
         target = parse_initial_state(initial_state)
         if name in self.configs:
-            raise AlreadyExistsError(f"Connector {name} already exists")
+            raise AlreadyExistsError(EXISTS.format(name))
         self._store(name, config, target)
         return self._info(name)
 
@@ -130,9 +144,9 @@ class FakeHerder:
         return self._info(name)
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
-        self._check(name, "No status found for connector {}")
+        self._check(name, NO_STATUS)
         if name in self.missing_status:
-            raise NotFoundError(f"No status found for connector {name}")
+            raise NotFoundError(NO_STATUS.format(name))
         info = self._info(name)
         return ConnectorStateInfo(name, info.type, self.statuses[name], self.task_statuses[name])
 
@@ -140,7 +154,7 @@ class FakeHerder:
         for status in self.task_statuses.get(name, []):
             if status.task == task:
                 return status
-        raise NotFoundError(f"No status found for task {name}-{task}")
+        raise NotFoundError(NO_TASK_STATUS.format(name, task))
 
     def task_configs(self, name: str) -> list[TaskInfo]:
         self._check(name)
@@ -148,15 +162,15 @@ class FakeHerder:
         return [TaskInfo(name, t.task, config) for t in self.task_statuses[name]]
 
     def pause_connector(self, name: str) -> None:
-        self._check(name, "Unknown connector {}")
+        self._check(name, UNKNOWN)
         self.calls.append(("pause", name))
 
     def resume_connector(self, name: str) -> None:
-        self._check(name, "Unknown connector {}")
+        self._check(name, UNKNOWN)
         self.calls.append(("resume", name))
 
     def stop_connector(self, name: str) -> None:
-        self._check(name, "Unknown connector {}")
+        self._check(name, UNKNOWN)
         self.calls.append(("stop", name))
 
     def restart_connector(
@@ -190,10 +204,10 @@ class FakeHerder:
         return ConnectorOffsets([ConnectorOffset({"file": "a.txt"}, {"position": 42})])
 
     def alter_connector_offsets(self, name: str, offsets: ConnectorOffsets) -> Message:
-        if not offsets.offsets:
-            raise BadRequestError("Partitions / offsets need to be provided")
-        self._check(name)
         self.calls.append(("alter_offsets", name, offsets))
+        if not offsets.offsets:
+            raise BadRequestError(NO_OFFSETS)
+        self._check(name)
         return Message("altered")
 
     def reset_connector_offsets(self, name: str) -> Message:
@@ -209,7 +223,7 @@ class FakeHerder:
     def plugin_config(self, plugin: str, version: str | None) -> list[dict[str, Any]]:
         self.calls.append(("plugin_config", plugin, version))
         if plugin not in {p.class_name for p in PLUGINS}:
-            raise NotFoundError(f"Unknown plugin {plugin}.")
+            raise NotFoundError(UNKNOWN_PLUGIN.format(plugin))
         return [{"name": "file", "type": "STRING", "required": True, "default_value": None}]
 
     def validate_config(self, plugin: str, config: dict[str, str]) -> ConfigInfos:

@@ -8,7 +8,7 @@ from flask.testing import FlaskClient
 from connect_lite.api.errors import ForbiddenError, TimeoutError_
 from connect_lite.runtime.entities import WorkerHealth
 
-from .fake_herder import FakeHerder
+from .fake_herder import NULL_VALUE, UNKNOWN_PLUGIN, FakeHerder
 from .helpers import error, src_config
 
 # -- root and health ---------------------------------------------------------------------------
@@ -66,7 +66,7 @@ def test_plugin_config_passes_the_version(client: FlaskClient, herder: FakeHerde
 
 
 def test_unknown_plugin_config_is_404(client: FlaskClient) -> None:
-    error(client.get("/connector-plugins/Nope/config"), 404, "Unknown plugin Nope.")
+    error(client.get("/connector-plugins/Nope/config"), 404, UNKNOWN_PLUGIN.format("Nope"))
 
 
 def test_validate_returns_config_infos(client: FlaskClient, herder: FakeHerder) -> None:
@@ -87,7 +87,7 @@ def test_validate_returns_config_infos(client: FlaskClient, herder: FakeHerder) 
                 "definition": None,
                 "value": {
                     "name": "topics",
-                    "errors": ["Null value can not be supplied as the configuration value."],
+                    "errors": [NULL_VALUE],
                 },
             }
         ],

@@ -1,4 +1,7 @@
-"""The KIP-875 routes over a fake herder: parsing of the body, JSON shapes, the delete flag."""
+"""The KIP-875 routes over a fake herder: parsing of the body, JSON shapes, the delete flag.
+
+Messages are the fake's; Kafka's texts are checked over the real herder (test_rest_real_herder).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ from flask.testing import FlaskClient
 
 from connect_lite.runtime.entities import ConnectorOffset, ConnectorOffsets
 
-from .fake_herder import FakeHerder
+from .fake_herder import NO_OFFSETS, NOT_FOUND, FakeHerder
 
 
 def test_get_offsets_renders_the_kip_shape(client: FlaskClient, with_connector: str) -> None:
@@ -16,7 +19,7 @@ def test_get_offsets_renders_the_kip_shape(client: FlaskClient, with_connector: 
         "offsets": [{"partition": {"file": "a.txt"}, "offset": {"position": 42}}]
     }
     missing = client.get("/connectors/nope/offsets")
-    assert (missing.status_code, missing.get_json()["message"]) == (404, "Connector nope not found")
+    assert (missing.status_code, missing.get_json()["message"]) == (404, NOT_FOUND.format("nope"))
 
 
 def test_patch_parses_numbers_nulls_and_missing_offsets(
@@ -45,10 +48,12 @@ def test_patch_parses_numbers_nulls_and_missing_offsets(
     assert type(herder.calls[-1][2].offsets[0].partition["p"]) is int
 
 
-def test_patch_without_a_body_is_an_empty_request(client: FlaskClient, with_connector: str) -> None:
+def test_patch_without_a_body_is_an_empty_request(
+    client: FlaskClient, herder: FakeHerder, with_connector: str
+) -> None:
     response = client.patch(f"/connectors/{with_connector}/offsets")
-    assert response.status_code == 400
-    assert response.get_json()["message"].startswith("Partitions / offsets need to be provided")
+    assert herder.calls[-1] == ("alter_offsets", with_connector, ConnectorOffsets([]))
+    assert (response.status_code, response.get_json()["message"]) == (400, NO_OFFSETS)
 
 
 def test_patch_with_wrong_json_types_is_400(client: FlaskClient, with_connector: str) -> None:

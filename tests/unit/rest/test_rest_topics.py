@@ -18,7 +18,8 @@ def test_topics_shape_and_reset(client: Any, herder: Any) -> None:
     assert ("reset_topics", "c") in herder.calls
 
 
-def test_forbidden_is_403_with_kafka_text(client: Any, herder: Any) -> None:
+def test_forbidden_is_403_with_the_herders_message(client: Any, herder: Any) -> None:
+    """The mapping only; the real herder's texts are in test_rest_real_herder."""
     herder.fail_with = ForbiddenError("Topic tracking is disabled.")
     response = client.get("/connectors/c/topics")
     assert response.status_code == 403

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from types import SimpleNamespace
 
 import pytest
@@ -31,28 +30,51 @@ def test_healthy_when_the_lock_is_free() -> None:
     assert health.message == "Worker has completed startup and is ready to handle requests."
 
 
+class SpyLock:
+    """A real RLock that records the timeout of every acquire."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.timeouts: list[float] = []
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        self.timeouts.append(timeout)
+        return self.lock.acquire(blocking, timeout)
+
+    def release(self) -> None:
+        self.lock.release()
+
+    def __enter__(self) -> SpyLock:
+        self.lock.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
 def test_unhealthy_when_the_lock_is_held_past_the_timeout() -> None:
     state = herder_state(True)
+    state._lock = SpyLock()
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:
         with state._lock:
             held.set()
-            release.wait(5)
+            release.wait(30)
 
     holder = threading.Thread(target=hold)
     holder.start()
-    held.wait(5)
-    started = time.monotonic()
-    health = StandaloneHerder.health(state)  # type: ignore[arg-type]
-    waited = time.monotonic() - started
-    release.set()
-    holder.join()
+    assert held.wait(30)
+    try:
+        health = StandaloneHerder.health(state)  # type: ignore[arg-type]
+    finally:
+        release.set()
+        holder.join()
     assert health.status == "unhealthy"
     assert health.message == (
         "Worker was unable to handle this request and may be unable to handle other requests."
     )
-    assert 0.15 <= waited < 2
+    assert state._lock.timeouts == [0.2]  # it waited for the lock up to health_timeout_s
     assert StandaloneHerder.health(state).status == "healthy"  # type: ignore[arg-type]
 
 
