@@ -25,7 +25,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 from connect_lite.api.data import Schema
 from connect_lite.api.records import SinkRecord, SourceRecord
 from connect_lite.pipeline.chunks import MessageRow, RecordColumns, SinkInput
-from connect_lite.pipeline.column_compilers import Frame, compile_chain
+from connect_lite.pipeline.column_compilers import Compiled, Frame, compile_chain
 from connect_lite.pipeline.columns import arrow_type, decoder
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.pipeline.stage_spec import Chain
@@ -128,6 +128,19 @@ class Plan:
     typed: frozenset[str]  # the sides that travel as typed columns
 
 
+def _compile(
+    runtime: SparkRuntime,
+    chain: Chain,
+    first: SourceRecord | SinkRecord,
+    given: dict[str, Schema | None],
+    typed: set[str],
+) -> Compiled | None:
+    """The chain compiled against the batch's schemas. Column expressions need a live
+    SparkContext, so this waits for the session (a first batch may come before it exists)."""
+    runtime.session()
+    return compile_chain(chain, first, _base_frame(given, typed))
+
+
 def plan(
     runtime: SparkRuntime, chain: Chain, records: Sequence[SourceRecord | SinkRecord]
 ) -> Plan | None:
@@ -147,7 +160,7 @@ def plan(
         if r.value_schema is not given["value"] and r.value_schema != given["value"]:
             return None
     typed = _typed_sides(given)
-    compiled = compile_chain(chain, first, _base_frame(given, typed))
+    compiled = _compile(runtime, chain, first, given, typed)
     if compiled is None:
         return None
     for side in compiled.sides:
@@ -197,7 +210,7 @@ def plan_sink(
     typed = _typed_sides(given)
     if not typed:
         return None
-    compiled = compile_chain(chain, probe, _base_frame(given, typed))
+    compiled = _compile(runtime, chain, probe, given, typed)
     if compiled is None or not compiled.sides <= typed:
         return None
     if compiled.needs_timestamp and any(r[6] is None for r in rows):

@@ -240,7 +240,7 @@ class StandaloneHerder:
             raise AlreadyExistsError(f"Connector {name} already exists")
         self._validate_or_400(name, config)
         self.stores.configs.put_connector_config(name, config, target)
-        tasks = self._start_connector(name, config, target)
+        tasks = self._start_connector(name, config, target, answer_errors=True)
         return self._info(name, config, [] if tasks is None else tasks)  # new: none stored
 
     @_serialised
@@ -252,7 +252,7 @@ class StandaloneHerder:
         existing = self.stores.configs.get_connector_config(name)
         if existing is None:
             self.stores.configs.put_connector_config(name, config, TargetState.RUNNING)
-            tasks = self._start_connector(name, config, TargetState.RUNNING)
+            tasks = self._start_connector(name, config, TargetState.RUNNING, answer_errors=True)
             return True, self._info(name, config, [] if tasks is None else tasks)
         return False, self._info(name, config, self._reconfigure(name, config))
 
@@ -295,7 +295,7 @@ class StandaloneHerder:
         self.stores.configs.put_connector_config(name, config)
         if self.worker.connector_type(config) == "sink":
             self._topic_tracker.keep_only_consumed(name, ConnectorConfig(config, "sink"))
-        return self._start_connector(name, config, self._target_state(name))
+        return self._start_connector(name, config, self._target_state(name), answer_errors=True)
 
     # -- active topics (KIP-558) -----------------------------------------------------------
     def connector_topics(self, name: str) -> list[str]:
@@ -437,16 +437,24 @@ class StandaloneHerder:
         target: TargetState,
         restore: bool = False,
         keep_tasks: bool = False,
+        answer_errors: bool = False,
     ) -> list[dict[str, str]] | None:
         """Start the connector with its stored config in its stored target state, and its
         tasks if it runs. Returns the task configs it stored, or None if it stored none.
 
         On restore, or when ``keep_tasks``, tasks run from their stored configs and are only
-        regenerated if the connector now produces different ones."""
+        regenerated if the connector now produces different ones. A connector that fails to
+        start is FAILED with its config kept; with ``answer_errors`` (create and update) the
+        request then fails as Kafka's does (500)."""
         try:
             self.worker.start_connector(name, config, target, self._request_reconfiguration)
         except Exception as error:
             log.error("[%s] Failed to start connector: %s", name, error)
+            if answer_errors:
+                state = "STARTED" if target is TargetState.RUNNING else target.value
+                raise ConnectError(
+                    f"Failed to transition connector {name} to state {state}"
+                ) from error
             return None
         if target is TargetState.STOPPED:
             return None

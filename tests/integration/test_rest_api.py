@@ -347,10 +347,6 @@ def test_restart_variants(worker: WorkerProcess) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product bug: the herder logs a connector's start() failure and create answers 201",
-)
 def test_create_of_a_connector_whose_start_fails_answers_kafkas_500(worker: WorkerProcess) -> None:
     """Kafka stores the config, fails the connector and answers the create with the error
     (connect-rest.md §1.3): 500 from WorkerConnector's transition callback."""

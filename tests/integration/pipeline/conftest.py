@@ -24,10 +24,8 @@ SPARK_CONF = {
 @pytest.fixture(scope="session")
 def runtime() -> Iterator[SparkRuntime]:
     """The session's SparkRuntime, started in the background as a worker starts it; the
-    fixture waits for the session, so no test depends on one that ran before it.
-
-    (Without the wait, a sink batch run first took the Arrow form: plan_sink builds columns
-    before any SparkContext exists. test_transform_forms' xfail test shows that bug.)"""
+    fixture waits for the session, so no test depends on one that ran before it. (A first
+    batch before the session exists is tested in a fresh process, in test_transform_forms.)"""
     runtime = SparkRuntime(SPARK_CONF)
     runtime.start_in_background()
     runtime.session()

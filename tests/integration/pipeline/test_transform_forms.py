@@ -457,11 +457,6 @@ finally:
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product bug: expressions.plan_sink calls F.col before any SparkContext exists, "
-    "so a sink batch that comes before the session falls back to the Arrow form",
-)
 @pytest.mark.timeout(240)
 def test_a_sink_batch_before_the_session_exists_runs_as_columns(tmp_path: Path) -> None:
     """In a fresh process (no SparkContext yet), the first sink batch of a compiling chain."""

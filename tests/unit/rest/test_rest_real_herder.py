@@ -230,11 +230,6 @@ def test_create_in_an_initial_state_starts_no_task(api: FlaskClient, state: str)
     assert (status["connector"]["state"], status["tasks"]) == (state, [])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product bug: StandaloneHerder._start_connector logs a start() failure and create "
-    "answers 201; Kafka answers 500 (see connect-rest.md §1.3)",
-)
 def test_create_of_a_connector_whose_start_fails_answers_kafkas_500(api: FlaskClient) -> None:
     response = api.post(
         "/connectors", json={"name": "bad", "config": source(**{"fail.on.start": "true"})}
