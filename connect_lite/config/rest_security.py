@@ -166,7 +166,11 @@ def tls_settings(raw: Mapping[str, str]) -> TlsSettings:
     prefix = HTTPS_PREFIX if listener_keys else ""
     source = listener_keys if listener_keys else raw
     values = _TLS_DEF.validate({k: v for k, v in source.items() if k in _TLS_DEF.keys})
-    problems = [f"{prefix}{cv.errors[0]}" for cv in values.values() if cv.errors]
+    problems = [
+        cv.errors[0].replace(f"configuration {name}", f"configuration {prefix}{name}")
+        for name, cv in values.items()
+        if cv.errors
+    ]
     if problems:
         raise ConfigError("\n".join(problems))
     parsed = {name: cv.value for name, cv in values.items()}

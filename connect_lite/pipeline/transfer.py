@@ -1,6 +1,6 @@
 """Moving a batch through one Spark job: pickled chunks in Arrow rows, ``mapInArrow``, ``toArrow``.
 
-How a batch travels (measured on the 2-core box, see the numbers in stage.py):
+How a batch travels (each choice measured on the 2-core box):
 
 - The driver splits the batch into one chunk per partition (Spark's default parallelism,
   at most one per record) and pickles each chunk: the record fields the executor needs,

@@ -11,6 +11,8 @@ import http.client
 import json
 import socket
 import ssl
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +22,13 @@ from typing import Any
 
 import pytest
 
-from tests.integration.worker_process import WorkerProcess, free_port, source_config, unique
+from tests.integration.worker_process import (
+    REPO,
+    WorkerProcess,
+    free_port,
+    source_config,
+    unique,
+)
 from tests.tls_certs import PASSWORD, Pki, make_pki
 
 pytestmark = pytest.mark.integration
@@ -338,3 +346,25 @@ def test_slow_clients_do_not_starve_health_and_time_out(secured: Secured) -> Non
         closed.set()
         for sock in slow:
             sock.close()
+
+
+def test_a_bad_keystore_stops_the_start_naming_the_key(tmp_path: Path) -> None:
+    """Exit 2 with one line naming the key, before the broker, the state file or Spark."""
+    missing = tmp_path / "missing.p12"
+    props = tmp_path / "worker.properties"
+    props.write_text(
+        "embedded.broker.enable=true\n"
+        f"listeners=https://127.0.0.1:{free_port()}\n"
+        f"ssl.keystore.location={missing}\n"
+        f"state.storage.file={tmp_path / 'state.db'}\n"
+    )
+    run = subprocess.run(
+        [sys.executable, str(REPO / "app.py"), str(props)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2, run.stderr
+    assert f"ssl.keystore.location: cannot read {missing}" in run.stderr
+    assert not (tmp_path / "state.db").exists()
