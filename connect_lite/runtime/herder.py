@@ -210,13 +210,9 @@ class StandaloneHerder:
             raise BadRequestError(
                 f"Included connector type {given} does not match request type {plugin}"
             )
-        try:
-            return self._validate(config)
-        except BadRequestError as error:
-            # Kafka's quirk: this resource does not unwrap validation exceptions (500).
-            raise ConnectError(
-                f"org.apache.kafka.connect.runtime.rest.errors.BadRequestException: {error}"
-            ) from error
+        # Kafka answers 500 "...BadRequestException: <message>" here (the resource does not
+        # unwrap validation exceptions); connect-lite answers a bad request with 400.
+        return self._validate(config)
 
     def _validate(self, config: Mapping[str, Any]) -> ConfigInfos:
         return validation.validate_connector_config(self._plugins, self.config, dict(config))

@@ -355,3 +355,25 @@ def test_source_offsets_of_a_stopped_connector_are_altered_and_reset(api: FlaskC
     reset = api.delete("/connectors/src/offsets")
     assert (reset.status_code, reset.get_json()["message"]) == (200, MANAGED.format("reset"))
     assert api.get("/connectors/src/offsets").get_json() == {"offsets": []}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({}, "Connector config contains no connector type"),
+        (
+            {"connector.class": "NoSuchConnector"},
+            "Failed to find any class that implements Connector and which name matches "
+            "NoSuchConnector",
+        ),
+    ],
+)
+def test_validate_answers_a_bad_request_with_400_not_kafkas_500(
+    api: FlaskClient, body: dict[str, str], message: str
+) -> None:
+    """Kafka's validate resource answers these with 500 (it does not unwrap the exception);
+    connect-lite answers every bad input with a 4xx."""
+    plugin = body.get("connector.class", "ScriptedSource")
+    response = api.put(f"/connector-plugins/{plugin}/config/validate", json=body)
+    assert response.status_code == 400
+    assert response.get_json()["message"].startswith(message)
