@@ -23,12 +23,18 @@ DENIED_KEYS: dict[str, str] = {
     "ssl.engine.location": "loads an OpenSSL engine library into the worker",
     "ssl.providers": "loads OpenSSL provider modules into the worker",
     "sasl.kerberos.kinit.cmd": "runs a shell command on the worker",
+    "sasl.kerberos.principal": "is put into the worker's kinit shell command",
+    "sasl.kerberos.keytab": "is put into the worker's kinit shell command",
 }
 """librdkafka keys a connector may never override, whatever the policy: each loads code or runs
 a command inside the worker. The worker's own ``producer.*``/``consumer.*``/``admin.*`` keys
 are trusted and may set them."""
 
 URL_KEYS = frozenset({"sasl.oauthbearer.token.endpoint.url", "sasl.oauthbearer.jwks.endpoint.url"})
+
+METADATA_AUTH = "sasl.oauthbearer.metadata.authentication.type"
+"""librdkafka fetches tokens from a cloud metadata endpoint (and fills in the token URL itself)
+unless this is ``none``: refused, as it would hand the worker's identity to any broker."""
 """Keys that make the worker call a URL: allowed only for URLs in ``ALLOWED_OAUTH_URLS``
 (Kafka's answer to CVE-2025-27817)."""
 
@@ -77,6 +83,12 @@ class OverridePolicy:
             return (
                 f"'{key}' may not be overridden in the connector configuration: it "
                 f"{DENIED_KEYS[name]}. Set it in the worker configuration instead."
+            )
+        if name == METADATA_AUTH and str(value).strip().lower() != "none":
+            return (
+                f"'{key}' may not be overridden in the connector configuration: it makes the "
+                "worker fetch its cloud identity token. Set it in the worker configuration "
+                "instead."
             )
         if name in URL_KEYS and str(value).strip() not in self._allowed_urls:
             return (

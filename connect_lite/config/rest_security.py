@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from connect_lite.api.config import ConfigDef, Importance, Range, Type, ValidString, prefixed
@@ -121,11 +121,11 @@ class TlsSettings:
 
     keystore_type: str
     keystore_location: str
-    keystore_password: str | None
-    key_password: str | None
+    keystore_password: str | None = field(repr=False)
+    key_password: str | None = field(repr=False)
     truststore_type: str
     truststore_location: str | None
-    truststore_password: str | None
+    truststore_password: str | None = field(repr=False)
     client_auth: str
     key_prefix: str  # "listeners.https." or "", to name keys in errors
 
@@ -138,7 +138,7 @@ class RestSecurity:
     """What the REST layer enforces before any route runs."""
 
     tls: TlsSettings | None = None
-    credentials: Mapping[str, str] | None = None
+    credentials: Mapping[str, str] | None = field(default=None, repr=False)
     allowed_hosts: frozenset[str] = frozenset()
     cors_origins: tuple[str, ...] = ()
     cors_methods: tuple[str, ...] = ("GET", "POST", "HEAD")
@@ -153,7 +153,7 @@ def rest_security(raw: Mapping[str, str], get: Callable[[str], Any], https: bool
     return RestSecurity(
         tls=tls_settings(raw) if https else None,
         credentials=_credentials(get),
-        allowed_hosts=frozenset(h.strip().lower() for h in get("rest.allowed.hosts") or []),
+        allowed_hosts=frozenset(host_name(h) for h in get("rest.allowed.hosts") or []),
         cors_origins=_split(get("access.control.allow.origin")),
         cors_methods=_split(get("access.control.allow.methods")) or ("GET", "POST", "HEAD"),
         max_request_bytes=int(get(MAX_REQUEST_BYTES)),
@@ -213,7 +213,20 @@ def _credentials(get: Callable[[str], Any]) -> Mapping[str, str] | None:
         raise ConfigError(f"{CREDENTIALS_FILE}: cannot read {path}: {reason}") from None
     if not users:
         raise ConfigError(f"{CREDENTIALS_FILE}: {path} holds no user=password line")
+    empty = sorted(user for user, password in users.items() if not password)
+    if empty:
+        raise ConfigError(f"{CREDENTIALS_FILE}: user {empty[0]} has an empty password in {path}")
     return users
+
+
+def host_name(host: str) -> str:
+    """A Host header (or allowed host) without its port and trailing dot, lower case; IPv6
+    literals without brackets."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    return name.rstrip(".")
 
 
 def _split(value: Any) -> tuple[str, ...]:
@@ -227,6 +240,7 @@ __all__ = [
     "RestSecurity",
     "TlsSettings",
     "define_rest_security",
+    "host_name",
     "rest_security",
     "tls_settings",
 ]

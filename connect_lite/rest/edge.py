@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import hmac
+import io
 import ipaddress
 from dataclasses import dataclass
 
@@ -16,7 +18,7 @@ from flask import Flask, Response, request
 from werkzeug.exceptions import RequestEntityTooLarge, UnsupportedMediaType
 
 from connect_lite.api.errors import ForbiddenError
-from connect_lite.config.rest_security import RestSecurity
+from connect_lite.config.rest_security import RestSecurity, host_name
 from connect_lite.rest.error_mapping import UnauthorizedError
 
 LOOPBACK_ENVIRON = "connect_lite.loopback_listener"
@@ -27,7 +29,7 @@ REALM = 'Basic realm="connect-lite"'
 UNAUTHORIZED = "User cannot access the resource."
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 CORS_HEADERS = "Content-Type, Authorization, Accept, Origin, X-Requested-With"
-_DUMMY = b"\0" * 32
+_NO_USER = hashlib.sha256(b"no such user").digest()
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,12 @@ class Edge:
         if origin is not None:
             response.headers["Access-Control-Allow-Origin"] = origin
             response.headers.add("Vary", "Origin")
+            if origin != "*":  # as Jetty's CrossOriginFilter: a browser UI may send credentials
+                response.headers["Access-Control-Allow-Credentials"] = "true"
         return response
 
     def _check_host(self) -> None:
-        host = _host_name(request.host)
+        host = host_name(request.host)
         if host in LOOPBACK_NAMES or host in self.security.allowed_hosts or _is_loopback(host):
             return
         raise ForbiddenError(
@@ -99,21 +103,37 @@ class Edge:
         credentials = self.security.credentials or {}
         user, password = _basic_credentials(request.headers.get("Authorization", ""))
         expected = credentials.get(user) if user is not None else None
-        # Compare in constant time, against a dummy when the user is unknown.
-        given = (password or "").encode()
-        ok = hmac.compare_digest(given, (expected or "").encode() if expected else _DUMMY)
-        if not ok or expected is None:
+        # Digests of equal length, compared in constant time (against a dummy for an unknown
+        # user), so neither the password nor its length shows in the time taken.
+        given = hashlib.sha256((password or "").encode()).digest()
+        wanted = hashlib.sha256(expected.encode()).digest() if expected is not None else _NO_USER
+        if not hmac.compare_digest(given, wanted) or expected is None or password is None:
             raise UnauthorizedError(UNAUTHORIZED)
 
     def _check_body(self) -> None:
         length = request.content_length
-        if length is not None and length > self.security.max_request_bytes:
+        limit = self.security.max_request_bytes
+        if length is not None and length > limit:
             raise RequestEntityTooLarge()
+        chunked = "HTTP_TRANSFER_ENCODING" in request.environ  # any coding: a body follows
         if request.routing_exception is not None or request.method not in BODY_METHODS:
             return  # an unknown route or method is reported as such, whatever the body
-        has_body = bool(length) or request.headers.get("Transfer-Encoding") == "chunked"
-        if has_body and request.mimetype != "application/json":
+        if (bool(length) or chunked) and request.mimetype != "application/json":
             raise UnsupportedMediaType()
+        if chunked:
+            _buffer_chunked_body(limit)
+
+
+def _buffer_chunked_body(limit: int) -> None:
+    """Read a chunked body here, up to ``limit``: 413 beyond it (the framework would cut it
+    short silently), else it is handed on with its length known."""
+    environ = request.environ
+    data = environ["wsgi.input"].read(limit + 1)
+    if len(data) > limit:
+        raise RequestEntityTooLarge()
+    environ["wsgi.input"] = io.BytesIO(data)
+    environ["CONTENT_LENGTH"] = str(len(data))
+    environ.pop("HTTP_TRANSFER_ENCODING", None)
 
 
 def _basic_credentials(header: str) -> tuple[str | None, str | None]:
@@ -126,14 +146,6 @@ def _basic_credentials(header: str) -> tuple[str | None, str | None]:
         return None, None
     user, sep, password = decoded.partition(":")
     return (user, password) if sep else (None, None)
-
-
-def _host_name(host: str) -> str:
-    """The Host header without its port, lower case; IPv6 literals without brackets."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[1:].split("]", 1)[0]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
 def _is_loopback(host: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,8 @@ def _number(text: str) -> JsonNumber:
             f"Request body is not valid JSON: a number of {len(text)} digits is longer than "
             f"the {MAX_NUMBER_LENGTH} allowed"
         )
+    if any(c in text for c in ".eE") and not math.isfinite(float(text)):
+        raise BadRequestError(f"Request body is not valid JSON: {text} is too large for a double")
     return JsonNumber(text)
 
 

@@ -95,16 +95,38 @@ def _shut(sock: socket.socket) -> None:
 
 class _Connection(cheroot_server.HTTPConnection):
     RequestHandlerClass = _DeadlineRequest
+    _tls_ready = False
+
+    def communicate(self) -> bool:
+        """Finish a deferred TLS handshake first; a failed one closes the connection quietly
+        (a client without a valid certificate, or plain HTTP on an https port)."""
+        sock = self.socket
+        if isinstance(sock, ssl.SSLSocket) and not self._tls_ready:
+            try:
+                sock.do_handshake()
+            except OSError as exc:  # ssl.SSLError included
+                log.debug("TLS handshake with %s failed: %s", self.remote_addr, exc)
+                return False
+            self._tls_ready = True
+        return bool(super().communicate())
 
 
 class _ContextAdapter(BuiltinSSLAdapter):
-    """cheroot's TLS adapter over a ready SSLContext (cheroot's own loads PEM files only)."""
+    """cheroot's TLS adapter over a ready SSLContext (cheroot's own loads PEM files only).
+
+    The handshake is not done on accepting, which cheroot does on its one accepting thread
+    (a single silent client would hold every other one back); it happens on the first read,
+    in the request thread, under the header deadline."""
 
     def __init__(self, context: ssl.SSLContext) -> None:
         self.certificate = self.private_key = self.certificate_chain = None
         self.ciphers = self.private_key_password = None
         self.context = context
         self._server_env: dict[str, Any] = {}
+
+    def wrap(self, sock: socket.socket) -> tuple[ssl.SSLSocket, dict[str, str]]:
+        wrapped = self.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return wrapped, {"wsgi.url_scheme": "https", "HTTPS": "on"}
 
 
 class _CherootServer(wsgi.Server):

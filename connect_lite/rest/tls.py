@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import ssl
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from cryptography.hazmat.primitives.serialization import (
@@ -47,7 +48,7 @@ def _load_keystore(context: ssl.SSLContext, tls: TlsSettings) -> None:
         if tls.keystore_type == "PEM":
             # One file holding the private key and its certificate chain.
             password = tls.key_password or tls.keystore_password
-            context.load_cert_chain(tls.keystore_location, password=password or None)
+            context.load_cert_chain(tls.keystore_location, password=password or _no_password(tls))
         else:
             _load_pkcs12_chain(context, data, tls)
     except (ssl.SSLError, ValueError, TypeError) as exc:
@@ -96,6 +97,18 @@ def _load_truststore(context: ssl.SSLContext, tls: TlsSettings) -> None:
         raise ConfigError(
             f"{key}: cannot load the {tls.truststore_type} truststore {location}: {_reason(exc)}"
         ) from None
+
+
+def _no_password(tls: TlsSettings) -> Callable[[], str]:
+    """For an encrypted key with no password set: fail naming the key (OpenSSL would prompt)."""
+
+    def refuse() -> str:
+        raise ConfigError(
+            f"{tls.key('ssl.keystore.location')}: the private key is encrypted; set "
+            f"{tls.key('ssl.key.password')}"
+        )
+
+    return refuse
 
 
 def _read(path: str, key: str) -> bytes:

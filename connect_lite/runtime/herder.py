@@ -488,8 +488,15 @@ class StandaloneHerder:
                 self.worker.start_task(name, task_id, task_config, target)
 
     def _request_reconfiguration(self, name: str) -> None:
-        """Called by a connector from any thread: regenerate its task configs later."""
-        self._reconfigurer.submit(self._reconfigure_tasks, name)
+        """Called by a connector from any thread: regenerate its task configs later (not
+        once the herder is stopping)."""
+        if self._stopping:
+            log.info("[%s] Task reconfiguration ignored: the worker is shutting down", name)
+            return
+        try:
+            self._reconfigurer.submit(self._reconfigure_tasks, name)
+        except RuntimeError:  # shut down between the check and the submit
+            log.info("[%s] Task reconfiguration ignored: the worker is shutting down", name)
 
     @_serialised
     def _reconfigure_tasks(self, name: str) -> None:

@@ -18,11 +18,16 @@ from connect_lite.runtime.entities import (
     TaskInfo,
     WorkerHealth,
 )
+from connect_lite.storage.base import StoreClosedError
 from connect_lite.storage.states import TaskStatus
 
 
 class WorkerStoppingError(ConnectError):
     """The worker is shutting down and takes no more work (503)."""
+
+
+STOPPING_ERRORS: tuple[type[ConnectError], ...] = (WorkerStoppingError, StoreClosedError)
+"""What a request meets while the worker shuts down: answered 503."""
 
 
 class HerderAPI(Protocol):

@@ -240,7 +240,12 @@ class WorkerSinkTask(WorkerTask):
                 self.log.debug("Rewound %s to offset %d", tp, offset)
 
     def commit_offsets(self, partitions: Iterable[TopicPartition] | None = None) -> None:
-        """pre_commit (flush), then commit what the task says is safe to the consumer group."""
+        """pre_commit (flush), then commit what the task says is safe to the consumer group.
+
+        An abandoned task commits nothing: its replacement may already own the group."""
+        if self.abandoned:
+            self.log.warning("Not committing offsets: the task was abandoned")
+            return
         self._next_commit = time.monotonic() + self.flush_interval
         self._context.commit_requested = False
         scope = set(partitions) if partitions is not None else set(self.assigned)

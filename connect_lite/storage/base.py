@@ -7,7 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from connect_lite.api.errors import ConnectError
 from connect_lite.storage.states import ConnectorStatus, TargetState, TaskStatus
+
+
+class StoreClosedError(ConnectError):
+    """The store was closed (the worker is shutting down); nothing was read or written."""
 
 
 class ConfigStore(ABC):

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from connect_lite.api.errors import ConnectError, RetriableError
+from connect_lite.storage.base import StoreClosedError
 
 # Primary result codes of passing failures: another connection holds a lock, or the disk hiccuped.
 _RETRIABLE_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR})
@@ -119,4 +120,4 @@ class Database:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise ConnectError("the state store is closed (the worker is shutting down)")
+            raise StoreClosedError("the state store is closed (the worker is shutting down)")

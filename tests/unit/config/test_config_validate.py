@@ -497,3 +497,21 @@ def test_connector_names_are_at_most_249_characters() -> None:
     assert problem is not None and len(problem) < 200
     assert problem.endswith("Connector name may be at most 249 characters")
     assert "(300000 characters)" in problem
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("producer.override.sasl.kerberos.principal", "x; touch /tmp/pwned"),
+        ("consumer.override.sasl.kerberos.keytab", '/tmp/k" ; id; "'),
+        ("admin.override.sasl.oauthbearer.metadata.authentication.type", "azure_imds"),
+    ],
+)
+def test_keys_that_reach_a_shell_or_a_metadata_endpoint_are_refused(
+    plugins: FakePlugins, worker: WorkerConfig, key: str, value: str
+) -> None:
+    infos = validate(plugins, worker, {**SOURCE, key: value})
+    assert infos.error_count == 1
+    assert "may not be overridden in the connector configuration" in errors(infos, key)[0]
+    none = {**SOURCE, "admin.override.sasl.oauthbearer.metadata.authentication.type": "none"}
+    assert validate(plugins, worker, none).error_count == 0

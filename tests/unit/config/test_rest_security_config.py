@@ -78,3 +78,27 @@ def test_an_empty_credentials_file_is_refused(tmp_path: Path) -> None:
 def test_jks_keystores_are_refused_by_the_worker_config() -> None:
     with pytest.raises(ConfigError, match=r"value JKS for configuration ssl\.keystore\.type"):
         WorkerConfig({**BASE, "ssl.keystore.type": "JKS"})
+
+
+def test_a_user_with_an_empty_password_is_refused(tmp_path: Path) -> None:
+    users = tmp_path / "users.properties"
+    users.write_text("alice=s3cret\nbob=\n")
+    config = WorkerConfig({**BASE, "rest.basic.auth.credentials.file": str(users)})
+    with pytest.raises(ConfigError, match="user bob has an empty password"):
+        config.rest_security()
+
+
+def test_passwords_stay_out_of_reprs(tmp_path: Path) -> None:
+    users = tmp_path / "users.properties"
+    users.write_text("alice=s3cret\n")
+    config = WorkerConfig(
+        {
+            **BASE,
+            "listeners": "https://127.0.0.1:8443",
+            "ssl.keystore.location": "/k.p12",
+            "ssl.keystore.password": "store-pass",
+            "rest.basic.auth.credentials.file": str(users),
+        }
+    )
+    text = repr(config.rest_security())
+    assert "s3cret" not in text and "store-pass" not in text

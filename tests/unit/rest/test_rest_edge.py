@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 import logging
 from typing import Any
@@ -162,3 +163,84 @@ def test_nesting_up_to_the_bound_is_parsed(client: FlaskClient) -> None:
     response = client.post("/connectors", data=raw, content_type="application/json")
     assert response.status_code == 400  # an unknown field, not the depth
     assert "nested" not in response.get_json()["message"]
+
+
+def test_a_chunked_body_over_the_limit_is_413_not_cut_short(
+    herder: FakeHerder, loggers: Loggers
+) -> None:
+    client = make_client(herder, loggers, max_request_bytes=1000)
+    body = json.dumps({"name": "big", "config": {"connector.class": "X", "p": "x" * 3000}})
+
+    def chunks(data: str) -> io.BytesIO:
+        return io.BytesIO(data.encode())  # the server hands the app a de-chunked stream
+
+    big = client.post(
+        "/connectors",
+        input_stream=chunks(body),
+        headers={"Transfer-Encoding": "chunked", "Content-Type": "application/json"},
+    )
+    assert big.status_code == 413
+    assert "big" not in herder.configs
+    small = json.dumps({"name": "small", "config": {"connector.class": "X"}})
+    ok = client.post(
+        "/connectors",
+        input_stream=chunks(small),
+        headers={"Transfer-Encoding": "chunked", "Content-Type": "application/json"},
+    )
+    assert ok.status_code == 201, ok.get_json()
+
+
+@pytest.mark.parametrize("coding", ["Chunked", "chunked, chunked", "gzip, chunked"])
+def test_any_transfer_coding_means_a_body_that_must_be_json(
+    client: FlaskClient, herder: FakeHerder, coding: str
+) -> None:
+    response = client.post(
+        "/connectors",
+        data='{"name": "n", "config": {"connector.class": "X"}}',
+        headers={"Transfer-Encoding": coding, "Content-Type": "text/plain"},
+    )
+    assert response.status_code == 415
+    assert "n" not in herder.configs
+
+
+def test_a_password_must_match_exactly(herder: FakeHerder, loggers: Loggers) -> None:
+    client = make_client(herder, loggers, credentials={"alice": "s3cret"})
+    for password in ("", "\0" * 32, "s3cret ", "S3CRET", "s3cre"):
+        assert client.get("/connectors", headers=basic("alice", password)).status_code == 401
+    no_colon = {"Authorization": "Basic " + base64.b64encode(b"alice").decode()}
+    assert client.get("/connectors", headers=no_colon).status_code == 401
+
+
+def test_host_names_ignore_a_trailing_dot_and_allowed_hosts_their_port(
+    herder: FakeHerder, loggers: Loggers
+) -> None:
+    from connect_lite.config.worker import WorkerConfig
+
+    security = WorkerConfig(
+        {"bootstrap.servers": "b:1", "rest.allowed.hosts": "Connect.Internal:8083"}
+    ).rest_security()
+    client = create_app(herder, loggers, security).test_client()
+    flagged = {LOOPBACK_ENVIRON: True}
+    for host in ("localhost.", "localhost.:8083", "connect.internal", "connect.internal.:1"):
+        response = client.get("/connectors", headers={"Host": host}, environ_base=flagged)
+        assert response.status_code == 200, host
+    other = client.get("/connectors", headers={"Host": "internal"}, environ_base=flagged)
+    assert other.status_code == 403
+
+
+def test_cors_lets_an_allowed_origin_send_credentials(herder: FakeHerder, loggers: Loggers) -> None:
+    named = make_client(herder, loggers, cors_origins=("https://ui.example",))
+    response = named.get("/connectors", headers={"Origin": "https://ui.example"})
+    assert response.headers["Access-Control-Allow-Credentials"] == "true"
+    anyone = make_client(herder, loggers, cors_origins=("*",))
+    wildcard = anyone.get("/connectors", headers={"Origin": "https://ui.example"})
+    assert wildcard.headers["Access-Control-Allow-Origin"] == "*"
+    assert "Access-Control-Allow-Credentials" not in wildcard.headers
+
+
+@pytest.mark.parametrize("number", ["1e999999", "-1e400", "1.0e309"])
+def test_a_number_too_large_for_a_double_is_400(client: FlaskClient, number: str) -> None:
+    raw = '{"offsets": [{"partition": {"f": 1}, "offset": {"p": ' + number + "}}]}"
+    response = client.patch("/connectors/x/offsets", data=raw, content_type="application/json")
+    assert response.status_code == 400
+    assert "too large for a double" in response.get_json()["message"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import socket
@@ -118,3 +119,37 @@ def test_https_listeners_are_parsed() -> None:
 def test_https_needs_a_tls_context(loggers: Loggers) -> None:
     with pytest.raises(ConfigError, match="needs a TLS context"):
         RestServer(create_app(FakeHerder(), loggers), ["https://127.0.0.1:0"])
+
+
+def test_real_chunked_bodies_are_limited_and_read_whole(loggers: Loggers) -> None:
+    """Through cheroot's de-chunking: over the limit is 413, under it is read whole."""
+    from connect_lite.config.rest_security import RestSecurity
+
+    herder = FakeHerder()
+    app = create_app(herder, loggers, RestSecurity(max_request_bytes=2000))
+    server = RestServer(app, ["http://127.0.0.1:0"])
+    server.start()
+    try:
+
+        def post(config: dict[str, str]) -> int:
+            body = json.dumps({"name": config["n"], "config": config}).encode()
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            try:
+                pieces = (body[i : i + 300] for i in range(0, len(body), 300))
+                conn.request(
+                    "POST",
+                    "/connectors",
+                    body=pieces,
+                    headers={"Content-Type": "application/json"},
+                    encode_chunked=True,
+                )
+                return conn.getresponse().status
+            finally:
+                conn.close()
+
+        assert post({"n": "big", "connector.class": "X", "p": "x" * 5000}) == 413
+        assert post({"n": "small", "connector.class": "X", "p": "x" * 1500}) == 201
+        assert herder.configs["small"]["p"] == "x" * 1500
+        assert "big" not in herder.configs
+    finally:
+        server.stop()

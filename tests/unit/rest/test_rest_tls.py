@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import ssl
 import urllib.error
 import urllib.request
@@ -15,6 +16,7 @@ import pytest
 from connect_lite.api.errors import ConfigError
 from connect_lite.config.rest_security import TlsSettings, tls_settings
 from connect_lite.rest import RestServer, create_app
+from connect_lite.rest.server import SOCKET_TIMEOUT_S
 from connect_lite.rest.tls import server_context
 from connect_lite.runtime.loggers import Loggers
 from tests.tls_certs import PASSWORD, Pki, make_pki
@@ -133,3 +135,20 @@ def test_listener_keys_are_all_or_nothing_as_in_kafka(pki: Pki) -> None:
         tls_settings({"listeners.https.ssl.client.auth": "required"})
     with pytest.raises(ConfigError, match=r"ssl.keystore.type"):
         tls_settings({"ssl.keystore.location": "/k", "ssl.keystore.type": "JKS"})
+
+
+def test_silent_clients_do_not_hold_back_the_https_listener(pki: Pki, loggers: Loggers) -> None:
+    """The handshake happens in the request thread: clients that connect and send nothing
+    cannot stall the one accepting thread, so others are served before the socket timeout."""
+    for server in serve(settings(pki), loggers):
+        host, port = server.addresses[0]
+        silent = [socket.create_connection((host, port)) for _ in range(3)]
+        try:
+            url = server.urls[0] + "/health"
+            with urllib.request.urlopen(
+                url, timeout=SOCKET_TIMEOUT_S / 2, context=client_context(pki)
+            ) as response:
+                assert response.status == 200
+        finally:
+            for sock in silent:
+                sock.close()
