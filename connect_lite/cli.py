@@ -42,7 +42,10 @@ def main(argv: list[str] | None = None) -> int:
         log.error("Stopping after startup failure: %s", error)
         return EXIT_STARTUP_FAILED
     log.info("connect-lite is running: REST API at %s", running.rest_url)
-    stop_requested.wait()
+    # A timed wait: Python runs a signal handler only in the main thread, between bytecodes,
+    # and a signal that lands on another thread does not wake a wait without a timeout.
+    while not stop_requested.wait(timeout=0.5):
+        pass
     log.info("Stopping connect-lite")
     running.stop()
     log.info("connect-lite stopped")

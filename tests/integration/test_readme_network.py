@@ -81,7 +81,11 @@ def test_the_network_example_serves_https_with_basic_auth(
         assert json.loads(local.stdout) == []
     finally:
         worker.send_signal(signal.SIGTERM)
-        code = worker.wait(60)
-        log.close()
+        try:
+            code = worker.wait(60)
+        finally:
+            if worker.poll() is None:
+                worker.kill()  # leave no worker behind, whatever failed
+            log.close()
     assert code == 0, (tmp_path / "worker.log").read_text()[-3000:]
     assert "change-me" not in (tmp_path / "worker.log").read_text()
