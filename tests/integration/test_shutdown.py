@@ -35,8 +35,8 @@ def test_a_create_racing_sigterm_is_answered_or_refused(
                 try:
                     body = {"name": name, "config": source_config(unique("t"))}
                     answers[name] = worker.rest.post("/connectors", body).status
-                except OSError as error:  # refused: the listener is closed
-                    answers[name] = type(error).__name__
+                except OSError as error:  # the listener is closed, or closed on us
+                    answers[name] = type(getattr(error, "reason", error)).__name__
                     return
 
         racer = threading.Thread(target=keep_creating, daemon=True)
@@ -51,23 +51,25 @@ def test_a_create_racing_sigterm_is_answered_or_refused(
     assert "Cannot operate on a closed database" not in log
     assert "state store is closed" not in log
     assert "Uncaught exception" not in log
-    refused = [name for name, answer in answers.items() if answer != 201]
-    assert refused, "no request met the shutdown: the race was not tested"
+    met = [name for name, answer in answers.items() if answer != 201]
+    assert met, "no request met the shutdown: the race was not tested"
+    # 503 or a refused connection: never run. A connection closed mid-answer: either way.
     assert set(answers.values()) <= {
         201,
         503,
         "ConnectionRefusedError",
         "ConnectionResetError",
         "RemoteDisconnected",
-        "URLError",
-    }
+        "BrokenPipeError",
+    }, answers
+    refused = {n for n, a in answers.items() if a in (503, "ConnectionRefusedError")}
 
     again = WorkerProcess(tmp_path, bootstrap_servers, port=worker.port).start()
     try:
         stored = set(again.rest.get("/connectors").body)
         accepted = {name for name, answer in answers.items() if answer == 201}
         assert accepted | {running} <= stored
-        assert not stored & set(refused), "a refused create was stored"
+        assert not stored & refused, "a refused create was stored"
     finally:
         again.stop()
 
