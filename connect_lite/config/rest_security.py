@@ -58,15 +58,20 @@ _SSL_KEYS: list[tuple[str, Type, Any, Any, str]] = [
     ),
 ]
 
-_TLS_DEF = ConfigDef()
-for _name, _type, _default, _validator, _doc in _SSL_KEYS:
-    _TLS_DEF.define(_name, _type, _default, _validator, Importance.MEDIUM, _doc)
+
+def _define_ssl(d: ConfigDef) -> ConfigDef:
+    for name, type_, default, validator, doc in _SSL_KEYS:
+        d.define(name, type_, default, validator, Importance.MEDIUM, doc)
+    return d
+
+
+_TLS_DEF = _define_ssl(ConfigDef())
+"""The ``ssl.*`` keys alone, to parse the ``listeners.https.`` ones with the same rules."""
 
 
 def define_rest_security(d: ConfigDef) -> None:
     """Add the REST security keys to the worker's ConfigDef."""
-    for name, type_, default, validator, doc in _SSL_KEYS:
-        d.define(name, type_, default, validator, Importance.MEDIUM, doc)
+    _define_ssl(d)
     d.define(
         CREDENTIALS_FILE,
         Type.STRING,

@@ -238,7 +238,8 @@ class RestServer:
 
     @property
     def url(self) -> str:
-        return self.urls[0] if self._servers else _url("http", *self._first())
+        self._first()  # raises when not started
+        return self.urls[0]
 
     @property
     def urls(self) -> list[str]:
