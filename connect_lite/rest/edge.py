@@ -29,6 +29,7 @@ REALM = 'Basic realm="connect-lite"'
 UNAUTHORIZED = "User cannot access the resource."
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 CORS_HEADERS = "Content-Type, Authorization, Accept, Origin, X-Requested-With"
+DRAIN_BYTES = 1024 * 1024  # of a refused body, read and dropped so the client sees the 413
 _NO_USER = hashlib.sha256(b"no such user").digest()
 
 
@@ -114,6 +115,7 @@ class Edge:
         length = request.content_length
         limit = self.security.max_request_bytes
         if length is not None and length > limit:
+            _discard_body(min(length, DRAIN_BYTES))
             raise RequestEntityTooLarge()
         chunked = "HTTP_TRANSFER_ENCODING" in request.environ  # any coding: a body follows
         if request.routing_exception is not None or request.method not in BODY_METHODS:
@@ -130,10 +132,25 @@ def _buffer_chunked_body(limit: int) -> None:
     environ = request.environ
     data = environ["wsgi.input"].read(limit + 1)
     if len(data) > limit:
+        _discard_body(DRAIN_BYTES - len(data))
         raise RequestEntityTooLarge()
     environ["wsgi.input"] = io.BytesIO(data)
     environ["CONTENT_LENGTH"] = str(len(data))
     environ.pop("HTTP_TRANSFER_ENCODING", None)
+
+
+def _discard_body(most: int) -> None:
+    """Read and drop up to ``most`` bytes of a refused body, so a client still sending it can
+    finish and read the 413 rather than meet a reset connection. A larger body is cut off."""
+    stream = request.environ["wsgi.input"]
+    try:
+        while most > 0:
+            piece = stream.read(min(most, 64 * 1024))
+            if not piece:
+                return
+            most -= len(piece)
+    except (OSError, ValueError):
+        return  # a client that stalls or sends a malformed chunk gets its 413 all the same
 
 
 def _basic_credentials(header: str) -> tuple[str | None, str | None]:

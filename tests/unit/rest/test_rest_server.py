@@ -153,3 +153,36 @@ def test_real_chunked_bodies_are_limited_and_read_whole(loggers: Loggers) -> Non
         assert "big" not in herder.configs
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("framing", ["chunked", "length"])
+def test_a_client_still_sending_a_refused_body_reads_the_413(
+    loggers: Loggers, framing: str
+) -> None:
+    """The rest of a refused body is read and dropped: a client that goes on sending after the
+    limit is passed finishes, then reads the 413 (not a broken pipe or a reset)."""
+    from connect_lite.config.rest_security import RestSecurity
+
+    app = create_app(FakeHerder(), loggers, RestSecurity(max_request_bytes=1000))
+    server = RestServer(app, ["http://127.0.0.1:0"])
+    server.start()
+    try:
+        body = json.dumps({"name": "big", "config": {"p": "x" * 20_000}}).encode()
+        pieces = [body[i : i + 500] for i in range(0, len(body), 500)]
+        if framing == "chunked":
+            head = b"Transfer-Encoding: chunked\r\n"
+            pieces = [b"%x\r\n%s\r\n" % (len(p), p) for p in pieces] + [b"0\r\n\r\n"]
+        else:
+            head = b"Content-Length: %d\r\n" % len(body)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            sock.sendall(
+                b"POST /connectors HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\n" + head + b"\r\n"
+            )
+            for piece in pieces:  # paced, so the server answers while the client still sends
+                sock.sendall(piece)
+                time.sleep(0.01)
+            answer = sock.makefile("rb").readline()
+        assert answer.startswith(b"HTTP/1.1 413 ")
+    finally:
+        server.stop()
