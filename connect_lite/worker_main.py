@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect_lite.api.errors import ConnectError
+from connect_lite.config.override_policy import client_passwords
 from connect_lite.config.properties import load_connector_file, load_properties
-from connect_lite.config.worker import WorkerConfig
+from connect_lite.config.resolution import ConfigResolver, Redactor
+from connect_lite.config.worker import WorkerConfig, plugin_path_of
 from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.broker import EmbeddedBroker
 from connect_lite.kafka.clients import admin_config
@@ -19,9 +21,10 @@ from connect_lite.plugins.registry import Plugins
 from connect_lite.rest.app import create_app
 from connect_lite.rest.server import RestServer
 from connect_lite.rest.tls import server_context
+from connect_lite.runtime.config_providers import load_config_providers, resolve_worker_props
 from connect_lite.runtime.connector_offsets import ConnectorOffsetsAPI
 from connect_lite.runtime.herder import StandaloneHerder
-from connect_lite.runtime.loggers import Loggers
+from connect_lite.runtime.loggers import Loggers, install_redaction
 from connect_lite.runtime.metrics import WorkerMetrics
 from connect_lite.runtime.runtime_metrics import RuntimeMetrics
 from connect_lite.runtime.status import StatusReporter
@@ -80,6 +83,14 @@ def start_worker(properties_path: str, connector_files: list[str]) -> RunningWor
 
 
 def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) -> RunningWorker:
+    redactor = Redactor()
+    redactor.add_passwords(client_passwords(props))
+    runtime.add("log redaction", install_redaction(redactor))
+    # Plugins first: config providers are plugins, and the worker's own keys may refer to them.
+    plugins = Plugins(plugin_path_of(props))
+    resolver = load_config_providers(props, plugins, redactor)
+    runtime.add("config providers", resolver.close)
+    props = resolve_worker_props(props, resolver)
     config = WorkerConfig(props)
     # Keystores and the credentials file are read first: a bad one fails before anything starts.
     security = config.rest_security()
@@ -101,7 +112,6 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
     stores = open_sqlite_stores(state_file, busy_timeout_s=STORE_BUSY_TIMEOUT_S)
     if stores.close is not None:
         runtime.add("state store", stores.close)
-    plugins = Plugins(config.plugin_path)
     spark = SparkRuntime(config.spark_conf())
     runtime.add("spark", spark.stop)
     spark.start_in_background()
@@ -112,9 +122,11 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
     server.start()
     runtime.add("REST server", server.stop)
     worker_id = config.worker_id(server.host, server.port)
-    status = StatusReporter(stores.statuses, worker_id, config.status_retry_policy)
+    status = StatusReporter(
+        stores.statuses, worker_id, config.status_retry_policy, redactor=redactor
+    )
     runtime.add("status retries", status.close)
-    herder = build_herder(config, stores, plugins, spark, status, cluster_id)
+    herder = build_herder(config, stores, plugins, spark, status, cluster_id, resolver)
     herder_box["herder"] = herder
     runtime.add("herder", herder.stop)
     # Stopped first (stop runs in reverse): no request reaches a stopping herder.
@@ -134,6 +146,7 @@ def build_herder(
     spark: SparkRuntime,
     status: StatusReporter,
     cluster_id: str | None,
+    resolver: ConfigResolver | None = None,
 ) -> StandaloneHerder:
     """The worker and its herder, wired from their parts (tests may pass memory stores).
 
@@ -158,6 +171,7 @@ def build_herder(
         topic_creation_enable=config.topic_creation_enable,
         transforms_columns=config.transforms_columns_enable,
         override_policy=config.override_policy,
+        resolver=resolver,
     )
     runtime_metrics = RuntimeMetrics(status.counters, worker.running_tasks, stores.statuses)
     return StandaloneHerder(

@@ -12,6 +12,7 @@ from connect_lite.api.config import (
     ValidString,
     Width,
 )
+from connect_lite.api.config_provider import ConfigData, ConfigProvider
 from connect_lite.api.connector import (
     Connector,
     ConnectorContext,
@@ -59,9 +60,11 @@ __all__ = [
     "NO_DEFAULT",
     "AlreadyExistsError",
     "BadRequestError",
+    "ConfigData",
     "ConfigDef",
     "ConfigError",
     "ConfigKey",
+    "ConfigProvider",
     "ConfigValue",
     "ConnectError",
     "Connector",

@@ -409,6 +409,8 @@ class ConfigDef:
                 problem = key.validator(key.name, cv.value)
                 if problem:
                     cv.errors.append(problem)
+            if key.type is Type.PASSWORD and isinstance(raw, str) and raw:
+                cv.errors = [e.replace(raw, "[hidden]") for e in cv.errors]
         for key in self._keys.values():
             if key.recommender is not None:
                 cv = values[key.name]

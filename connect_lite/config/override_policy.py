@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from connect_lite.api.config import ConfigValue, invalid
+from connect_lite.api.config import ConfigValue, Type, invalid
 from connect_lite.api.errors import ConfigError
 
 _KAFKA_PACKAGE = "org.apache.kafka.connect.connector.policy."
@@ -31,18 +31,55 @@ a command inside the worker. The worker's own ``producer.*``/``consumer.*``/``ad
 are trusted and may set them."""
 
 URL_KEYS = frozenset({"sasl.oauthbearer.token.endpoint.url", "sasl.oauthbearer.jwks.endpoint.url"})
+"""Keys that make the worker call a URL: allowed only for URLs in ``ALLOWED_OAUTH_URLS``
+(Kafka's answer to CVE-2025-27817)."""
 
 METADATA_AUTH = "sasl.oauthbearer.metadata.authentication.type"
 """librdkafka fetches tokens from a cloud metadata endpoint (and fills in the token URL itself)
 unless this is ``none``: refused, as it would hand the worker's identity to any broker."""
-"""Keys that make the worker call a URL: allowed only for URLs in ``ALLOWED_OAUTH_URLS``
-(Kafka's answer to CVE-2025-27817)."""
+
+CLIENT_PASSWORD_KEYS = frozenset(
+    {
+        "sasl.jaas.config",
+        "sasl.password",
+        "sasl.oauthbearer.client.secret",
+        "sasl.oauthbearer.client.credentials.client.secret",
+        "sasl.oauthbearer.assertion.private.key.passphrase",
+        "ssl.key.password",
+        "ssl.keystore.password",
+        "ssl.keystore.key",
+        "ssl.keystore.certificate.chain",
+        "ssl.truststore.password",
+        "ssl.truststore.certificates",
+        "ssl.key.pem",
+    }
+)
+"""Client keys whose values are secrets: Kafka's PASSWORD-typed client keys, and their
+librdkafka counterparts (``sasl.password``, ``ssl.key.pem``, ...). Shown as ``[hidden]``."""
 
 OVERRIDE_PREFIXES = {
     "producer": "producer.override.",
     "consumer": "consumer.override.",
     "admin": "admin.override.",
 }
+
+
+def client_key_type(key: str) -> Type | None:
+    """PASSWORD for a client key that holds a secret; None (untyped) for the others."""
+    return Type.PASSWORD if key in CLIENT_PASSWORD_KEYS else None
+
+
+def client_passwords(config: Mapping[str, str | None]) -> list[str]:
+    """The secret client values in a config: keys that are a client password key, or end
+    with one after a prefix (``producer.override.ssl.key.password``,
+    ``listeners.https.ssl.key.password``)."""
+    return [value for key, value in config.items() if value and _is_secret_key(key)]
+
+
+def _is_secret_key(key: str) -> bool:
+    return key in CLIENT_PASSWORD_KEYS or any(
+        key.endswith("." + secret) for secret in CLIENT_PASSWORD_KEYS
+    )
 
 
 def canonical_policy_name(value: str) -> str | None:
@@ -153,6 +190,7 @@ def override_policy(
 
 __all__ = [
     "ALLOWED_OAUTH_URLS",
+    "CLIENT_PASSWORD_KEYS",
     "DENIED_KEYS",
     "OVERRIDE_PREFIXES",
     "POLICY_NAMES",
@@ -160,6 +198,8 @@ __all__ = [
     "URL_KEYS",
     "OverridePolicy",
     "canonical_policy_name",
+    "client_key_type",
+    "client_passwords",
     "override_policy",
     "validate_policy_name",
 ]

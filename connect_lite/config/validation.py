@@ -28,10 +28,17 @@ from connect_lite.config.framework import (
     source_config_def,
     uses_topic_creation,
 )
-from connect_lite.config.override_policy import OVERRIDE_PREFIXES
+from connect_lite.config.override_policy import OVERRIDE_PREFIXES, client_key_type
+from connect_lite.config.resolution import (
+    HIDDEN,
+    Concealer,
+    ConfigResolver,
+    Resolved,
+    is_provider_key,
+)
 from connect_lite.config.topic_creation import topic_creation_def
 from connect_lite.config.worker import WorkerConfig
-from connect_lite.plugins.types import PluginDesc, PluginType
+from connect_lite.plugins.types import LISTED_TYPES, PluginDesc, PluginType
 from connect_lite.plugins.versions import InvalidVersionSpecError
 
 NULL_VALUE_MESSAGE = "Null value can not be supplied as the configuration value."
@@ -51,15 +58,29 @@ class ConfigInfos:
 
 
 def validate_connector_config(
-    plugins: PluginLookup, worker: WorkerConfig, config: Props
+    plugins: PluginLookup,
+    worker: WorkerConfig,
+    config: Props,
+    resolver: ConfigResolver | None = None,
 ) -> ConfigInfos:
     """Kafka's connector config validation; the ``/config/validate`` answer.
 
     Raises BadRequestError when there is no ``connector.class``, the class is unknown, or
     ``connector.plugin.version`` is not a valid version specification. Every other
     problem is reported inside the result.
+
+    Provider references are resolved in memory only: the values are validated, while the
+    answer shows each reference as written, and no resolved value in any message.
     """
-    props = {k: v for k, v in config.items() if not _is_provider_key(k)}
+    written = {k: v for k, v in config.items() if not is_provider_key(k)}
+    if resolver is None:
+        return _validate(plugins, worker, written)
+    resolved = resolver.resolve_leniently(written)
+    infos = _validate(plugins, worker, {**written, **resolved.values})
+    return _as_written(infos, written, resolved, resolver.redactor)
+
+
+def _validate(plugins: PluginLookup, worker: WorkerConfig, props: Props) -> ConfigInfos:
     conn_class = props.get("connector.class")
     if conn_class is None:
         raise BadRequestError("Connector config contains no connector type")
@@ -92,11 +113,52 @@ def validate_connector_config(
     return _merge(conn_class, [main, *sections])
 
 
+def _as_written(
+    infos: ConfigInfos, written: Props, resolved: Resolved, redactor: Concealer
+) -> ConfigInfos:
+    """The answer with references shown as written, resolution failures as errors of their
+    keys, and every resolved value or password in a message concealed."""
+
+    def hide(text: Any) -> Any:
+        return redactor.conceal(resolved.concealer.conceal(text)) if isinstance(text, str) else text
+
+    configs: list[dict[str, Any]] = []
+    errors = infos.error_count
+    unresolved = dict(resolved.errors)
+    for entry in infos.configs:
+        value = entry.get("value")
+        if value is None:
+            configs.append(entry)
+            continue
+        name = value["name"]
+        shown = dict(value)
+        if name in written and written[name] != resolved.values.get(name, written[name]):
+            if shown["value"] != HIDDEN:
+                shown["value"] = written[name]
+        else:
+            shown["value"] = hide(shown["value"])
+        shown["errors"] = [hide(e) for e in value["errors"]]
+        shown["recommended_values"] = [hide(v) for v in value["recommended_values"]]
+        if name in unresolved:
+            shown["errors"].append(unresolved.pop(name))
+            errors += 1
+        configs.append({**entry, "value": shown})
+    for name, message in unresolved.items():
+        configs.insert(
+            0, {"definition": None, "value": ConfigValue(name, written[name], [], [message]).info()}
+        )
+        errors += 1
+    return ConfigInfos(infos.name, errors, infos.groups, configs)
+
+
 def ensure_valid_connector_config(
-    plugins: PluginLookup, worker: WorkerConfig, config: Props
+    plugins: PluginLookup,
+    worker: WorkerConfig,
+    config: Props,
+    resolver: ConfigResolver | None = None,
 ) -> ConfigInfos:
     """Validate for create/update: raise BadRequestError with Kafka's text if anything is wrong."""
-    infos = validate_connector_config(plugins, worker, config)
+    infos = validate_connector_config(plugins, worker, config, resolver)
     if infos.error_count > 0:
         raise BadRequestError(invalid_config_message(infos))
     return infos
@@ -127,7 +189,7 @@ def plugin_config_keys(
     the plugin does not define itself.
     """
     try:
-        desc = plugins.find(plugin_name, list(PluginType), version_requirement(version))
+        desc = plugins.find(plugin_name, LISTED_TYPES, version_requirement(version))
     except NotFoundError:
         raise NotFoundError(f"Unknown plugin {plugin_name}.") from None
     except InvalidVersionSpecError as exc:
@@ -140,10 +202,6 @@ def plugin_config_keys(
         base = sink_config_def() if desc.type is PluginType.SINK else source_config_def()
         keys += [key.info() for name, key in base.keys.items() if name not in own.keys]
     return keys
-
-
-def _is_provider_key(key: str) -> bool:
-    return key == "config.providers" or key.startswith("config.providers.")
 
 
 def _without_nulls(props: Props) -> dict[str, str]:
@@ -254,7 +312,8 @@ def _prefixed(
             prefix + cv.name, cv.value, cv.recommended_values, cv.errors, cv.visible
         )
         errors += 1 if cv.errors else 0
-        configs.append({"definition": definition, "value": shown.info(key.type if key else None)})
+        shown_type = key.type if key else client_key_type(cv.name)
+        configs.append({"definition": definition, "value": shown.info(shown_type)})
     return ConfigInfos("", errors, groups, configs)
 
 

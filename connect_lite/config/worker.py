@@ -15,6 +15,7 @@ from connect_lite.api.config import (
     Validator,
     format_value,
     invalid,
+    parse_value,
     prefixed,
     valid_list,
 )
@@ -438,6 +439,12 @@ class WorkerConfig:
         return f"{host}:{port}"
 
 
+def plugin_path_of(props: Mapping[str, str]) -> list[str]:
+    """``plugin.path`` as written, read before the rest: config providers are plugins, and
+    the other keys may refer to them (KIP-421)."""
+    return list(parse_value(WORKER_CONFIG_DEF.keys["plugin.path"], props.get("plugin.path")) or [])
+
+
 def _parse_worker(props: Mapping[str, str]) -> dict[str, Any]:
     values = WORKER_CONFIG_DEF.validate(props)
     embedded = values["embedded.broker.enable"].value is True
@@ -500,5 +507,6 @@ __all__ = [
     "WorkerConfig",
     "optional",
     "parse_listener",
+    "plugin_path_of",
     "worker_config_markdown",
 ]

@@ -12,21 +12,27 @@ from collections.abc import Iterable
 from typing import Any
 
 from connect_lite.api.components import Converter, HeaderConverter, Predicate, Transformation
+from connect_lite.api.config_provider import ConfigProvider
 from connect_lite.api.connector import SinkConnector, SourceConnector
 from connect_lite.api.errors import NotFoundError
 from connect_lite.plugins import isolation
-from connect_lite.plugins.types import PluginDesc, PluginRef, PluginType
+from connect_lite.plugins.types import LISTED_TYPES, PluginDesc, PluginRef, PluginType
 from connect_lite.plugins.versions import select_version, sorted_versions, version_key
 
 log = logging.getLogger(__name__)
 
-BUILTIN_MODULES: list[str] = ["connect_lite.converters", "connect_lite.transforms"]
+BUILTIN_MODULES: list[str] = [
+    "connect_lite.converters",
+    "connect_lite.transforms",
+    "connect_lite.config.providers",
+]
 """Modules (or packages, scanned with all their submodules) that hold the built-in plugins."""
 
 UNDEFINED = "undefined"
 NULL = "null"
 
-LISTING_ORDER = list(PluginType)  # sink, source, transformation, predicate, converter, header
+LISTING_ORDER = LISTED_TYPES  # sink, source, transformation, predicate, converter, header
+_TYPE_ORDER = list(PluginType)
 _BASES: list[tuple[type, PluginType]] = [
     (SinkConnector, PluginType.SINK),
     (SourceConnector, PluginType.SOURCE),
@@ -34,6 +40,7 @@ _BASES: list[tuple[type, PluginType]] = [
     (Predicate, PluginType.PREDICATE),
     (Converter, PluginType.CONVERTER),
     (HeaderConverter, PluginType.HEADER_CONVERTER),
+    (ConfigProvider, PluginType.CONFIG_PROVIDER),
 ]
 _SUFFIX = {
     PluginType.SINK: "Connector",
@@ -42,12 +49,14 @@ _SUFFIX = {
     PluginType.PREDICATE: "Predicate",
     PluginType.CONVERTER: "Converter",
     PluginType.HEADER_CONVERTER: "HeaderConverter",
+    PluginType.CONFIG_PROVIDER: "ConfigProvider",
 }
 _TYPE_WORDS = {  # (interface name, plural noun) for "not found" messages
     PluginType.TRANSFORMATION: ("Transformation", "transformations"),
     PluginType.PREDICATE: ("Predicate", "predicates"),
     PluginType.CONVERTER: ("Converter", "converters"),
     PluginType.HEADER_CONVERTER: ("HeaderConverter", "header converters"),
+    PluginType.CONFIG_PROVIDER: ("ConfigProvider", "config providers"),
 }
 
 
@@ -106,7 +115,7 @@ class Plugins:
         wanted = set(LISTING_ORDER if types is None else types)
         return sorted(
             (d for d in self._descs.values() if d.type in wanted),
-            key=lambda d: (LISTING_ORDER.index(d.type), d.class_name, version_key(d.version)),
+            key=lambda d: (_TYPE_ORDER.index(d.type), d.class_name, version_key(d.version)),
         )
 
     def find(

@@ -9,7 +9,7 @@ from typing import Any
 
 from connect_lite.plugins.isolation import PluginRef
 
-__all__ = ["PluginDesc", "PluginRef", "PluginType"]
+__all__ = ["LISTED_TYPES", "PluginDesc", "PluginRef", "PluginType"]
 
 
 class PluginType(enum.Enum):
@@ -21,6 +21,11 @@ class PluginType(enum.Enum):
     PREDICATE = "predicate"
     CONVERTER = "converter"
     HEADER_CONVERTER = "header_converter"
+    CONFIG_PROVIDER = "config_provider"  # resolves ${...} references; not in the listings
+
+
+LISTED_TYPES = [t for t in PluginType if t is not PluginType.CONFIG_PROVIDER]
+"""What the REST listings show, in their order: as Kafka, they leave config providers out."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from connect_lite.api.connector import Connector, ConnectorContext
 from connect_lite.config.connector_config import ConnectorConfig
+from connect_lite.config.resolution import Concealer
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task import version_of
 from connect_lite.storage.states import State, TargetState
@@ -39,8 +40,11 @@ class WorkerConnector:
         status: StatusReporter,
         on_reconfigure: Callable[[str], None],
         location: str | None = None,
+        concealer: Concealer | None = None,
     ) -> None:
         self.name = name
+        self.concealer = concealer or Concealer()
+        """Puts provider references back in place of the values they resolved to."""
         self.location = location
         """The plugin location the connector class was loaded from (None: built-in)."""
         self.instance = instance

@@ -106,6 +106,9 @@ class StandaloneHerder:
         self.health_timeout_s = 10.0
         """How long GET /health waits for the herder lock before answering unhealthy (500)."""
         self._reconfigurer = ThreadPoolExecutor(1, thread_name_prefix="herder-reconfigure")
+        self._reloads: dict[str, threading.Timer] = {}
+        """config.action.reload=restart: a pending restart per connector whose provider
+        values expire."""
 
     # -- lifecycle -------------------------------------------------------------------------
     @_serialised
@@ -126,6 +129,8 @@ class StandaloneHerder:
         that misses the graceful deadline is abandoned and writes nothing after it."""
         self._reconfigurer.shutdown(wait=False, cancel_futures=True)
         with self._lock:
+            for timer in self._reloads.values():
+                timer.cancel()
             self._stopping = True
             self._ready = False
             self.worker.shutdown()
@@ -215,7 +220,9 @@ class StandaloneHerder:
         return self._validate(config)
 
     def _validate(self, config: Mapping[str, Any]) -> ConfigInfos:
-        return validation.validate_connector_config(self._plugins, self.config, dict(config))
+        return validation.validate_connector_config(
+            self._plugins, self.config, dict(config), self.worker.resolver
+        )
 
     def _validate_or_400(self, name: str, config: dict[str, Any]) -> None:
         problem = validation.check_connector_name(name)
@@ -278,6 +285,9 @@ class StandaloneHerder:
                 self._start_connector(name, config, self._target_state(name), keep_tasks=True)
                 raise
         self.stores.configs.remove_connector(name)
+        reload = self._reloads.pop(name, None)
+        if reload is not None:
+            reload.cancel()
         self.worker.forget_statuses(name)
         self.stores.statuses.delete_connector(name)
         self._topic_tracker.forget(name)  # as KIP-558 says, even when reset is disallowed
@@ -443,7 +453,9 @@ class StandaloneHerder:
         start is FAILED with its config kept; with ``answer_errors`` (create and update) the
         request then fails as Kafka's does (500)."""
         try:
-            self.worker.start_connector(name, config, target, self._request_reconfiguration)
+            self.worker.start_connector(
+                name, config, target, self._request_reconfiguration, self._schedule_reload
+            )
         except Exception as error:
             log.error("[%s] Failed to start connector: %s", name, error)
             if answer_errors:
@@ -486,6 +498,29 @@ class StandaloneHerder:
         for task_id, task_config in enumerate(task_configs):
             if not self.worker.has_task(name, task_id):
                 self.worker.start_task(name, task_id, task_config, target)
+
+    def _schedule_reload(self, name: str, ttl_ms: int) -> None:
+        """Restart the connector and its tasks when its provider values expire: a restart
+        resolves them anew (Kafka's config.action.reload=restart)."""
+        previous = self._reloads.pop(name, None)
+        if previous is not None:
+            previous.cancel()
+        timer = threading.Timer(max(ttl_ms, 0) / 1000, self._reload, (name,))
+        timer.daemon = True
+        timer.name = f"reload-{name}"
+        self._reloads[name] = timer
+        log.info("[%s] Config provider values expire; restart scheduled in %d ms", name, ttl_ms)
+        timer.start()
+
+    def _reload(self, name: str) -> None:
+        if self._stopping:
+            return
+        try:
+            self.restart_connector(name, include_tasks=True, only_failed=False)
+        except NotFoundError:
+            pass  # deleted meanwhile
+        except Exception:
+            log.exception("[%s] Restart to reload config provider values failed", name)
 
     def _request_reconfiguration(self, name: str) -> None:
         """Called by a connector from any thread: regenerate its task configs later (not

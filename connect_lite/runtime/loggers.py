@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from connect_lite.api.errors import NotFoundError
+from connect_lite.config.resolution import Concealer
 
 ROOT = "root"
 
@@ -101,6 +102,42 @@ class Loggers:
 
     def _level_of(self, name: str, logger: logging.Logger) -> LoggerLevel:
         return LoggerLevel(level_name(logger.getEffectiveLevel()), self._last_modified.get(name))
+
+
+class RedactingFilter(logging.Filter):
+    """Conceals the worker's secrets in a record's message and traceback, before any handler
+    formats it: resolved provider values show as their references, passwords as [hidden]."""
+
+    def __init__(self, redactor: Concealer) -> None:
+        super().__init__()
+        self._redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._redactor:
+            return True
+        record.msg = self._redactor.conceal(record.getMessage())
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._redactor.conceal(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self._redactor.conceal(record.stack_info)
+        return True
+
+
+def install_redaction(redactor: Concealer) -> Callable[[], None]:
+    """Adds a RedactingFilter to every handler of the root logger; returns its undo."""
+    redacting = RedactingFilter(redactor)
+    handlers = list(logging.getLogger().handlers)
+    for handler in handlers:
+        handler.addFilter(redacting)
+
+    def remove() -> None:
+        for handler in handlers:
+            handler.removeFilter(redacting)
+
+    return remove
 
 
 def _existing() -> dict[str, logging.Logger]:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from connect_lite.api.errors import RetriableError
+from connect_lite.config.resolution import Concealer
 from connect_lite.config.retry_policy import RetryPolicy
 from connect_lite.runtime.retry import RetryScheduler, StatusCounters
 from connect_lite.storage.base import StatusStore
@@ -52,8 +53,11 @@ class StatusReporter:
         policy: RetryPolicy | None = None,
         scheduler: RetryScheduler | None = None,
         rand: Callable[[], float] = random.random,
+        redactor: Concealer | None = None,
     ) -> None:
         self._store = store
+        self._redactor = redactor or Concealer()
+        """Secrets (resolved provider values, passwords) are concealed in every trace."""
         self.worker_id = worker_id
         self.policy = policy or RetryPolicy()
         self._scheduler = scheduler
@@ -68,6 +72,7 @@ class StatusReporter:
     def connector(
         self, name: str, state: State, trace: str | None = None, version: str | None = None
     ) -> None:
+        trace = self._redactor.conceal(trace) if trace else trace
         status = ConnectorStatus(name, state, self.worker_id, trace, version)
         self._write(
             (name, None), lambda: self._store.put_connector(status), f"connector {name}", state
@@ -81,6 +86,7 @@ class StatusReporter:
         trace: str | None = None,
         version: str | None = None,
     ) -> None:
+        trace = self._redactor.conceal(trace) if trace else trace
         status = TaskStatus(connector, task, state, self.worker_id, trace, version)
         self._write(
             (connector, task),

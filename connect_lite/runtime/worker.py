@@ -11,10 +11,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from connect_lite.api.config import Type
 from connect_lite.api.connector import SinkConnector, SinkTask, SourceConnector, SourceTask
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.connector_config import ConnectorConfig, SinkSubscription
-from connect_lite.config.override_policy import OVERRIDE_PREFIXES, OverridePolicy
+from connect_lite.config.override_policy import (
+    OVERRIDE_PREFIXES,
+    OverridePolicy,
+    client_passwords,
+)
+from connect_lite.config.resolution import ConfigResolver
 from connect_lite.config.topic_creation import uses_topic_creation
 from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.clients import admin_config, consumer_config, producer_config
@@ -77,7 +83,10 @@ class Worker:
         topic_creation_enable: bool = True,
         transforms_columns: bool = True,
         override_policy: OverridePolicy | None = None,
+        resolver: ConfigResolver | None = None,
     ) -> None:
+        self.resolver = resolver or ConfigResolver()
+        """Resolves provider references when a connector or task starts, and only then."""
         self.override_policy = override_policy or OverridePolicy("All")
         """Checks connector client overrides again when clients are built (the deny-list)."""
         self.topic_creation_enable = topic_creation_enable
@@ -118,25 +127,44 @@ class Worker:
         config: Mapping[str, str],
         target: TargetState,
         on_reconfigure: Callable[[str], None],
+        on_expiry: Callable[[str, int], None] | None = None,
     ) -> WorkerConnector:
         """Instantiate the connector and bring it to ``target``; on failure: FAILED, raise.
 
-        The config is parsed here, once: the runner keeps it for the connector's tasks."""
+        The config is resolved (provider references) and parsed here, once: the runner keeps
+        it for the connector's tasks. When a provider gives its values a time to live and
+        ``config.action.reload`` is ``restart``, ``on_expiry(name, ttl_ms)`` is called."""
         if name in self._connectors:
             raise ConnectError(f"Connector {name} already running")
         self.status.connector(name, State.UNASSIGNED)
         try:
-            desc = self.connector_desc(config)
-            typed = ConnectorConfig(config, self.plugins.connector_type(desc.cls))
+            resolved = self.resolver.resolve(config, name)
+            desc = self.connector_desc(resolved.values)
+            typed = ConnectorConfig(resolved.values, self.plugins.connector_type(desc.cls))
             instance = self.plugins.new_instance(desc)
+            self._hide_passwords(instance, resolved.values)
         except Exception as error:
             self.status.connector(name, State.FAILED, trace_of(error))
             raise
-        runner = WorkerConnector(name, instance, typed, self.status, on_reconfigure, desc.location)
+        runner = WorkerConnector(
+            name, instance, typed, self.status, on_reconfigure, desc.location, resolved.concealer
+        )
         self._connectors[name] = runner
         runner.transition_to(target)
         log.info("[%s] Connector is %s", name, target.value)
+        reload = typed.raw.get("config.action.reload", "restart").strip().lower()
+        if resolved.ttl_ms is not None and reload == "restart" and on_expiry is not None:
+            on_expiry(name, resolved.ttl_ms)
         return runner
+
+    def _hide_passwords(self, instance: Any, config: Mapping[str, str]) -> None:
+        """Values of the plugin's PASSWORD keys and of secret client keys: [hidden] in logs."""
+        try:
+            keys = instance.config().keys
+        except Exception:
+            keys = {}
+        own = [config.get(name) for name, key in keys.items() if key.type is Type.PASSWORD]
+        self.resolver.redactor.add_passwords([*own, *client_passwords(config)])
 
     def stop_connector(self, name: str) -> None:
         runner = self._connectors.pop(name, None)
@@ -167,7 +195,12 @@ class Worker:
             log.warning("[%s] generated %d tasks, more than tasks.max", name, len(configs))
         task_class = public_class_name(runner.task_class())
         topics = config.task_topic_settings() if config.connector_type == "sink" else {}
-        return [{**task_config, "task.class": task_class, **topics} for task_config in configs]
+        # Stored as references again: a value the connector copied from a resolved secret
+        # goes back to the ${...} it came from, and is resolved anew when the task starts.
+        return [
+            runner.concealer.conceal_map({**task_config, "task.class": task_class, **topics})
+            for task_config in configs
+        ]
 
     # -- tasks -----------------------------------------------------------------------------
     def start_task(
@@ -199,6 +232,7 @@ class Worker:
         if runner is None:
             raise ConnectError(f"Connector {name} is not running")
         connector_config = runner.config
+        task_config = self.resolver.resolve(task_config, f"{name}|task-{task}").values
         task_class = runner.task_class()
         plugin = task_class()
         handling = ErrorHandling.from_config(connector_config)

@@ -9,7 +9,9 @@ import threading
 from typing import Any
 
 from connect_lite.api import (
+    ConfigData,
     ConfigDef,
+    ConfigProvider,
     Converter,
     Importance,
     Predicate,
@@ -77,6 +79,8 @@ class ScriptedSourceConnector(SourceConnector):
             .define("tasks", Type.INT, 1, doc="How many task configs to generate.")
             .define("commit.log", Type.STRING, None, doc="File that commit calls are logged to.")
             .define("poll.interval.ms", Type.LONG, 0, doc="Pause before each poll() returns.")
+            .define("value.prefix", Type.STRING, "value-", doc="Record values are prefix + N.")
+            .define("secret", Type.PASSWORD, None, doc="A password; unused.")
         )
 
     def alter_offsets(self, connector_config: dict[str, str], offsets: dict[Any, Any]) -> bool:
@@ -112,6 +116,7 @@ class ScriptedSourceTask(SourceTask):
         self.next = int(stored["next"]) if stored else 0
         self.commit_log = config.get("commit.log")
         self.interval = int(config.get("poll.interval.ms", "0")) / 1000
+        self.prefix = config.get("value.prefix", "value-")
 
     def _log(self, line: str) -> None:
         if self.commit_log:
@@ -147,7 +152,7 @@ class ScriptedSourceTask(SourceTask):
                 self.partition,
                 {"next": n + 1},
                 self.topic,
-                f"value-{n}",
+                f"{self.prefix}{n}",
                 key=str(n),
                 kafka_partition=0,
                 key_schema=Schema.STRING_SCHEMA,
@@ -336,3 +341,19 @@ class FlakyStringConverter(Converter):
         return SchemaAndValue(
             Schema.OPTIONAL_STRING_SCHEMA, None if value is None else value.decode()
         )
+
+
+class CountingConfigProvider(ConfigProvider):
+    """``${counting:name}`` is ``name-N``: N counts this instance's get() calls, so a
+    re-resolution shows. ``ttl.ms`` gives the values that time to live."""
+
+    def version(self) -> str:
+        return VERSION
+
+    def configure(self, config: dict[str, str]) -> None:
+        self.ttl_ms = int(config["ttl.ms"]) if "ttl.ms" in config else None
+        self.calls = 0
+
+    def get(self, path: str, keys: set[str] | None = None) -> ConfigData:
+        self.calls += 1
+        return ConfigData({key: f"{key}-{self.calls}" for key in keys or ()}, self.ttl_ms)

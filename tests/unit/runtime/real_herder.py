@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from connect_lite.config.resolution import Redactor
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.plugins.registry import Plugins
+from connect_lite.runtime.config_providers import load_config_providers
 from connect_lite.runtime.herder import StandaloneHerder
 from connect_lite.runtime.status import StatusReporter
 from connect_lite.storage.memory import open_memory_stores
@@ -18,6 +20,8 @@ from connect_lite.worker_main import build_herder
 
 BUNDLED = str(Path(__file__).resolve().parents[3] / "plugins")
 """The bundled plugins (demo counter, file source and sink)."""
+TEST_PLUGINS = str(Path(__file__).resolve().parents[2] / "plugins")
+"""The test plugins (testkit and the versioned bundles)."""
 
 
 class CountingProxy:
@@ -50,17 +54,23 @@ class HerderParts:
         self.status.close()
 
 
-def herder_parts() -> HerderParts:
+def herder_parts(worker_props: dict[str, str] | None = None) -> HerderParts:
     """A herder built as worker_main builds one, with the config store's calls counted.
 
-    The worker's ``start_task`` only records its calls, so no task thread, Kafka client or
-    Spark session is needed. Call ``stop()`` when done."""
+    ``worker_props`` adds worker keys (``config.providers`` ones configure providers; the
+    test plugins are on the plugin path too). The worker's ``start_task`` only records its
+    calls, so no task thread, Kafka client or Spark session is needed. Call ``stop()`` when
+    done."""
     stores = open_memory_stores()
     configs = CountingProxy(stores.configs)
     stores.configs = configs  # type: ignore[assignment]
-    config = WorkerConfig({"bootstrap.servers": "localhost:1", "plugin.path": BUNDLED})
-    status = StatusReporter(stores.statuses, "w", config.status_retry_policy)
-    herder = build_herder(config, stores, Plugins([BUNDLED]), SparkRuntime(), status, None)
+    props = {"bootstrap.servers": "localhost:1", "plugin.path": BUNDLED, **(worker_props or {})}
+    config = WorkerConfig(props)
+    plugins = Plugins([BUNDLED, TEST_PLUGINS])
+    redactor = Redactor()
+    status = StatusReporter(stores.statuses, "w", config.status_retry_policy, redactor=redactor)
+    resolver = load_config_providers(props, plugins, redactor)
+    herder = build_herder(config, stores, plugins, SparkRuntime(), status, None, resolver)
     made = HerderParts(herder, configs, status)
     herder.worker.start_task = lambda *args: made.started.append(args)  # type: ignore[method-assign]
     return made

@@ -1,0 +1,265 @@
+"""Config provider references (KIP-297): ``${provider:path:key}`` and ``${provider:key}``.
+
+Configs are stored and returned with their references; the values are resolved only when a
+connector or task starts (and, in memory, when a config is validated). What a resolution
+turned into text is remembered so it can be put back: task configs a connector generates are
+stored with the references again, and the ``Redactor`` hides the values in logs and traces.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from connect_lite.api.config_provider import ConfigData, ConfigProvider
+from connect_lite.api.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+REFERENCE = re.compile(r"\$\{([^}]*?):(?:([^}]*?):)?([^}]*?)\}")
+"""Kafka's ConfigTransformer pattern: provider, optional path, key."""
+
+PROVIDERS = "config.providers"
+HIDDEN = "[hidden]"
+REDACT_MIN_LENGTH = 4
+"""Shorter values are left in free text (logs, traces): they cannot be told from ordinary
+words. Task configs put every resolved value back, whatever its length."""
+
+
+def is_provider_key(key: str) -> bool:
+    """``config.providers`` and its ``config.providers.<name>.*`` keys: never resolved, and
+    ignored in connector configs (only the worker configures providers)."""
+    return key == PROVIDERS or key.startswith(PROVIDERS + ".")
+
+
+@dataclass(frozen=True)
+class Reference:
+    text: str
+    provider: str
+    path: str
+    key: str
+
+
+def references(value: str) -> list[Reference]:
+    """Every reference in a value, configured provider or not."""
+    return [
+        Reference(m.group(0), m.group(1), m.group(2) or "", m.group(3))
+        for m in REFERENCE.finditer(value)
+    ]
+
+
+class Concealer:
+    """Replaces known values by their stand-ins in one pass, longest first, so a stand-in
+    is never itself rewritten."""
+
+    def __init__(self, stand_ins: Mapping[str, str] | None = None, min_length: int = 1) -> None:
+        self._min_length = min_length
+        self._stand_ins: dict[str, str] = {}
+        self._pattern: re.Pattern[str] | None = None
+        self._lock = threading.Lock()
+        self.add(stand_ins or {})
+
+    def add(self, stand_ins: Mapping[str, str]) -> None:
+        fresh = {
+            value: stand_in
+            for value, stand_in in stand_ins.items()
+            if len(value) >= self._min_length and value != stand_in
+        }
+        if not fresh:
+            return
+        with self._lock:
+            for value, stand_in in fresh.items():
+                self._stand_ins.setdefault(value, stand_in)
+            ordered = sorted(self._stand_ins, key=len, reverse=True)
+            self._pattern = re.compile("|".join(re.escape(value) for value in ordered))
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def conceal(self, text: str) -> str:
+        pattern = self._pattern
+        if pattern is None or not text:
+            return text
+        stand_ins = self._stand_ins
+        return pattern.sub(lambda m: stand_ins[m.group(0)], text)
+
+    def conceal_map(self, config: Mapping[str, str]) -> dict[str, str]:
+        return {key: self.conceal(value) for key, value in config.items()}
+
+
+class Redactor(Concealer):
+    """The worker's secrets: resolved values stand in as their references, passwords as
+    ``[hidden]``. Log lines, status traces and validate answers pass through it."""
+
+    def __init__(self) -> None:
+        super().__init__(min_length=REDACT_MIN_LENGTH)
+
+    def add_passwords(self, values: Iterable[str | None]) -> None:
+        self.add({value: HIDDEN for value in values if value})
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A config with its references replaced; ``concealer`` puts them back."""
+
+    values: dict[str, str]
+    concealer: Concealer = field(default_factory=Concealer)
+    ttl_ms: int | None = None
+    errors: dict[str, str] = field(default_factory=dict)
+    """Only from ``resolve_leniently``: the keys that could not be resolved, and why."""
+
+    def conceal(self, config: Mapping[str, str]) -> dict[str, str]:
+        return self.concealer.conceal_map(config)
+
+
+class ConfigResolver:
+    """The worker's configured providers, by name, and the resolution of references."""
+
+    def __init__(
+        self,
+        providers: Mapping[str, ConfigProvider] | None = None,
+        redactor: Redactor | None = None,
+    ) -> None:
+        self.providers = dict(providers or {})
+        self.redactor = redactor if redactor is not None else Redactor()
+
+    def resolve(self, config: Mapping[str, str], what: str = "") -> Resolved:
+        """Resolve every reference to a configured provider; ConfigError at the first that
+        cannot be, naming the key and the provider (never a value)."""
+        resolved = self.resolve_leniently(config, what)
+        if resolved.errors:
+            raise ConfigError(
+                "\n".join(resolved.errors.values()),
+                {key: [message] for key, message in resolved.errors.items()},
+            )
+        return resolved
+
+    def resolve_leniently(self, config: Mapping[str, str | None], what: str = "") -> Resolved:
+        """Resolve what can be; a key that cannot keeps its text and is listed in ``errors``."""
+        wanted: dict[tuple[str, str], set[str]] = {}
+        for key, value in config.items():
+            for ref in self._known(key, value, what):
+                wanted.setdefault((ref.provider, ref.path), set()).add(ref.key)
+        fetched: dict[tuple[str, str, str], str | ConfigError] = {}
+        ttls: list[int] = []
+        for (provider, path), keys in wanted.items():
+            ttls += self._fetch(provider, path, keys, fetched)
+        values: dict[str, str] = {}
+        stand_ins: dict[str, str] = {}
+        errors: dict[str, str] = {}
+        for key, value in config.items():
+            if value is None:
+                continue
+            text, failure = self._substitute(key, value, fetched, stand_ins)
+            if failure is not None:
+                errors[key] = failure
+                values[key] = value
+            else:
+                values[key] = text
+        self.redactor.add(stand_ins)
+        return Resolved(values, Concealer(stand_ins), min(ttls) if ttls else None, errors)
+
+    def close(self) -> None:
+        for name, provider in self.providers.items():
+            try:
+                provider.close()
+            except Exception:
+                log.warning("Config provider %s failed to close", name, exc_info=True)
+
+    def _known(self, key: str, value: str | None, what: str) -> list[Reference]:
+        if value is None or "${" not in value:
+            return []
+        refs = references(value)
+        for ref in refs:
+            if ref.provider not in self.providers:
+                log.warning(
+                    "%sConfig %s refers to config provider '%s', which config.providers does "
+                    "not name; its text is used as written",
+                    f"[{what}] " if what else "",
+                    key,
+                    ref.provider,
+                )
+        return [ref for ref in refs if ref.provider in self.providers]
+
+    def _fetch(
+        self,
+        provider: str,
+        path: str,
+        keys: set[str],
+        into: dict[tuple[str, str, str], str | ConfigError],
+    ) -> list[int]:
+        """Ask the provider once per path; if that fails, key by key, to blame the right one."""
+        try:
+            found = [(keys, self._get(provider, path, keys))]
+        except ConfigError:
+            found = []
+            for key in sorted(keys):
+                try:
+                    found.append(({key}, self._get(provider, path, {key})))
+                except ConfigError as error:
+                    into[(provider, path, key)] = error
+        ttls = []
+        for asked, data in found:
+            for key in asked:
+                value = data.data.get(key)
+                into[(provider, path, key)] = (
+                    value if value is not None else ConfigError(f"No value for key {key}")
+                )
+            if data.ttl_ms is not None:
+                ttls.append(data.ttl_ms)
+        return ttls
+
+    def _get(self, provider: str, path: str, keys: set[str]) -> ConfigData:
+        try:
+            data = self.providers[provider].get(path, set(keys))
+        except ConfigError:
+            raise
+        except Exception as exc:  # a third-party provider's own failure
+            raise ConfigError(f"{type(exc).__name__}: {exc}") from exc
+        if not isinstance(data, ConfigData):
+            raise ConfigError(f"get() returned {type(data).__name__}, not ConfigData")
+        return data
+
+    def _substitute(
+        self,
+        key: str,
+        value: str,
+        fetched: Mapping[tuple[str, str, str], str | ConfigError],
+        stand_ins: dict[str, str],
+    ) -> tuple[str, str | None]:
+        failure: list[str] = []
+
+        def replace(match: re.Match[str]) -> str:
+            provider, path, ref_key = match.group(1), match.group(2) or "", match.group(3)
+            if provider not in self.providers:
+                return match.group(0)
+            got = fetched.get((provider, path, ref_key))
+            if isinstance(got, ConfigError) or got is None:
+                failure.append(
+                    f"Could not resolve {match.group(0)} in config {key} with config provider "
+                    f"{provider}: {got}"
+                )
+                return match.group(0)
+            if got:
+                stand_ins.setdefault(got, match.group(0))
+            return got
+
+        text = REFERENCE.sub(replace, value) if "${" in value else value
+        return text, (failure[0] if failure else None)
+
+
+__all__ = [
+    "HIDDEN",
+    "PROVIDERS",
+    "REFERENCE",
+    "Concealer",
+    "ConfigResolver",
+    "Redactor",
+    "Reference",
+    "Resolved",
+    "is_provider_key",
+    "references",
+]
