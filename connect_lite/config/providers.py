@@ -57,10 +57,8 @@ def _pick(data: dict[str, str], keys: set[str] | None, where: str) -> dict[str, 
     return {key: data[key] for key in keys}
 
 
-class FileConfigProvider(ConfigProvider):
-    """``${file:/path/to/file.properties:key}``: a key of a Java properties file."""
-
-    __connect_aliases__ = (_KAFKA_PACKAGE + "FileConfigProvider",)
+class _PathProvider(ConfigProvider):
+    """A provider that reads files, only under its ``allowed.paths``."""
 
     def __init__(self) -> None:
         self._allowed = _AllowedPaths(None)
@@ -70,6 +68,12 @@ class FileConfigProvider(ConfigProvider):
 
     def configure(self, config: dict[str, str]) -> None:
         self._allowed = _AllowedPaths(config.get(ALLOWED_PATHS))
+
+
+class FileConfigProvider(_PathProvider):
+    """``${file:/path/to/file.properties:key}``: a key of a Java properties file."""
+
+    __connect_aliases__ = (_KAFKA_PACKAGE + "FileConfigProvider",)
 
     def get(self, path: str, keys: set[str] | None = None) -> ConfigData:
         if not path:
@@ -84,20 +88,11 @@ class FileConfigProvider(ConfigProvider):
         return ConfigData(_pick(data, keys, f"file {path}"))
 
 
-class DirectoryConfigProvider(ConfigProvider):
+class DirectoryConfigProvider(_PathProvider):
     """``${dir:/path/to/dir:name}``: the content of file ``name`` in a directory, as
     Kubernetes mounts secrets. Only regular files directly in the directory count."""
 
     __connect_aliases__ = (_KAFKA_PACKAGE + "DirectoryConfigProvider",)
-
-    def __init__(self) -> None:
-        self._allowed = _AllowedPaths(None)
-
-    def version(self) -> str:
-        return connect_lite.__version__
-
-    def configure(self, config: dict[str, str]) -> None:
-        self._allowed = _AllowedPaths(config.get(ALLOWED_PATHS))
 
     def get(self, path: str, keys: set[str] | None = None) -> ConfigData:
         if not path:

@@ -144,29 +144,29 @@ def test_tasks_get_the_values_while_file_rest_and_logs_keep_the_references(
         assert secret not in log, f"{secret} in the worker log"
 
 
+@pytest.mark.parametrize(
+    ("reference", "reason"),
+    [
+        ("${file:/etc/hostname:x}", "file: Path /etc/hostname is not allowed by allowed.paths"),
+        (
+            "${env:REFUSED_SECRET}",
+            "env: Environment variable REFUSED_SECRET is not allowed by allowlist.pattern",
+        ),
+    ],
+)
 def test_allowlists_refuse_a_path_or_a_variable_naming_key_and_provider(
-    secured: Secured,
+    secured: Secured, reference: str, reason: str
 ) -> None:
-    base = {"connector.class": "ScriptedSource", "topic": unique("t"), "tasks.max": "1"}
-    outside = secured.call(
-        "PUT",
-        f"/connectors/{unique('outside')}/config",
-        {**base, "value.prefix": "${file:/etc/hostname:x}"},
-    )
-    assert outside.status == 400
-    assert (
-        "Could not resolve ${file:/etc/hostname:x} in config value.prefix with config "
-        "provider file: Path /etc/hostname is not allowed by allowed.paths"
-    ) in outside.body["message"]
-    refused = secured.call(
-        "PUT",
-        f"/connectors/{unique('env')}/config",
-        {**base, "value.prefix": "${env:REFUSED_SECRET}"},
-    )
+    config = {
+        "connector.class": "ScriptedSource",
+        "topic": unique("t"),
+        "tasks.max": "1",
+        "value.prefix": reference,
+    }
+    refused = secured.call("PUT", f"/connectors/{unique('refused')}/config", config)
     assert refused.status == 400
     assert (
-        "Could not resolve ${env:REFUSED_SECRET} in config value.prefix with config provider "
-        "env: Environment variable REFUSED_SECRET is not allowed by allowlist.pattern"
+        f"Could not resolve {reference} in config value.prefix with config provider {reason}"
     ) in refused.body["message"]
     assert REFUSED_ENV.encode() not in refused.raw
 
