@@ -15,6 +15,29 @@ class StoreClosedError(ConnectError):
     """The store was closed (the worker is shutting down); nothing was read or written."""
 
 
+class StateFileError(ConnectError):
+    """The state file cannot be used; the worker refuses to start. The message is one line
+    that names the file, what is wrong and what to do."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class StateFileInUseError(StateFileError):
+    """Another live process owns the state file. ``pid`` is its process id (None if unknown)."""
+
+    def __init__(self, path: str, pid: int | None) -> None:
+        holder = f"pid {pid}" if pid is not None else "a process whose pid is unknown"
+        super().__init__(
+            path,
+            f"State file {path} is in use by another connect-lite worker ({holder}); "
+            "a state file has one owner. Stop that worker first, or give this one its own "
+            "state.storage.file.",
+        )
+        self.pid = pid
+
+
 class ConfigStore(ABC):
     """Connector configs, their task configs and their target states."""
 

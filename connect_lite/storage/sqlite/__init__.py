@@ -5,6 +5,7 @@ from __future__ import annotations
 from connect_lite.storage.base import Stores
 from connect_lite.storage.sqlite.checks import create_private_or_warn
 from connect_lite.storage.sqlite.db import Database
+from connect_lite.storage.sqlite.lock import StateFileLock
 from connect_lite.storage.sqlite.migrations import migrate
 from connect_lite.storage.sqlite.stores import (
     SqliteConfigStore,
@@ -15,26 +16,42 @@ from connect_lite.storage.sqlite.stores import (
 
 
 def open_sqlite_stores(path: str, *, busy_timeout_s: float = 5.0) -> Stores:
-    """Open (creating and migrating if needed) the state file at ``path``.
+    """Take ownership of the state file at ``path``, check it, and open its stores.
 
-    A new file is created with mode 0600; an existing one open to other users gets a warning.
+    The owner lock comes first (StateFileInUseError if another process holds it), before
+    the file is created or read; then the file's mode (created 0600, or a warning if it is
+    open to other users), WAL mode and the pending migrations.
+
     Raises RetriableError if the file is busy or the disk fails, ConnectError otherwise.
-    The returned ``close`` checkpoints and truncates the WAL, then closes the file.
+    The returned ``close`` checkpoints and truncates the WAL, closes the file and releases
+    the lock.
     """
-    create_private_or_warn(path)
-    db = Database(path, busy_timeout_s=busy_timeout_s)
+    lock = StateFileLock.acquire(path)
     try:
-        migrate(db)
+        create_private_or_warn(path)
+        db = Database(path, busy_timeout_s=busy_timeout_s)
+        try:
+            migrate(db)
+        except BaseException:
+            db.close()
+            raise
     except BaseException:
-        db.close()
+        lock.release()
         raise
+
+    def close() -> None:
+        try:
+            db.close()
+        finally:
+            lock.release()
+
     return Stores(
         configs=SqliteConfigStore(db),
         offsets=SqliteOffsetStore(db),
         statuses=SqliteStatusStore(db),
         topics=SqliteTopicStore(db),
-        close=db.close,
+        close=close,
     )
 
 
-__all__ = ["Database", "open_sqlite_stores"]
+__all__ = ["Database", "StateFileLock", "open_sqlite_stores"]

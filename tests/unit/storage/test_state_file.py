@@ -1,18 +1,26 @@
-"""The state file's guards: private mode, secure delete, a bounded WAL."""
+"""The state file's guards: private mode, secure delete, a bounded WAL, one owner."""
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import sqlite3
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from connect_lite.api.errors import RetriableError
+from connect_lite.storage.base import StateFileInUseError
 from connect_lite.storage.sqlite import open_sqlite_stores
 from connect_lite.storage.sqlite.db import WAL_SIZE_LIMIT, Database
+from connect_lite.storage.sqlite.lock import lock_path
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def mode(path: Path | str) -> int:
@@ -36,12 +44,12 @@ def umask_022() -> Iterator[None]:
 # ---- mode 0600 ---------------------------------------------------------------------------
 
 
-def test_a_new_state_file_its_wal_and_shm_are_0600(tmp_path: Path, umask_022: None) -> None:
+def test_a_new_state_file_its_wal_shm_and_lock_are_0600(tmp_path: Path, umask_022: None) -> None:
     db_path = tmp_path / "state.db"
     stores = open_sqlite_stores(str(db_path))
     try:
         stores.configs.put_connector_config("a", {"k": "v"})
-        files = [db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm")]
+        files = [db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm"), Path(lock_path(db_path))]
         assert {str(f): mode(f) for f in files} == {str(f): 0o600 for f in files}
     finally:
         stores.close()
@@ -135,3 +143,90 @@ def test_the_wal_is_cut_back_after_a_large_write_and_empty_after_close(tmp_path:
     finally:
         reader.close()
     assert not wal.exists()
+
+
+# ---- one owner ---------------------------------------------------------------------------
+
+
+def test_a_second_owner_is_refused_naming_the_holder_and_the_first_is_untouched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db_path = tmp_path / "state.db"
+    first = open_sqlite_stores(str(db_path))
+    try:
+        first.configs.put_connector_config("a", {"k": "v"})
+        with pytest.raises(StateFileInUseError) as info:
+            open_sqlite_stores(str(db_path))
+        assert info.value.pid == os.getpid()
+        assert str(info.value) == (
+            f"State file {db_path} is in use by another connect-lite worker "
+            f"(pid {os.getpid()}); a state file has one owner. Stop that worker first, "
+            "or give this one its own state.storage.file."
+        )
+        assert not isinstance(info.value, RetriableError)
+        # Another spelling of the same file is the same file.
+        link = tmp_path / "link.db"
+        link.symlink_to(db_path)
+        with pytest.raises(StateFileInUseError):
+            open_sqlite_stores(str(link))
+        monkeypatch.chdir(tmp_path)
+        with pytest.raises(StateFileInUseError):
+            open_sqlite_stores("state.db")
+        first.configs.put_connector_config("b", {"k": "w"})
+        assert first.configs.connector_names() == ["a", "b"]
+    finally:
+        first.close()
+
+
+def test_the_lock_is_released_at_close_and_the_pid_cleared(tmp_path: Path) -> None:
+    db_path = tmp_path / "state.db"
+    lock_file = Path(lock_path(db_path))
+    stores = open_sqlite_stores(str(db_path))
+    assert lock_file.read_text() == f"{os.getpid()}\n"
+    stores.close()
+    assert lock_file.read_text() == ""
+    again = open_sqlite_stores(str(db_path))
+    again.close()
+
+
+HOLDER = """
+import sys, time
+from connect_lite.storage.sqlite import open_sqlite_stores
+stores = open_sqlite_stores(sys.argv[1])
+stores.configs.put_connector_config("held", {"k": "v"})
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_owner_leaves_no_stale_lock(tmp_path: Path) -> None:
+    db_path = tmp_path / "state.db"
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db_path)],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "ready\n"
+        with pytest.raises(StateFileInUseError) as info:
+            open_sqlite_stores(str(db_path))
+        assert info.value.pid == child.pid
+        assert f"(pid {child.pid})" in str(info.value)
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=30)
+        if child.stdout is not None:
+            child.stdout.close()
+    # The dead holder's pid is still written there: only the kernel's lock counts.
+    assert Path(lock_path(db_path)).read_text() == f"{child.pid}\n"
+    stores = open_sqlite_stores(str(db_path))
+    try:
+        assert stores.configs.connector_names() == ["held"]
+        assert Path(lock_path(db_path)).read_text() == f"{os.getpid()}\n"
+    finally:
+        stores.close()
