@@ -85,7 +85,7 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
     security = config.rest_security()
     tls = server_context(security.tls) if security.tls is not None else None
     # The state file next, before the broker starts or Kafka is contacted: a second worker on
-    # a file another one owns stops here having done nothing.
+    # a file another one owns, or a damaged or newer file, stops here having done nothing.
     # Stopped last, so the file stays owned until everything else has stopped.
     stores = _open_state_file(config)
     if stores.close is not None:

@@ -38,6 +38,39 @@ class StateFileInUseError(StateFileError):
         self.pid = pid
 
 
+class StateFileDamagedError(StateFileError):
+    """The state file is not an SQLite database, or its integrity check failed."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(
+            path,
+            f"State file {path} is damaged: {problem}. Nothing was written to it; restore it "
+            "from a backup, or move it away to start with an empty state.",
+        )
+        self.problem = problem
+
+
+class StateFileTooNewError(StateFileError):
+    """The state file has migrations this version does not know: a newer version wrote it.
+
+    ``unknown`` maps each unknown migration to the version that applied it (None if the
+    file does not say)."""
+
+    def __init__(self, path: str, version: str, unknown: dict[str, str | None]) -> None:
+        applied = ", ".join(
+            f"{name} (applied by connect-lite {by or 'of an unknown version'})"
+            for name, by in unknown.items()
+        )
+        super().__init__(
+            path,
+            f"State file {path} was written by a newer connect-lite: it has migrations that "
+            f"connect-lite {version} does not know: {applied}. Nothing was written to it; run "
+            "the version that wrote it, or restore a backup made for this version.",
+        )
+        self.version = version
+        self.unknown = dict(unknown)
+
+
 class ConfigStore(ABC):
     """Connector configs, their task configs and their target states."""
 

@@ -1,10 +1,13 @@
-"""Checks on the state file before SQLite opens it: private mode."""
+"""Checks on the state file before the first write: private mode and SQLite's quick_check."""
 
 from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import stat
+
+from connect_lite.storage.base import StateFileDamagedError
 
 log = logging.getLogger(__name__)
 
@@ -13,6 +16,10 @@ PRIVATE_MODE = 0o600
 
 SIDECARS = ("-wal", "-shm")
 """SQLite's WAL and shared-memory files, created with the database file's own mode."""
+
+# Primary result codes meaning "this is not (or no longer) a readable SQLite database".
+_DAMAGED_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+_DAMAGED_WORDS = ("not a database", "malformed")
 
 
 def create_private_or_warn(path: str) -> None:
@@ -51,3 +58,35 @@ def _warn_if_not_private(path: str) -> None:
             modes,
             " ".join(name for name, _ in loose),
         )
+
+
+def check_integrity(conn: sqlite3.Connection, path: str) -> None:
+    """Run ``PRAGMA quick_check``; raise StateFileDamagedError naming the first problem.
+
+    It reads every page of the file (cheap: a state file is small) and checks its b-trees,
+    without the slower index cross-checks of integrity_check. A file that is not SQLite at
+    all fails on its first read."""
+    try:
+        rows = conn.execute("PRAGMA quick_check(1)").fetchall()
+    except sqlite3.DatabaseError as exc:
+        if _is_damage(exc):
+            raise StateFileDamagedError(path, str(exc)) from exc
+        raise
+    if rows != [("ok",)]:
+        raise StateFileDamagedError(path, _first_problem(rows))
+
+
+def _is_damage(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in _DAMAGED_CODES
+    return any(word in str(exc).lower() for word in _DAMAGED_WORDS)
+
+
+def _first_problem(rows: list[tuple[object, ...]]) -> str:
+    """The first line of quick_check's report, without its "*** in database main ***"."""
+    for row in rows:
+        for line in str(row[0]).splitlines():
+            if line.strip() and not line.startswith("*** in database"):
+                return line.strip()
+    return "quick_check reported a problem"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -54,9 +54,17 @@ class Database:
     re-entrant and is held for a whole transaction, so ``atomic()`` blocks can nest within a
     thread and never interleave across threads. The busy timeout still guards against other
     processes (or tools) that open the same file.
+
+    ``verify`` runs on the connection before the first write (switching to WAL mode writes
+    the file's header), so it can refuse a file without changing a byte of it.
     """
 
-    def __init__(self, path: str, busy_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        path: str,
+        busy_timeout_s: float = 5.0,
+        verify: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
         self._lock = threading.RLock()
         self._closed = False
         self._depth = 0  # transaction nesting depth, guarded by _lock
@@ -66,6 +74,8 @@ class Database:
             )
             try:
                 self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+                if verify is not None:
+                    verify(self._conn)
                 self._configure()
             except BaseException:
                 self._conn.close()

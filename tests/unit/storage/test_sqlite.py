@@ -299,14 +299,6 @@ def test_error_classification(code: int, message: str, retriable: bool) -> None:
     assert info.value.__cause__ is error
 
 
-def test_not_a_database_is_a_plain_connect_error(tmp_path: Path) -> None:
-    db_path = tmp_path / "state.db"
-    db_path.write_bytes(b"this is not an sqlite file" * 100)
-    with pytest.raises(ConnectError) as info:
-        open_sqlite_stores(str(db_path))
-    assert not isinstance(info.value, RetriableError)
-
-
 CHILD = """
 import sys
 from connect_lite.storage.sqlite import open_sqlite_stores

@@ -1,7 +1,8 @@
-"""The state file's guards: private mode, secure delete, a bounded WAL, one owner."""
+"""The state file's guards: private mode, secure delete, a bounded WAL, one owner, refusals."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import signal
@@ -14,17 +15,29 @@ from pathlib import Path
 
 import pytest
 
-from connect_lite.api.errors import RetriableError
-from connect_lite.storage.base import StateFileInUseError
+from connect_lite import __version__
+from connect_lite.api.errors import ConnectError, RetriableError
+from connect_lite.storage.base import (
+    StateFileDamagedError,
+    StateFileInUseError,
+    StateFileTooNewError,
+    Stores,
+)
 from connect_lite.storage.sqlite import open_sqlite_stores
 from connect_lite.storage.sqlite.db import WAL_SIZE_LIMIT, Database
 from connect_lite.storage.sqlite.lock import lock_path
+from connect_lite.storage.sqlite.migrations import MIGRATIONS, migrate
+from connect_lite.storage.states import TargetState
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def mode(path: Path | str) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def raw(path: Path) -> sqlite3.Connection:
@@ -39,6 +52,15 @@ def umask_022() -> Iterator[None]:
         yield
     finally:
         os.umask(old)
+
+
+def filled(path: Path, connectors: int = 50) -> None:
+    """A real state file with some connectors and offsets, closed."""
+    stores = open_sqlite_stores(str(path))
+    for i in range(connectors):
+        stores.configs.put_connector_config(f"c{i}", {"connector.class": "X", "file": "f" * 100})
+    stores.offsets.put_many("c0", {str(i): ({"p": i}, {"o": "x" * 50}) for i in range(300)})
+    stores.close()
 
 
 # ---- mode 0600 ---------------------------------------------------------------------------
@@ -230,3 +252,154 @@ def test_a_killed_owner_leaves_no_stale_lock(tmp_path: Path) -> None:
         assert Path(lock_path(db_path)).read_text() == f"{os.getpid()}\n"
     finally:
         stores.close()
+
+
+def test_a_refused_open_releases_the_lock(tmp_path: Path) -> None:
+    db_path = tmp_path / "state.db"
+    db_path.write_text("not a database\n" * 100)
+    with pytest.raises(StateFileDamagedError):
+        open_sqlite_stores(str(db_path))
+    with pytest.raises(StateFileDamagedError):  # not StateFileInUseError: nobody holds it
+        open_sqlite_stores(str(db_path))
+
+
+# ---- a newer file ------------------------------------------------------------------------
+
+
+def test_a_file_with_an_unknown_migration_is_refused_and_left_unchanged(tmp_path: Path) -> None:
+    db_path = tmp_path / "state.db"
+    filled(db_path)
+    conn = raw(db_path)
+    conn.execute(
+        "INSERT INTO migrations (name, applied_at, app_version) VALUES (?, ?, ?), (?, ?, ?)",
+        ("0003_future_thing", 1, "9.9.0", "0004_later_thing", 2, "9.10.1"),
+    )
+    conn.close()
+    before = digest(db_path)
+    with pytest.raises(StateFileTooNewError) as info:
+        open_sqlite_stores(str(db_path))
+    assert str(info.value) == (
+        f"State file {db_path} was written by a newer connect-lite: it has migrations that "
+        f"connect-lite {__version__} does not know: 0003_future_thing (applied by "
+        "connect-lite 9.9.0), 0004_later_thing (applied by connect-lite 9.10.1). Nothing "
+        "was written to it; run the version that wrote it, or restore a backup made for "
+        "this version."
+    )
+    assert info.value.unknown == {"0003_future_thing": "9.9.0", "0004_later_thing": "9.10.1"}
+    assert digest(db_path) == before
+
+
+def test_migrations_record_the_version_that_applied_them(tmp_path: Path) -> None:
+    db_path = tmp_path / "state.db"
+    open_sqlite_stores(str(db_path)).close()
+    conn = raw(db_path)
+    rows = conn.execute("SELECT name, app_version FROM migrations ORDER BY rowid").fetchall()
+    conn.close()
+    assert rows == [("0001_initial", __version__), ("0002_migrations_app_version", __version__)]
+
+    db = Database(str(db_path))
+    extra = [*MIGRATIONS, ("0099_extra", ["CREATE TABLE extra (a INTEGER) STRICT"])]
+    assert migrate(db, extra) == ["0099_extra"]
+    assert db.query("SELECT app_version FROM migrations WHERE name = '0099_extra'") == [
+        (__version__,)
+    ]
+    db.close()
+
+
+def test_0002_upgrades_a_file_written_before_it(tmp_path: Path) -> None:
+    """A file with only 0001 (as written by the first release) gets the column, keeps its
+    data, and its migrations table stays STRICT."""
+    db_path = tmp_path / "state.db"
+    db = Database(str(db_path))
+    migrate(db, MIGRATIONS[:1])
+    with db.atomic() as conn:
+        conn.execute(
+            "INSERT INTO connectors (name, config, target_state) VALUES ('old', '{}', 'PAUSED')"
+        )
+    db.close()
+
+    stores = open_sqlite_stores(str(db_path))
+    try:
+        assert stores.configs.get_target_state("old") is TargetState.PAUSED
+    finally:
+        stores.close()
+    conn = raw(db_path)
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(migrations)")]
+    strict = conn.execute("SELECT strict FROM pragma_table_list WHERE name = 'migrations'")
+    assert columns == ["name", "applied_at", "app_version"]
+    assert strict.fetchone() == (1,)
+    # 0001 was applied by a version that did not record itself: unknown, not guessed.
+    rows = conn.execute("SELECT name, app_version FROM migrations ORDER BY rowid").fetchall()
+    assert rows == [("0001_initial", None), ("0002_migrations_app_version", __version__)]
+    conn.close()
+
+
+def test_a_sqlite_utils_step_rolls_back_with_its_migration(tmp_path: Path) -> None:
+    db = Database(str(tmp_path / "state.db"))
+    migrate(db)
+
+    def half_done(utils_db: object) -> None:
+        utils_db.table("connectors").add_column("note", str)  # type: ignore[attr-defined]
+        raise RuntimeError("the migration fails after changing the table")
+
+    with pytest.raises(RuntimeError):
+        migrate(db, [*MIGRATIONS, ("0099_half", half_done)])
+    assert [row[1] for row in db.query("PRAGMA table_info(connectors)")] == [
+        "id",
+        "name",
+        "config",
+        "target_state",
+    ]
+    assert db.query("SELECT name FROM migrations WHERE name = '0099_half'") == []
+    db.close()
+
+
+# ---- a damaged file ----------------------------------------------------------------------
+
+
+def test_quick_check_passes_on_a_good_file(tmp_path: Path) -> None:
+    db_path = tmp_path / "state.db"
+    filled(db_path)
+    stores: Stores = open_sqlite_stores(str(db_path))
+    try:
+        assert len(stores.configs.connector_names()) == 50
+        assert len(stores.offsets.all("c0")) == 300
+    finally:
+        stores.close()
+
+
+def test_a_file_with_a_damaged_page_is_refused_and_left_unchanged(tmp_path: Path) -> None:
+    db_path = tmp_path / "state.db"
+    filled(db_path)
+    conn = raw(db_path)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'source_offsets'")
+    page = root.fetchone()[0]
+    conn.close()
+    data = bytearray(db_path.read_bytes())
+    start = (page - 1) * page_size
+    data[start : start + page_size] = b"\x5a" * page_size
+    db_path.write_bytes(bytes(data))
+    before = digest(db_path)
+
+    with pytest.raises(StateFileDamagedError) as info:
+        open_sqlite_stores(str(db_path))
+    message = str(info.value)
+    assert message.startswith(f"State file {db_path} is damaged: Page {page}: ")
+    assert message.endswith(
+        ". Nothing was written to it; restore it from a backup, or move it away to start "
+        "with an empty state."
+    )
+    assert "\n" not in message
+    assert digest(db_path) == before
+
+
+def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
+    db_path = tmp_path / "state.db"
+    db_path.write_text("connector.class=not a database\n" * 100)
+    before = digest(db_path)
+    with pytest.raises(StateFileDamagedError) as info:
+        open_sqlite_stores(str(db_path))
+    assert str(info.value).startswith(f"State file {db_path} is damaged: file is not a database.")
+    assert isinstance(info.value, ConnectError) and not isinstance(info.value, RetriableError)
+    assert digest(db_path) == before
