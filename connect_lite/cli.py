@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
     )
     # imported late: --help stays fast
+    from connect_lite.storage.base import StateFileError
     from connect_lite.worker_main import ConnectorFileError, start_worker
 
     stop_requested = threading.Event()
@@ -38,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConnectorFileError as error:
         log.error("%s", error)
         return EXIT_CONNECTOR_FILE_FAILED
+    except StateFileError as error:
+        log.error("%s", error)  # one line that names the file and what to do; no traceback
+        return EXIT_STARTUP_FAILED
     except ConnectError as error:
         log.error("Stopping after startup failure: %s", error)
         return EXIT_STARTUP_FAILED

@@ -95,6 +95,12 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
     # Keystores and the credentials file are read first: a bad one fails before anything starts.
     security = config.rest_security()
     tls = server_context(security.tls) if security.tls is not None else None
+    # The state file next, before the broker starts or Kafka is contacted: a second worker on
+    # a file another one owns, or a damaged or newer file, stops here having done nothing.
+    # Stopped last, so the file stays owned until everything else has stopped.
+    stores = _open_state_file(config)
+    if stores.close is not None:
+        runtime.add("state store", stores.close)
     broker = None
     if config.embedded_broker_enable:
         broker = EmbeddedBroker(port=config.embedded_broker_port)
@@ -104,14 +110,6 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
         config = WorkerConfig(props)
         log.info("Embedded broker listening at %s", broker.bootstrap_servers)
     cluster_id = Admin(admin_config(config.raw, {})).cluster_id(timeout=30)
-
-    state_file = os.path.abspath(config.state_storage_file)
-    os.makedirs(os.path.dirname(state_file), exist_ok=True)
-    # Short: status writes are retried on a scheduler and offset commits at the next flush
-    # interval, so a task thread waits at most this long on another process's lock.
-    stores = open_sqlite_stores(state_file, busy_timeout_s=STORE_BUSY_TIMEOUT_S)
-    if stores.close is not None:
-        runtime.add("state store", stores.close)
     spark = SparkRuntime(config.spark_conf())
     runtime.add("spark", spark.stop)
     spark.start_in_background()
@@ -137,6 +135,17 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
     herder.ready()
     tune_garbage_collector()
     return RunningWorker(herder, server.url, runtime, broker)
+
+
+def _open_state_file(config: WorkerConfig) -> Stores:
+    """Own (lock), check and open the state file; see ``open_sqlite_stores``."""
+    state_file = os.path.abspath(config.state_storage_file)
+    os.makedirs(os.path.dirname(state_file), exist_ok=True)
+    # Short: status writes are retried on a scheduler and offset commits at the next flush
+    # interval, so a task thread waits at most this long on another process's lock.
+    stores = open_sqlite_stores(state_file, busy_timeout_s=STORE_BUSY_TIMEOUT_S)
+    log.info("State file %s opened; this worker (pid %d) owns it", state_file, os.getpid())
+    return stores
 
 
 def build_herder(

@@ -31,7 +31,6 @@ sys.path.insert(0, str(REPO))
 
 from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
 from connect_lite.kafka.clients import CONSUMER_DEFAULTS  # noqa: E402
-from connect_lite.storage.sqlite import open_sqlite_stores  # noqa: E402
 from tests.integration.worker_process import WorkerProcess, wait_for  # noqa: E402
 
 CONVERTERS = {
@@ -103,13 +102,13 @@ def raw_consume(bootstrap: str, topic: str, count: int) -> float:
     return count / elapsed
 
 
-def committed_position(state_file: Path, connector: str) -> int:
-    """The committed source offset, read through the store interface (WAL allows a reader)."""
-    stores = open_sqlite_stores(str(state_file))
-    try:
-        return max((o.get("position", 0) for _, o in stores.offsets.all(connector)), default=0)
-    finally:
-        stores.close()
+def committed_position(worker: WorkerProcess, connector: str) -> int:
+    """The committed source offset, from GET /connectors/{name}/offsets (the worker owns the
+    state file: a second opener is refused)."""
+    response = worker.rest.get(f"/connectors/{connector}/offsets")
+    assert response.status == 200, response.body
+    offsets = [entry["offset"] for entry in response.body["offsets"]]
+    return max((o.get("position", 0) for o in offsets), default=0)
 
 
 def count_lines(path: Path) -> int:
@@ -172,7 +171,7 @@ def run_pipelines(
     start = time.perf_counter()
     assert worker.rest.put("/connectors/bench-source/config", source).status == 201
     wait_for(
-        lambda: committed_position(worker.workdir / "state.db", "bench-source") >= size,
+        lambda: committed_position(worker, "bench-source") >= size,
         1200,
         interval=0.05,
         what="all source offsets committed",

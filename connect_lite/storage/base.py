@@ -15,6 +15,62 @@ class StoreClosedError(ConnectError):
     """The store was closed (the worker is shutting down); nothing was read or written."""
 
 
+class StateFileError(ConnectError):
+    """The state file cannot be used; the worker refuses to start. The message is one line
+    that names the file, what is wrong and what to do."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class StateFileInUseError(StateFileError):
+    """Another live process owns the state file. ``pid`` is its process id (None if unknown)."""
+
+    def __init__(self, path: str, pid: int | None) -> None:
+        holder = f"pid {pid}" if pid is not None else "a process whose pid is unknown"
+        super().__init__(
+            path,
+            f"State file {path} is in use by another connect-lite worker ({holder}); "
+            "a state file has one owner. Stop that worker first, or give this one its own "
+            "state.storage.file.",
+        )
+        self.pid = pid
+
+
+class StateFileDamagedError(StateFileError):
+    """The state file is not an SQLite database, or its integrity check failed."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(
+            path,
+            f"State file {path} is damaged: {problem}. Nothing was written to it; restore it "
+            "from a backup, or move it away to start with an empty state.",
+        )
+        self.problem = problem
+
+
+class StateFileTooNewError(StateFileError):
+    """The state file has migrations this version does not know: a newer version wrote it.
+
+    ``unknown`` maps each unknown migration to the version that applied it (None if the
+    file does not say)."""
+
+    def __init__(self, path: str, version: str, unknown: dict[str, str | None]) -> None:
+        applied = ", ".join(
+            f"{name} (applied by connect-lite {by or 'of an unknown version'})"
+            for name, by in unknown.items()
+        )
+        super().__init__(
+            path,
+            f"State file {path} was written by a newer connect-lite: it has migrations that "
+            f"connect-lite {version} does not know: {applied}. Nothing was written to it; run "
+            "the version that wrote it, or restore a backup made for this version.",
+        )
+        self.version = version
+        self.unknown = dict(unknown)
+
+
 class ConfigStore(ABC):
     """Connector configs, their task configs and their target states."""
 

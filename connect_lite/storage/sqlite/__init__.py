@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from connect_lite.storage.base import Stores
+from connect_lite.storage.sqlite.checks import check_integrity, create_private_or_warn
 from connect_lite.storage.sqlite.db import Database
-from connect_lite.storage.sqlite.migrations import migrate
+from connect_lite.storage.sqlite.lock import StateFileLock
+from connect_lite.storage.sqlite.migrations import migrate, refuse_unknown_migrations
 from connect_lite.storage.sqlite.stores import (
     SqliteConfigStore,
     SqliteOffsetStore,
@@ -14,23 +18,49 @@ from connect_lite.storage.sqlite.stores import (
 
 
 def open_sqlite_stores(path: str, *, busy_timeout_s: float = 5.0) -> Stores:
-    """Open (creating and migrating if needed) the state file at ``path``.
+    """Take ownership of the state file at ``path``, check it, and open its stores.
+
+    In this order, so that a file this process must not use is refused before anything is
+    written to it: the owner lock (StateFileInUseError if another process holds it); the
+    file's mode (created 0600, or a warning if it is open to other users); SQLite's
+    quick_check (StateFileDamagedError); the recorded migrations (StateFileTooNewError if
+    a newer version wrote it). Only then WAL mode and the pending migrations.
 
     Raises RetriableError if the file is busy or the disk fails, ConnectError otherwise.
+    The returned ``close`` checkpoints and truncates the WAL, closes the file and releases
+    the lock.
     """
-    db = Database(path, busy_timeout_s=busy_timeout_s)
+    lock = StateFileLock.acquire(path)
     try:
-        migrate(db)
+        create_private_or_warn(path)
+
+        def verify(conn: sqlite3.Connection) -> None:
+            check_integrity(conn, path)
+            refuse_unknown_migrations(conn, path)
+
+        db = Database(path, busy_timeout_s=busy_timeout_s, verify=verify)
+        try:
+            migrate(db)
+        except BaseException:
+            db.close()
+            raise
     except BaseException:
-        db.close()
+        lock.release()
         raise
+
+    def close() -> None:
+        try:
+            db.close()
+        finally:
+            lock.release()
+
     return Stores(
         configs=SqliteConfigStore(db),
         offsets=SqliteOffsetStore(db),
         statuses=SqliteStatusStore(db),
         topics=SqliteTopicStore(db),
-        close=db.close,
+        close=close,
     )
 
 
-__all__ = ["Database", "open_sqlite_stores"]
+__all__ = ["Database", "StateFileLock", "open_sqlite_stores"]

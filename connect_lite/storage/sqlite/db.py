@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.storage.base import StoreClosedError
+
+log = logging.getLogger(__name__)
+
+WAL_SIZE_LIMIT = 4 * 1024 * 1024
+"""Bytes the -wal file is truncated to after a checkpoint (``PRAGMA journal_size_limit``)."""
+WAL_AUTOCHECKPOINT_PAGES = 1000
+"""A commit that leaves the WAL this many pages long (about 4 MiB) checkpoints it."""
 
 # Primary result codes of passing failures: another connection holds a lock, or the disk hiccuped.
 _RETRIABLE_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR})
@@ -46,9 +54,17 @@ class Database:
     re-entrant and is held for a whole transaction, so ``atomic()`` blocks can nest within a
     thread and never interleave across threads. The busy timeout still guards against other
     processes (or tools) that open the same file.
+
+    ``verify`` runs on the connection before the first write (switching to WAL mode writes
+    the file's header), so it can refuse a file without changing a byte of it.
     """
 
-    def __init__(self, path: str, busy_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        path: str,
+        busy_timeout_s: float = 5.0,
+        verify: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
         self._lock = threading.RLock()
         self._closed = False
         self._depth = 0  # transaction nesting depth, guarded by _lock
@@ -57,13 +73,21 @@ class Database:
                 path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
             )
             try:
-                self._configure(busy_timeout_s)
+                self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+                if verify is not None:
+                    verify(self._conn)
+                self._configure()
             except BaseException:
                 self._conn.close()
                 raise
 
-    def _configure(self, busy_timeout_s: float) -> None:
-        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+    def _configure(self) -> None:
+        # Deleted rows are overwritten with zeros, not left in free pages of the file.
+        self._conn.execute("PRAGMA secure_delete = ON")
+        # The WAL is checkpointed at about 4 MiB and then cut back to that size, so one large
+        # transaction does not leave a large -wal behind for the life of the worker.
+        self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
+        self._conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
         mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise ConnectError(f"could not switch the state store to WAL mode (got {mode!r})")
@@ -114,9 +138,23 @@ class Database:
             return self._conn.execute(sql, params).fetchall()
 
     def close(self) -> None:
+        """Checkpoint the WAL into the file and truncate it to zero bytes, then close.
+
+        SQLite deletes the WAL when its last connection closes, but not while another
+        connection (an inspecting ``sqlite-utils``) has the file open; the TRUNCATE
+        checkpoint empties it either way. A reader in the way only leaves the WAL as it is."""
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
-            self._conn.close()
+            try:
+                busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                if busy:
+                    log.info("The state file's WAL was not truncated: a reader holds it")
+            except sqlite3.Error as exc:
+                log.warning("Could not checkpoint the state file's WAL at close: %s", exc)
+            finally:
+                self._conn.close()
 
     def _check_open(self) -> None:
         if self._closed:
