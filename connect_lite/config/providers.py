@@ -35,11 +35,12 @@ class _AllowedPaths:
         self.roots = [os.path.realpath(root) for root in roots]
 
     def check(self, path: str) -> str:
-        """The path to read; ConfigError when it is outside every allowed root."""
-        if not os.path.isabs(path):
-            raise ConfigError(f"Path {path} is not absolute")
+        """The path to read; ConfigError when it is outside every allowed root. Without
+        roots any path goes, relative ones too, as in Kafka."""
+        if self.roots is None:
+            return path
         real = os.path.realpath(path)
-        if self.roots is not None and not any(_is_under(real, root) for root in self.roots):
+        if not os.path.isabs(path) or not any(_is_under(real, root) for root in self.roots):
             raise ConfigError(f"Path {path} is not allowed by {ALLOWED_PATHS}")
         return real
 
@@ -107,6 +108,13 @@ class DirectoryConfigProvider(_PathProvider):
             if os.sep in name or name in (".", ".."):
                 raise ConfigError(f"No file {name} in directory {path}")
             file = os.path.join(real, name)
+            if os.path.islink(file):  # a link may lead out of allowed.paths: check its target
+                try:
+                    file = self._allowed.check(os.path.realpath(file))
+                except ConfigError:
+                    raise ConfigError(
+                        f"File {name} in directory {path} links outside {ALLOWED_PATHS}"
+                    ) from None
             if not os.path.isfile(file):
                 if keys is None:
                     continue

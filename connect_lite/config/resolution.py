@@ -25,8 +25,9 @@ REFERENCE = re.compile(r"\$\{([^}]*?):(?:([^}]*?):)?([^}]*?)\}")
 PROVIDERS = "config.providers"
 HIDDEN = "[hidden]"
 REDACT_MIN_LENGTH = 4
-"""Shorter values are left in free text (logs, traces): they cannot be told from ordinary
-words. Task configs put every resolved value back, whatever its length."""
+"""Shorter values are left in free text (logs, traces, a value copied into another key):
+they cannot be told from ordinary words. A key whose whole value was resolved gets its
+reference back whatever the length."""
 
 
 def is_provider_key(key: str) -> bool:
@@ -63,10 +64,11 @@ class Concealer:
         self.add(stand_ins or {})
 
     def add(self, stand_ins: Mapping[str, str]) -> None:
+        known = self._stand_ins
         fresh = {
             value: stand_in
             for value, stand_in in stand_ins.items()
-            if len(value) >= self._min_length and value != stand_in
+            if len(value) >= self._min_length and value != stand_in and value not in known
         }
         if not fresh:
             return
@@ -103,16 +105,30 @@ class Redactor(Concealer):
 
 @dataclass(frozen=True)
 class Resolved:
-    """A config with its references replaced; ``concealer`` puts them back."""
+    """A config with its references replaced; ``conceal`` puts them back."""
 
     values: dict[str, str]
     concealer: Concealer = field(default_factory=Concealer)
+    """Resolved values (of 4 characters or more) to their references, for free text."""
     ttl_ms: int | None = None
     errors: dict[str, str] = field(default_factory=dict)
     """Only from ``resolve_leniently``: the keys that could not be resolved, and why."""
+    written: dict[str, str] = field(default_factory=dict)
+    """The config as written, references and all."""
 
     def conceal(self, config: Mapping[str, str]) -> dict[str, str]:
-        return self.concealer.conceal_map(config)
+        """``config`` (derived from ``values``, as a connector's task configs are) with the
+        references back: a key still holding its resolved value gets its written value, as
+        Kafka's reverse transform does; a resolved value copied into other text gets its
+        reference in place."""
+        shown: dict[str, str] = {}
+        for key, value in config.items():
+            written = self.written.get(key)
+            if written is not None and value == self.values.get(key) != written:
+                shown[key] = written
+            else:
+                shown[key] = self.concealer.conceal(value)
+        return shown
 
 
 class ConfigResolver:
@@ -160,7 +176,9 @@ class ConfigResolver:
             else:
                 values[key] = text
         self.redactor.add(stand_ins)
-        return Resolved(values, Concealer(stand_ins), min(ttls) if ttls else None, errors)
+        written = {key: value for key, value in config.items() if value is not None}
+        concealer = Concealer(stand_ins, min_length=REDACT_MIN_LENGTH)
+        return Resolved(values, concealer, min(ttls) if ttls else None, errors, written)
 
     def close(self) -> None:
         for name, provider in self.providers.items():
@@ -218,7 +236,9 @@ class ConfigResolver:
         except ConfigError:
             raise
         except Exception as exc:  # a third-party provider's own failure
-            raise ConfigError(f"{type(exc).__name__}: {exc}") from exc
+            # Only its type: its text is not bound by the API's promise to name no value.
+            log.debug("Config provider %s failed", provider, exc_info=True)
+            raise ConfigError(f"the provider failed with {type(exc).__name__}") from exc
         if not isinstance(data, ConfigData):
             raise ConfigError(f"get() returned {type(data).__name__}, not ConfigData")
         return data

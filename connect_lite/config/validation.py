@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connect_lite.api.config import ConfigDef, ConfigKey, ConfigValue, prefixed
-from connect_lite.api.errors import BadRequestError, ConfigError, NotFoundError
+from connect_lite.api.errors import BadRequestError, ConfigError, ConnectError, NotFoundError
 from connect_lite.config.enrich import (
     CONNECTOR_TYPES,
     CONVERTER_TYPES,
@@ -31,7 +31,6 @@ from connect_lite.config.framework import (
 from connect_lite.config.override_policy import OVERRIDE_PREFIXES, client_key_type
 from connect_lite.config.resolution import (
     HIDDEN,
-    Concealer,
     ConfigResolver,
     Resolved,
     is_provider_key,
@@ -76,8 +75,11 @@ def validate_connector_config(
     if resolver is None:
         return _validate(plugins, worker, written)
     resolved = resolver.resolve_leniently(written)
-    infos = _validate(plugins, worker, {**written, **resolved.values})
-    return _as_written(infos, written, resolved, resolver.redactor)
+    try:
+        infos = _validate(plugins, worker, {**written, **resolved.values})
+    except ConnectError as exc:  # e.g. an unknown connector.class, given by reference
+        raise type(exc)(resolved.concealer.conceal(str(exc))) from None
+    return _as_written(infos, written, resolved)
 
 
 def _validate(plugins: PluginLookup, worker: WorkerConfig, props: Props) -> ConfigInfos:
@@ -113,14 +115,13 @@ def _validate(plugins: PluginLookup, worker: WorkerConfig, props: Props) -> Conf
     return _merge(conn_class, [main, *sections])
 
 
-def _as_written(
-    infos: ConfigInfos, written: Props, resolved: Resolved, redactor: Concealer
-) -> ConfigInfos:
+def _as_written(infos: ConfigInfos, written: Props, resolved: Resolved) -> ConfigInfos:
     """The answer with references shown as written, resolution failures as errors of their
-    keys, and every resolved value or password in a message concealed."""
+    keys, and this request's resolved values concealed in every message. (Only this
+    request's: the worker's other secrets must not be testable by sending guesses.)"""
 
     def hide(text: Any) -> Any:
-        return redactor.conceal(resolved.concealer.conceal(text)) if isinstance(text, str) else text
+        return resolved.concealer.conceal(text) if isinstance(text, str) else text
 
     configs: list[dict[str, Any]] = []
     errors = infos.error_count

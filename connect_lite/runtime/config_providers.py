@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from connect_lite.api.config import prefixed
@@ -25,7 +26,15 @@ def load_config_providers(
     except BaseException:
         ConfigResolver(providers).close()
         raise
-    return ConfigResolver(providers, redactor)
+    resolver = ConfigResolver(providers, redactor)
+    resolver.redactor.add_passwords(
+        value for key, value in props.items() if is_provider_key(key) and _SECRET_PARAM.search(key)
+    )
+    return resolver
+
+
+_SECRET_PARAM = re.compile(r"\.param\..*(password|secret|token|credential|auth)", re.IGNORECASE)
+"""Provider settings that look like credentials (a vault token): hidden in logs and traces."""
 
 
 def _configured(name: str, props: Mapping[str, str], plugins: Plugins) -> ConfigProvider:

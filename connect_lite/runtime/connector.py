@@ -8,7 +8,7 @@ from typing import Any
 
 from connect_lite.api.connector import Connector, ConnectorContext
 from connect_lite.config.connector_config import ConnectorConfig
-from connect_lite.config.resolution import Concealer
+from connect_lite.config.resolution import Resolved
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task import version_of
 from connect_lite.storage.states import State, TargetState
@@ -40,11 +40,11 @@ class WorkerConnector:
         status: StatusReporter,
         on_reconfigure: Callable[[str], None],
         location: str | None = None,
-        concealer: Concealer | None = None,
+        resolved: Resolved | None = None,
     ) -> None:
         self.name = name
-        self.concealer = concealer or Concealer()
-        """Puts provider references back in place of the values they resolved to."""
+        self._resolved = resolved
+        """The config's provider references and what they resolved to."""
         self.location = location
         """The plugin location the connector class was loaded from (None: built-in)."""
         self.instance = instance
@@ -93,6 +93,11 @@ class WorkerConnector:
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return [dict(c) for c in self.instance.task_configs(max_tasks)]
+
+    def put_back(self, config: dict[str, str]) -> dict[str, str]:
+        """A config derived from this connector's, with its provider references back in
+        place of the values they resolved to (what is stored is never resolved text)."""
+        return self._resolved.conceal(config) if self._resolved is not None else config
 
     def task_class(self) -> type[Any]:
         return self.instance.task_class()

@@ -35,7 +35,7 @@ from connect_lite.runtime.entities import (
     TaskInfo,
     WorkerHealth,
 )
-from connect_lite.runtime.herder_api import WorkerStoppingError
+from connect_lite.runtime.herder_api import STOPPING_ERRORS, WorkerStoppingError
 from connect_lite.runtime.metrics import CONTENT_TYPE, WorkerMetrics
 from connect_lite.runtime.offset_requests import not_stopped_message, require_offsets
 from connect_lite.runtime.restart_plan import restart_plan
@@ -63,6 +63,10 @@ def _serialised(method: F) -> F:
             return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]  # same signature
+
+
+RELOAD_MIN_DELAY_MS = 1000
+"""The shortest delay before a restart that reloads expiring config provider values."""
 
 
 class StandaloneHerder:
@@ -280,14 +284,12 @@ class StandaloneHerder:
         self.worker.stop_connector(name)
         if include_offsets:
             try:
-                self._offsets.reset(name, config)
+                self._offsets.reset(name, self._resolved(name, config))
             except Exception:
                 self._start_connector(name, config, self._target_state(name), keep_tasks=True)
                 raise
         self.stores.configs.remove_connector(name)
-        reload = self._reloads.pop(name, None)
-        if reload is not None:
-            reload.cancel()
+        self._cancel_reload(name)
         self.worker.forget_statuses(name)
         self.stores.statuses.delete_connector(name)
         self._topic_tracker.forget(name)  # as KIP-558 says, even when reset is disallowed
@@ -300,7 +302,8 @@ class StandaloneHerder:
         self.worker.stop_connector(name)
         self.stores.configs.put_connector_config(name, config)
         if self.worker.connector_type(config) == "sink":
-            self._topic_tracker.keep_only_consumed(name, ConnectorConfig(config, "sink"))
+            resolved = self.worker.resolver.resolve_leniently(config).values
+            self._topic_tracker.keep_only_consumed(name, ConnectorConfig(resolved, "sink"))
         return self._start_connector(name, config, self._target_state(name), answer_errors=True)
 
     # -- active topics (KIP-558) -----------------------------------------------------------
@@ -362,20 +365,25 @@ class StandaloneHerder:
 
     # -- offsets (KIP-875) -----------------------------------------------------------------
     def connector_offsets(self, name: str) -> ConnectorOffsets:
-        return self._offsets.read(name, self._config_or_404(name))
+        return self._offsets.read(name, self._resolved(name, self._config_or_404(name)))
 
     @_serialised
     def alter_connector_offsets(self, name: str, offsets: ConnectorOffsets) -> Message:
         require_offsets(offsets)
         config = self._config_or_404(name)
         self._require_stopped(name)
-        return self._offsets.alter(name, config, offsets)
+        return self._offsets.alter(name, self._resolved(name, config), offsets)
 
     @_serialised
     def reset_connector_offsets(self, name: str) -> Message:
         config = self._config_or_404(name)
         self._require_stopped(name)
-        return self._offsets.reset(name, config)
+        return self._offsets.reset(name, self._resolved(name, config))
+
+    def _resolved(self, name: str, config: dict[str, str]) -> dict[str, str]:
+        """The config with its provider references resolved, in memory only (the offsets
+        API builds clients from it and hands it to the connector, as Kafka does)."""
+        return self.worker.resolver.resolve(config, name).values
 
     def _require_stopped(self, name: str) -> None:
         """Offsets change only while the connector is STOPPED and has no tasks at all."""
@@ -452,6 +460,7 @@ class StandaloneHerder:
         regenerated if the connector now produces different ones. A connector that fails to
         start is FAILED with its config kept; with ``answer_errors`` (create and update) the
         request then fails as Kafka's does (500)."""
+        self._cancel_reload(name)  # a (re)start resolves anew, and schedules its own
         try:
             self.worker.start_connector(
                 name, config, target, self._request_reconfiguration, self._schedule_reload
@@ -499,13 +508,20 @@ class StandaloneHerder:
             if not self.worker.has_task(name, task_id):
                 self.worker.start_task(name, task_id, task_config, target)
 
+    def _cancel_reload(self, name: str) -> None:
+        timer = self._reloads.pop(name, None)
+        if timer is not None:
+            timer.cancel()
+
     def _schedule_reload(self, name: str, ttl_ms: int) -> None:
         """Restart the connector and its tasks when its provider values expire: a restart
-        resolves them anew (Kafka's config.action.reload=restart)."""
-        previous = self._reloads.pop(name, None)
-        if previous is not None:
-            previous.cancel()
-        timer = threading.Timer(max(ttl_ms, 0) / 1000, self._reload, (name,))
+        resolves them anew (Kafka's config.action.reload=restart). At most one restart per
+        RELOAD_MIN_DELAY_MS, so a provider with a tiny time to live cannot spin the worker."""
+        if ttl_ms < 0:
+            return  # as Kafka: a negative time to live is ignored
+        self._cancel_reload(name)
+        ttl_ms = max(ttl_ms, RELOAD_MIN_DELAY_MS)
+        timer = threading.Timer(ttl_ms / 1000, self._reload, (name,))
         timer.daemon = True
         timer.name = f"reload-{name}"
         self._reloads[name] = timer
@@ -513,12 +529,14 @@ class StandaloneHerder:
         timer.start()
 
     def _reload(self, name: str) -> None:
-        if self._stopping:
+        if self._stopping or self.stores.configs.get_target_state(name) is TargetState.STOPPED:
             return
         try:
             self.restart_connector(name, include_tasks=True, only_failed=False)
         except NotFoundError:
             pass  # deleted meanwhile
+        except STOPPING_ERRORS:
+            pass  # the worker stops
         except Exception:
             log.exception("[%s] Restart to reload config provider values failed", name)
 

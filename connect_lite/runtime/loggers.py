@@ -115,7 +115,11 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not self._redactor:
             return True
-        record.msg = self._redactor.conceal(record.getMessage())
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True  # a bad format: the handler reports it, as without this filter
+        record.msg = self._redactor.conceal(message)
         record.args = None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)

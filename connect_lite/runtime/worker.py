@@ -147,7 +147,7 @@ class Worker:
             self.status.connector(name, State.FAILED, trace_of(error))
             raise
         runner = WorkerConnector(
-            name, instance, typed, self.status, on_reconfigure, desc.location, resolved.concealer
+            name, instance, typed, self.status, on_reconfigure, desc.location, resolved
         )
         self._connectors[name] = runner
         runner.transition_to(target)
@@ -156,6 +156,24 @@ class Worker:
         if resolved.ttl_ms is not None and reload == "restart" and on_expiry is not None:
             on_expiry(name, resolved.ttl_ms)
         return runner
+
+    def _hide_component_passwords(
+        self, chosen: components.Chosen, config: Mapping[str, str]
+    ) -> None:
+        """The PASSWORD keys of a task's converters, transforms and predicates: [hidden]."""
+        values: list[str | None] = []
+        for role, alias, desc in chosen:
+            prefix = {"transform": f"transforms.{alias}.", "predicate": f"predicates.{alias}."}.get(
+                role, role.replace("_", ".") + "."
+            )
+            try:
+                keys = self.plugins.new_instance(desc).config().keys
+            except Exception:
+                continue
+            for key_name, key in keys.items():
+                if key.type is Type.PASSWORD:
+                    values += [config.get(prefix + key_name), self.props.get(prefix + key_name)]
+        self.resolver.redactor.add_passwords(values)
 
     def _hide_passwords(self, instance: Any, config: Mapping[str, str]) -> None:
         """Values of the plugin's PASSWORD keys and of secret client keys: [hidden] in logs."""
@@ -198,7 +216,7 @@ class Worker:
         # Stored as references again: a value the connector copied from a resolved secret
         # goes back to the ${...} it came from, and is resolved anew when the task starts.
         return [
-            runner.concealer.conceal_map({**task_config, "task.class": task_class, **topics})
+            runner.put_back({**task_config, "task.class": task_class, **topics})
             for task_config in configs
         ]
 
@@ -217,6 +235,7 @@ class Worker:
             self.status.task(name, task, State.FAILED, trace_of(error))
             return
         runner.components = list(chosen)
+        self._hide_component_passwords(chosen, self._connectors[name].config.raw)
         self._tasks[(name, task)] = runner
         runner.start()
 

@@ -243,10 +243,13 @@ class TooManyTasksConnector(ScriptedSourceConnector):
 
 
 class UppercaseTransformation(Transformation[Any]):
-    """Upper-cases string values."""
+    """Upper-cases string values. (``api.key`` is a PASSWORD key it never uses.)"""
 
     def version(self) -> str:
         return VERSION
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define("api.key", Type.PASSWORD, None, doc="Unused.")
 
     def apply(self, record: Any) -> Any:
         if isinstance(record.value, str):

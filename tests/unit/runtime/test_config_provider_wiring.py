@@ -15,6 +15,7 @@ from connect_lite.config.resolution import ConfigResolver, Redactor
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
 from connect_lite.runtime.config_providers import load_config_providers, resolve_worker_props
+from connect_lite.runtime.herder import RELOAD_MIN_DELAY_MS
 from connect_lite.runtime.loggers import install_redaction
 from connect_lite.runtime.status import StatusReporter
 from connect_lite.storage.memory import open_memory_stores
@@ -68,6 +69,45 @@ def test_configs_are_stored_as_written_and_the_connector_gets_values(
     assert task.config["value.prefix"] == reference
     assert with_providers.started[0][2]["value.prefix"] == reference
     assert SECRET not in repr(herder.stores.configs.get_task_configs("c"))
+
+
+def test_only_a_whole_value_or_a_long_copy_is_put_back(
+    with_providers: HerderParts, secret_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("APP_ONE", "1")
+    herder = with_providers.herder
+    herder.create_connector(
+        "c", source(secret_file, **{"tasks.max": "${env:APP_ONE}", "max.records": "1001"})
+    )
+    [task] = herder.task_configs("c")
+    assert task.config["tasks.max"] == "${env:APP_ONE}"
+    assert task.config["max.records"] == "1001"  # "1" is too short to be told from other text
+    assert task.config["task.index"] == "0" and "${" not in task.config["task.class"]
+
+
+def test_a_connector_class_given_by_reference_never_shows_its_value(
+    with_providers: HerderParts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("APP_CLASS", "Tr0ub4dor-and-3")
+    with pytest.raises(BadRequestError) as refused:
+        with_providers.herder.create_connector(
+            "c", {"connector.class": "${env:APP_CLASS}", "topic": "t"}
+        )
+    assert "which name matches ${env:APP_CLASS}" in str(refused.value)
+    assert "Tr0ub4dor" not in str(refused.value)
+
+
+def test_validate_conceals_only_the_requests_own_values(
+    with_providers: HerderParts, secret_file: Path
+) -> None:
+    """No oracle: a guess of another connector's secret comes back as sent."""
+    herder = with_providers.herder
+    herder.create_connector("c", source(secret_file))
+    infos = herder.validate_config(
+        "ScriptedSource", {"connector.class": "ScriptedSource", "topic": f"{SECRET} guess"}
+    )
+    shown = {c["value"]["name"]: c["value"]["value"] for c in infos.configs if c["value"]}
+    assert shown["topic"] == f"{SECRET} guess"
 
 
 def test_validate_resolves_in_memory_and_shows_references(
@@ -150,6 +190,12 @@ def test_expiring_values_restart_the_connector_unless_reload_is_none(tmp_path: P
         }
         herder.create_connector("quiet", {**config, "config.action.reload": "none"})
         assert "quiet" not in herder._reloads
+        herder._schedule_reload("quiet", -1)  # ignored, as Kafka ignores a negative ttl
+        assert "quiet" not in herder._reloads
+        herder._schedule_reload("quiet", 0)  # never sooner than RELOAD_MIN_DELAY_MS
+        assert herder._reloads["quiet"].interval == RELOAD_MIN_DELAY_MS / 1000
+        herder.put_connector_config("quiet", {**config, "config.action.reload": "none"})
+        assert "quiet" not in herder._reloads  # a restart drops the pending reload
         herder.create_connector("c", config)
         first = herder.worker._connectors["c"].config.plugin_config["value.prefix"]
         deadline = time.monotonic() + 30
@@ -195,6 +241,7 @@ def test_log_lines_and_tracebacks_conceal_secrets() -> None:
     try:
         log = logging.getLogger("connect_lite.test.redaction")
         log.warning("connecting with %s", SECRET)
+        log.info("%d", "not a number")  # a bad call is the handler's to report, not a raise
         try:
             raise RuntimeError(f"auth failed for {SECRET}")
         except RuntimeError:
@@ -259,3 +306,15 @@ def test_providers_answer_to_kafka_names_and_aliases_and_stay_out_of_listings() 
 def test_a_resolver_without_providers_changes_nothing() -> None:
     config = {"a": "${file:/x:y}", "b": "plain"}
     assert ConfigResolver().resolve(config).values == config
+
+
+def test_password_keys_of_a_tasks_transforms_are_hidden_in_logs(parts: HerderParts) -> None:
+    worker = parts.herder.worker
+    desc = worker.plugins.find("Uppercase", [PluginType.TRANSFORMATION])
+    config = {
+        "transforms": "up",
+        "transforms.up.type": "Uppercase",
+        "transforms.up.api.key": "k-123456",
+    }
+    worker._hide_component_passwords([("transform", "up", desc)], config)
+    assert worker.resolver.redactor.conceal("key k-123456 refused") == "key [hidden] refused"
