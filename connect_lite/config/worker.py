@@ -46,6 +46,9 @@ PASSTHROUGH_PREFIXES: dict[str, str] = {
     "key.converter.": "Passed to the worker's key converter (prefix stripped).",
     "value.converter.": "Passed to the worker's value converter (prefix stripped).",
     "header.converter.": "Passed to the worker's header converter (prefix stripped).",
+    "config.providers.": "<name>.class: a provider's class (FileConfigProvider, "
+    "DirectoryConfigProvider, EnvVarConfigProvider or a plugin); <name>.param.*: its settings "
+    "(allowed.paths, allowlist.pattern). Read as written, never resolved.",
 }
 
 
@@ -137,6 +140,14 @@ def _define_worker_config() -> ConfigDef:
         [],
         importance=low,
         doc="Directories whose immediate subdirectories are plugin locations.",
+    )
+    d.define(
+        "config.providers",
+        Type.LIST,
+        [],
+        importance=low,
+        doc="Names of config providers (KIP-297) that ${name:path:key} references in connector "
+        "and worker configs resolve through; each needs config.providers.<name>.class.",
     )
     d.define(
         "state.storage.file",
