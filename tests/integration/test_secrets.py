@@ -64,6 +64,7 @@ class Secured:
             for secret in SECRETS:
                 assert secret.encode() not in data, f"{secret} found in {path.name}"
         self.call("GET", "/connectors?expand=status&expand=info")
+        self.call("GET", "/metrics")
         for answer in self.answers:
             for secret in SECRETS:
                 assert secret.encode() not in answer.raw, f"{secret} in a REST answer"
