@@ -13,6 +13,7 @@ from connect_lite.api.config import (
     Range,
     Type,
     Validator,
+    ValidString,
     format_value,
     invalid,
     parse_value,
@@ -253,6 +254,15 @@ def _define_worker_config() -> ConfigDef:
         True,
         importance=low,
         doc="Allow PUT /connectors/{name}/topics/reset.",
+    )
+    d.define(
+        "log.format",
+        Type.STRING,
+        "text",
+        ValidString.in_ignore_case("text", "json"),
+        importance=low,
+        doc="text: Kafka's log layout; json: one JSON object a line. The command line's "
+        "--log-format wins over it.",
     )
     _define_status_retry(d)
     return d
