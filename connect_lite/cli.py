@@ -1,30 +1,234 @@
-"""The command line: ``python app.py worker.properties [connector files ...]``."""
+"""The command line: ``connect-lite [options] worker.properties [connector files ...]``."""
 
 from __future__ import annotations
 
+import argparse
+import importlib.metadata
 import logging
+import platform
 import signal
 import sys
 import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
 
+from connect_lite import __version__
 from connect_lite.api.errors import ConfigError, ConnectError
+from connect_lite.config.properties import ConnectorFile, load_properties
+from connect_lite.runtime.log_setup import LOG_FORMATS, LOG_LEVELS, configure_logging
 
-log = logging.getLogger("connect_lite")
+log = logging.getLogger(__name__)
 
-USAGE = "Usage: python app.py worker.properties [connector1.properties connector2.json ...]"
+PROG = "connect-lite"
+USAGE = f"{PROG} [options] worker.properties [connector1.properties connector2.json ...]"
+EXIT_USAGE = 1
+"""A bad option, or a file named on the command line that cannot be read."""
 EXIT_STARTUP_FAILED = 2
 EXIT_CONNECTOR_FILE_FAILED = 3
 
+LOG_FORMAT_KEY = "log.format"
+"""The worker key that chooses the log format when ``--log-format`` is not given."""
+
+_DESCRIPTION = """\
+Run a Kafka Connect standalone worker, like connect-standalone.sh. Connector files are a flat
+JSON map with "name", a {"name", "config", "initial_state"} JSON object, or a .properties file;
+all are read before the worker starts. A connector that exists in the state file already is
+kept as stored."""
+
+_EPILOG = """\
+exit codes: 0 stopped by SIGTERM or SIGINT; 1 bad usage, or a file on the command line cannot
+be read; 2 start-up failure (for example a bad worker config); 3 a connector file is invalid
+or its connector cannot be created."""
+
+
+class _UsageError(Exception):
+    """argparse found a bad command line."""
+
+
+class _Exit(Exception):  # not an error: --help and --version end here
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class _Stop(Exception):  # carries an exit code, not always an error
+    """Stop before the worker starts, with this message and exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that returns to ``main`` instead of calling ``sys.exit``."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            sys.stderr.write(message)
+        raise _Exit(status)
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help=kwargs.get("help"))
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(version_text())
+        parser.exit(0)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        usage=USAGE,
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("worker_properties", metavar="worker.properties", help="worker config")
+    parser.add_argument(
+        "connector_files",
+        metavar="connector-file",
+        nargs="*",
+        default=[],
+        help="connectors to create",
+    )
+    parser.add_argument(
+        "--version",
+        action=_VersionAction,
+        help="print the versions of connect-lite, Spark, "
+        "confluent-kafka, librdkafka and Python, and exit",
+    )
+    parser.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        help="root log level, log4j's names in any case (default: INFO, or the --log-config "
+        "file's)",
+    )
+    parser.add_argument(
+        "--log-config",
+        metavar="FILE",
+        help="a logging dictConfig dictionary in JSON, instead of the default stderr handler",
+    )
+    parser.add_argument(
+        "--log-format",
+        type=str.lower,
+        choices=LOG_FORMATS,
+        help=f"text (Kafka's layout) or json (one object a line); default: the worker key "
+        f"{LOG_FORMAT_KEY}, else text",
+    )
+    return parser
+
+
+def version_text() -> str:
+    """connect-lite's version and those of what it runs on; imports neither Spark nor Java."""
+    from connect_lite.kafka.native import client_versions  # imported late: --help stays fast
+
+    kafka, librdkafka = client_versions()
+    return "\n".join(
+        [
+            f"{PROG} {__version__}",
+            # The distribution's metadata: importing pyspark is not needed for its version.
+            f"Spark (pyspark) {_distribution_version('pyspark')}",
+            f"confluent-kafka {kafka}, librdkafka {librdkafka}",
+            f"Python {platform.python_version()} ({platform.python_implementation()})",
+        ]
+    )
+
+
+def _distribution_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] in ("-h", "--help"):
-        print(USAGE, file=sys.stderr)
-        return 1
-    logging.basicConfig(
-        level=logging.INFO, format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)"
-    )
-    # imported late: --help stays fast
+    parser = build_parser()
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    except _Exit as done:
+        return done.status
+    except _UsageError as error:
+        parser.print_usage(sys.stderr)
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        props, connectors = _prepare(args)
+    except _Stop as stop:
+        if stop.code == EXIT_CONNECTOR_FILE_FAILED:
+            log.error("%s", stop)
+        else:
+            print(f"{PROG}: {stop}", file=sys.stderr)
+        return stop.code
+    return _run(props, connectors)
+
+
+def _prepare(args: argparse.Namespace) -> tuple[dict[str, str], list[ConnectorFile]]:
+    """Read every file named on the command line and set up logging; nothing starts here."""
+    path = args.worker_properties
+    try:
+        props = load_properties(path)
+    except OSError as error:
+        raise _Stop(f"cannot read worker properties {path}: {_reason(error)}", EXIT_USAGE) from None
+    except ConfigError as error:
+        raise _Stop(
+            f"Invalid worker configuration in {path}: {error}", EXIT_STARTUP_FAILED
+        ) from None
+    try:
+        configure_logging(args.log_level, _log_format(args.log_format, props), args.log_config)
+    except ConfigError as error:
+        raise _Stop(str(error), EXIT_USAGE) from None
+    return props, _read_connector_files(args.connector_files)
+
+
+def _log_format(flag: str | None, props: Mapping[str, str]) -> str:
+    """The flag, else the worker key if it is a known format (else the worker's config
+    validation reports it), else text."""
+    if flag is not None:
+        return flag
+    configured = props.get(LOG_FORMAT_KEY, "").strip().lower()
+    return configured if configured in LOG_FORMATS else "text"
+
+
+def _read_connector_files(paths: Sequence[str]) -> list[ConnectorFile]:
+    """Every connector file, parsed, before anything starts; the first bad one stops."""
+    connectors: list[ConnectorFile] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        try:
+            connector = ConnectorFile.read(path)
+        except OSError as error:
+            raise _Stop(
+                f"cannot read connector file {path}: {_reason(error)}", EXIT_USAGE
+            ) from None
+        except ConfigError as error:
+            raise _Stop(
+                f"Invalid connector file {path}: {error}", EXIT_CONNECTOR_FILE_FAILED
+            ) from None
+        if connector.name in seen:
+            raise _Stop(
+                f"Invalid connector file {path}: connector '{connector.name}' is also "
+                f"defined in {seen[connector.name]}",
+                EXIT_CONNECTOR_FILE_FAILED,
+            )
+        seen[connector.name] = path
+        connectors.append(connector)
+    return connectors
+
+
+def _reason(error: OSError) -> str:
+    """``No such file or directory`` rather than ``[Errno 2] No such file or directory: 'x'``."""
+    return error.strerror or str(error)
+
+
+def _run(props: dict[str, str], connectors: list[ConnectorFile]) -> int:
+    """Start the worker, run until SIGTERM or SIGINT, stop it."""
+    # imported late: --help and --version stay fast
     from connect_lite.storage.base import StateFileError
     from connect_lite.worker_main import ConnectorFileError, start_worker
 
@@ -32,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop_requested.set())
     try:
-        running = start_worker(args[0], args[1:])
+        running = start_worker(props, connectors)
     except ConfigError as error:
         print(f"Invalid worker configuration:\n{error}", file=sys.stderr)
         return EXIT_STARTUP_FAILED

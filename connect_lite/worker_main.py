@@ -5,12 +5,13 @@ from __future__ import annotations
 import gc
 import logging
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from connect_lite.api.errors import ConnectError
 from connect_lite.config.override_policy import client_passwords
-from connect_lite.config.properties import load_connector_file, load_properties
+from connect_lite.config.properties import ConnectorFile
 from connect_lite.config.resolution import ConfigResolver, Redactor
 from connect_lite.config.worker import WorkerConfig, plugin_path_of
 from connect_lite.kafka.admin import Admin
@@ -72,17 +73,20 @@ class RunningWorker:
         self.runtime.stop()
 
 
-def start_worker(properties_path: str, connector_files: list[str]) -> RunningWorker:
-    """Start a worker; on any failure, stop what was started and re-raise."""
+def start_worker(props: Mapping[str, str], connectors: Sequence[ConnectorFile]) -> RunningWorker:
+    """Start a worker and create the connectors of its command line (read already, so a bad
+    file fails before anything starts); on any failure, stop what was started and re-raise."""
     runtime = Runtime()
     try:
-        return _start(load_properties(properties_path), connector_files, runtime)
+        return _start(dict(props), connectors, runtime)
     except BaseException:
         runtime.stop()
         raise
 
 
-def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) -> RunningWorker:
+def _start(
+    props: dict[str, str], connectors: Sequence[ConnectorFile], runtime: Runtime
+) -> RunningWorker:
     redactor = Redactor()
     redactor.add_passwords(client_passwords(props))
     runtime.add("log redaction", install_redaction(redactor))
@@ -130,8 +134,8 @@ def _start(props: dict[str, str], connector_files: list[str], runtime: Runtime) 
     # Stopped first (stop runs in reverse): no request reaches a stopping herder.
     runtime.add("REST server (stops first)", server.stop)
     herder.start()
-    for path in connector_files:
-        _create_from_file(herder, path)
+    for connector in connectors:
+        _create_from_file(herder, connector)
     herder.ready()
     tune_garbage_collector()
     return RunningWorker(herder, server.url, runtime, broker)
@@ -209,13 +213,13 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
-def _create_from_file(herder: StandaloneHerder, path: str) -> None:
+def _create_from_file(herder: StandaloneHerder, file: ConnectorFile) -> None:
+    name, path = file.name, file.path
     try:
-        name, config, initial_state = load_connector_file(path)
         if name in herder.connectors():
             log.info("[%s] Connector from %s already exists; keeping the stored one", name, path)
             return
-        herder.create_connector(name, config, initial_state)
+        herder.create_connector(name, file.config, file.initial_state)
     except Exception as error:
         raise ConnectorFileError(f"Failed to create connector from {path}: {error}") from error
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,21 @@ def load_connector_file(path: str | Path) -> tuple[str, dict[str, Any], str | No
         return request
     props: dict[str, str | None] = dict(load_properties(path))
     return _named(props, path), props, None
+
+
+@dataclass(frozen=True)
+class ConnectorFile:
+    """A connector file given on the command line, read and parsed (not yet validated)."""
+
+    path: str
+    name: str
+    config: dict[str, Any]
+    initial_state: str | None
+
+    @classmethod
+    def read(cls, path: str | Path) -> ConnectorFile:
+        """Read and parse ``path`` (see ``load_connector_file``); raises OSError or ConfigError."""
+        return cls(str(path), *load_connector_file(path))
 
 
 def _named(config: dict[str, str | None], path: str | Path) -> str:

@@ -7,7 +7,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from confluent_kafka import KafkaError, KafkaException
+import confluent_kafka
+from confluent_kafka import KafkaError, KafkaException, libversion
 from confluent_kafka import TopicPartition as NativeTopicPartition
 
 from connect_lite.api.errors import ConfigError, ConnectError, RetriableError
@@ -39,6 +40,11 @@ _TRANSIENT = frozenset(
 )
 
 C = TypeVar("C")
+
+
+def client_versions() -> tuple[str, str]:
+    """The versions of confluent-kafka and of the librdkafka it runs on."""
+    return str(confluent_kafka.__version__), str(libversion()[0])
 
 
 def new_client(factory: Callable[[dict[str, Any]], C], config: Mapping[str, str], what: str) -> C:
