@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -53,7 +54,8 @@ class _InFlight(Generic[T, Result]):
 
 class BatchPipeline(Generic[T, Result]):
     """Double buffering: one batch runs in the stage, on a thread of its own, while the task
-    polls the next one; the task delivers each result on its own thread, in order.
+    polls the next one; the task delivers each result on its own thread, in order. The stage
+    runs in a copy of the caller's context (its logging context).
 
     The stage waits on Spark's JVM and Python worker processes, so polling and the Spark
     job overlap for real."""
@@ -74,7 +76,9 @@ class BatchPipeline(Generic[T, Result]):
         in flight, once its stage is done; whether there was one."""
         previous, self._in_flight = self._in_flight, None
         if batch:
-            self._in_flight = _InFlight(batch, self._pool.submit(self._run, batch))
+            # In the task's context (its log lines carry [connector|task-N]), on the stage thread.
+            run_in_context = contextvars.copy_context().run
+            self._in_flight = _InFlight(batch, self._pool.submit(run_in_context, self._run, batch))
         if previous is None:
             return False
         self._deliver(previous.batch, previous.result.result())

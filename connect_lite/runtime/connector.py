@@ -9,6 +9,7 @@ from typing import Any
 from connect_lite.api.connector import Connector, ConnectorContext
 from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.config.resolution import Resolved
+from connect_lite.runtime.logging_context import logging_context
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task import version_of
 from connect_lite.storage.states import State, TargetState
@@ -30,7 +31,8 @@ class _Context(ConnectorContext):
 class WorkerConnector:
     """Starts, pauses and stops a connector instance and reports its status.
 
-    As in Kafka, a PAUSED or STOPPED connector's instance is stopped; resuming starts it again."""
+    As in Kafka, a PAUSED or STOPPED connector's instance is stopped; resuming starts it again.
+    The connector's own code runs in its ``[name|worker]`` logging context."""
 
     def __init__(
         self,
@@ -59,6 +61,10 @@ class WorkerConnector:
 
     def transition_to(self, target: TargetState) -> None:
         """Bring the instance to the target state. Raises if ``start`` fails (status FAILED)."""
+        with logging_context(self.name):
+            self._transition_to(target)
+
+    def _transition_to(self, target: TargetState) -> None:
         if target is TargetState.RUNNING:
             if not self.started:
                 self._start()
@@ -84,15 +90,18 @@ class WorkerConnector:
         try:
             self.instance.stop()
         except Exception:
-            log.exception("[%s] Error while stopping connector", self.name)
+            log.exception("Error while stopping connector")
 
     def fail(self, error: BaseException) -> None:
+        """Mark the connector FAILED; also called from the connector's own threads."""
         self.failed = True
-        log.error("[%s] Connector failed: %s", self.name, error)
+        with logging_context(self.name):
+            log.error("Connector failed: %s", error)
         self.status.connector(self.name, State.FAILED, trace_of(error), self.version)
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(c) for c in self.instance.task_configs(max_tasks)]
+        with logging_context(self.name):
+            return [dict(c) for c in self.instance.task_configs(max_tasks)]
 
     def put_back(self, config: dict[str, str]) -> dict[str, str]:
         """A config derived from this connector's, with its provider references back in
@@ -104,4 +113,5 @@ class WorkerConnector:
 
     def shutdown(self) -> None:
         """Stop the instance without writing a status (the status survives a worker restart)."""
-        self._stop_instance()
+        with logging_context(self.name):
+            self._stop_instance()

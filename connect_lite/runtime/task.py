@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import MutableMapping
 from typing import Any
 
+from connect_lite.runtime.logging_context import LogContext, logging_context
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task_metrics import ErrorCounters, TaskCounters
 from connect_lite.storage.states import State, TargetState
@@ -22,13 +23,17 @@ def version_of(plugin: Any) -> str | None:
 
 
 class TaskLogAdapter(logging.LoggerAdapter[logging.Logger]):
-    """Prefixes every log line with ``[connector|task-N]``."""
+    """Gives every line the task's ``[connector|task-N]`` context, from whatever thread (the
+    herder's, when it stops the task): ``extra={"connector_context": ...}``."""
+
+    def __init__(self, logger: logging.Logger, context: LogContext) -> None:
+        super().__init__(logger, {"connector_context": context})
 
     def process(
         self, msg: Any, kwargs: MutableMapping[str, Any]
     ) -> tuple[Any, MutableMapping[str, Any]]:
-        context = self.extra["context"] if self.extra else ""
-        return f"[{context}] {msg}", kwargs
+        kwargs["extra"] = {**(self.extra or {}), **kwargs.get("extra", {})}
+        return msg, kwargs
 
 
 class WorkerTask(ABC):
@@ -48,8 +53,7 @@ class WorkerTask(ABC):
         self.task = task
         self.status = status
         self.log = TaskLogAdapter(
-            logging.getLogger(f"connect_lite.task.{connector}"),
-            {"context": f"{connector}|task-{task}"},
+            logging.getLogger(f"connect_lite.task.{connector}"), LogContext(connector, task)
         )
         self._target = target
         self._stopping = threading.Event()
@@ -87,7 +91,8 @@ class WorkerTask(ABC):
         with self._cond:
             self._cond.notify_all()
         try:
-            self.cancel()
+            with logging_context(self.connector, self.task):  # cancel may call the plugin's stop
+                self.cancel()
         except Exception as error:  # e.g. Spark already shut down: nothing left to cancel
             self.log.debug("Cancelling the task's work failed: %s", error)
 
@@ -108,6 +113,11 @@ class WorkerTask(ABC):
 
     # -- the template ----------------------------------------------------------------------
     def run(self) -> None:
+        """The task's thread: every line logged on it, the plugin's too, carries its context."""
+        with logging_context(self.connector, self.task):
+            self._run()
+
+    def _run(self) -> None:
         try:
             self.initialize()
             if not self.stopping:

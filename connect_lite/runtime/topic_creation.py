@@ -82,10 +82,9 @@ class TopicCreator:
     which some brokers answer by auto-creating it). An existing topic is never altered; a
     topic created meanwhile by someone else counts as created."""
 
-    def __init__(self, admin: Admin, creation: TopicCreation, context: str) -> None:
+    def __init__(self, admin: Admin, creation: TopicCreation) -> None:
         self.admin = admin
         self.creation = creation
-        self.context = context
         self.known: set[str] = set()
 
     def ensure(self, topics: Iterable[str]) -> None:
@@ -109,8 +108,7 @@ class TopicCreator:
                 f"{group.replication_factor}, configs={group.configs}): {error}"
             ) from error
         log.info(
-            "[%s] %s topic %s (group %s, partitions %d, replication factor %d, configs %s)",
-            self.context,
+            "%s topic %s (group %s, partitions %d, replication factor %d, configs %s)",
             "Created" if created else "Found existing",
             topic,
             group.name,

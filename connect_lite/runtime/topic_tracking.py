@@ -32,6 +32,7 @@ class TopicTracker:
         self._lock = threading.Lock()
 
     def record(self, connector: str, topics: Iterable[str], task: int) -> None:
+        """Called on the task's thread: its log lines carry the task's logging context."""
         if not self.enabled:
             return
         known = self._known_topics(connector)
@@ -40,13 +41,11 @@ class TopicTracker:
             try:
                 self.store.put(TopicUse(connector, topic, task, int(time.time() * 1000)))
             except RetriableError as error:  # not known yet: the next batch tries again
-                log.warning(
-                    "[%s|task-%d] Could not record topic %s: %s", connector, task, topic, error
-                )
+                log.warning("Could not record topic %s: %s", topic, error)
                 return
             with self._lock:
                 known.add(topic)
-            log.debug("[%s|task-%d] now uses topic %s", connector, task, topic)
+            log.debug("Now uses topic %s", topic)
 
     def _known_topics(self, connector: str) -> set[str]:
         with self._lock:

@@ -33,6 +33,7 @@ from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.runtime import components
 from connect_lite.runtime.connector import WorkerConnector
 from connect_lite.runtime.error_handling import ErrorHandling
+from connect_lite.runtime.logging_context import logging_context
 from connect_lite.runtime.sink_task import WorkerSinkTask
 from connect_lite.runtime.source_task import DEFAULT_BATCHING, Batching, WorkerSourceTask
 from connect_lite.runtime.status import StatusReporter, trace_of
@@ -136,6 +137,17 @@ class Worker:
         ``config.action.reload`` is ``restart``, ``on_expiry(name, ttl_ms)`` is called."""
         if name in self._connectors:
             raise ConnectError(f"Connector {name} already running")
+        with logging_context(name):
+            return self._start_connector(name, config, target, on_reconfigure, on_expiry)
+
+    def _start_connector(
+        self,
+        name: str,
+        config: Mapping[str, str],
+        target: TargetState,
+        on_reconfigure: Callable[[str], None],
+        on_expiry: Callable[[str, int], None] | None,
+    ) -> WorkerConnector:
         self.status.connector(name, State.UNASSIGNED)
         try:
             resolved = self.resolver.resolve(config, name)
@@ -151,7 +163,7 @@ class Worker:
         )
         self._connectors[name] = runner
         runner.transition_to(target)
-        log.info("[%s] Connector is %s", name, target.value)
+        log.info("Connector is %s", target.value)
         reload = typed.raw.get("config.action.reload", "restart").strip().lower()
         if resolved.ttl_ms is not None and reload == "restart" and on_expiry is not None:
             on_expiry(name, resolved.ttl_ms)
@@ -196,6 +208,10 @@ class Worker:
 
     def connector_task_configs(self, name: str) -> list[dict[str, str]]:
         """Ask the running connector for task configs, enforcing ``tasks.max``."""
+        with logging_context(name):
+            return self._connector_task_configs(name)
+
+    def _connector_task_configs(self, name: str) -> list[dict[str, str]]:
         runner = self._connectors[name]
         config = runner.config
         max_tasks = config.tasks_max
@@ -210,7 +226,7 @@ class Worker:
                     "'tasks.max.enforce' set to false; however, this option will be removed in "
                     "a future release of Kafka Connect."
                 )
-            log.warning("[%s] generated %d tasks, more than tasks.max", name, len(configs))
+            log.warning("Generated %d tasks, more than tasks.max", len(configs))
         task_class = public_class_name(runner.task_class())
         topics = config.task_topic_settings() if config.connector_type == "sink" else {}
         # Stored as references again: a value the connector copied from a resolved secret
@@ -226,18 +242,19 @@ class Worker:
     ) -> None:
         """Create and start one task thread from its task config and its running connector's
         config. A failure to build it marks the task FAILED."""
-        self.status.task(name, task, State.UNASSIGNED)
-        chosen: components.Chosen = []
-        try:
-            runner = self._build_task(name, task, task_config, target, chosen)
-        except Exception as error:
-            log.exception("[%s|task-%d] Failed to start task", name, task)
-            self.status.task(name, task, State.FAILED, trace_of(error))
-            return
-        runner.components = list(chosen)
-        self._hide_component_passwords(chosen, self._connectors[name].config.raw)
-        self._tasks[(name, task)] = runner
-        runner.start()
+        with logging_context(name, task):
+            self.status.task(name, task, State.UNASSIGNED)
+            chosen: components.Chosen = []
+            try:
+                runner = self._build_task(name, task, task_config, target, chosen)
+            except Exception as error:
+                log.exception("Failed to start task")
+                self.status.task(name, task, State.FAILED, trace_of(error))
+                return
+            runner.components = list(chosen)
+            self._hide_component_passwords(chosen, self._connectors[name].config.raw)
+            self._tasks[(name, task)] = runner
+            runner.start()
 
     def _build_task(
         self,
@@ -282,7 +299,7 @@ class Worker:
             producer_conf = producer_config(self.props, name, task, overrides["producer"])
             return WorkerSourceTask(
                 plugin=plugin,
-                topic_creator=self._topic_creator(name, task, connector_config),
+                topic_creator=self._topic_creator(connector_config),
                 stage=SourceStage(self.spark, spec, group),
                 producer_factory=functools.partial(Producer, producer_conf),
                 offsets=self.stores.offsets,
@@ -291,9 +308,7 @@ class Worker:
             )
         if isinstance(plugin, SinkTask) and isinstance(runner.instance, SinkConnector):
             if uses_topic_creation(connector_config.raw):
-                log.warning(
-                    "[%s|task-%d] topic.creation.* is ignored on sink connectors", name, task
-                )
+                log.warning("topic.creation.* is ignored on sink connectors")
             group_id = connector_config.consumer_group_id
             consumer_conf = consumer_config(self.props, name, task, group_id, overrides["consumer"])
             dlq_producer_conf = producer_config(
@@ -311,21 +326,19 @@ class Worker:
             )
         raise ConnectError(f"Task class {task_class.__qualname__} does not match its connector")
 
-    def _topic_creator(self, name: str, task: int, config: ConnectorConfig) -> TopicCreator | None:
+    def _topic_creator(self, config: ConnectorConfig) -> TopicCreator | None:
         """KIP-158: a creator when the connector sets topic.creation.* and the worker allows it."""
         if not uses_topic_creation(config.raw):
             return None
         if not self.topic_creation_enable:
             log.warning(
-                "[%s|task-%d] topic.creation.* is ignored: the worker has topic.creation.enable="
-                "false, so new topics are left to the broker",
-                name,
-                task,
+                "topic.creation.* is ignored: the worker has topic.creation.enable=false, so new "
+                "topics are left to the broker"
             )
             return None
         admin_overrides = self.override_policy.client_overrides(config.raw, "admin")
         admin = Admin(admin_config(self.props, admin_overrides))
-        return TopicCreator(admin, TopicCreation.from_config(config.raw), f"{name}|task-{task}")
+        return TopicCreator(admin, TopicCreation.from_config(config.raw))
 
     def _stage_spec(
         self,
@@ -415,10 +428,7 @@ class Worker:
         for runner in runners:
             if not runner.join(max(deadline - time.monotonic(), 0.0)):
                 runner.abandon()
-                log.error(
-                    "[%s] Graceful stop of task failed; abandoned, it commits nothing more",
-                    runner.id,
-                )
+                runner.log.error("Graceful stop of task failed; abandoned, it commits nothing more")
 
     def shutdown(self) -> None:
         """Stop every task and connector of this worker."""

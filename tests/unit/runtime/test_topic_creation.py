@@ -80,7 +80,7 @@ class FakeAdmin:
 
 def test_creator_creates_missing_topics_once_and_never_touches_existing_ones() -> None:
     admin = FakeAdmin({"payments": 7})
-    creator = TopicCreator(admin, TopicCreation.from_config(CONFIG), "c|task-0")  # type: ignore[arg-type]
+    creator = TopicCreator(admin, TopicCreation.from_config(CONFIG))  # type: ignore[arg-type]
     creator.ensure({"orders-1", "payments"})
     creator.ensure(["orders-1", "payments", "orders-1"])
     assert sorted(c for c in admin.calls if c[0] == "describe") == [
@@ -95,7 +95,7 @@ def test_creator_creates_missing_topics_once_and_never_touches_existing_ones() -
 
 def test_a_topic_created_meanwhile_counts_as_created() -> None:
     admin = FakeAdmin({})
-    creator = TopicCreator(admin, TopicCreation.from_config(CONFIG), "c|task-0")  # type: ignore[arg-type]
+    creator = TopicCreator(admin, TopicCreation.from_config(CONFIG))  # type: ignore[arg-type]
     admin.describe_topic = lambda name: None  # type: ignore[method-assign]  # lost the race
     admin.existing["orders-2"] = 9
     creator.ensure(["orders-2"])
@@ -104,7 +104,7 @@ def test_a_topic_created_meanwhile_counts_as_created() -> None:
 
 def test_a_failure_names_the_topic_and_the_group_and_is_not_remembered() -> None:
     admin = FakeAdmin({}, fail=RetriableError("timed out talking to the cluster"))
-    creator = TopicCreator(admin, TopicCreation.from_config(CONFIG), "c|task-0")  # type: ignore[arg-type]
+    creator = TopicCreator(admin, TopicCreation.from_config(CONFIG))  # type: ignore[arg-type]
     with pytest.raises(ConnectError) as raised:
         creator.ensure(["orders-3"])
     message = str(raised.value)
