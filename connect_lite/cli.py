@@ -150,7 +150,7 @@ def _distribution_version(name: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+        args = parser.parse_intermixed_args(sys.argv[1:] if argv is None else argv)
     except _Exit as done:
         return done.status
     except _UsageError as error:

@@ -1,9 +1,10 @@
-"""The command line: worker config errors, connector files, SIGTERM with the embedded broker."""
+"""The command line: help, version, bad files and worker configs, connector files, SIGTERM."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,10 +26,51 @@ def run_app(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+USAGE = (
+    "usage: connect-lite [options] worker.properties [connector1.properties connector2.json ...]"
+)
+
+
 def test_usage_without_arguments(tmp_path: Path) -> None:
     result = run_app(cwd=tmp_path)
     assert result.returncode == 1
-    assert "Usage: python app.py worker.properties" in result.stderr
+    assert result.stderr.splitlines() == [
+        USAGE,
+        "connect-lite: error: the following arguments are required: worker.properties",
+    ]
+
+
+def test_help_and_version_go_to_stdout_and_exit_0(tmp_path: Path) -> None:
+    help_ = run_app("--help", cwd=tmp_path)
+    assert (help_.returncode, help_.stderr) == (0, ""), help_.stderr
+    assert help_.stdout.startswith(USAGE + "\n")
+    for option in ("--version", "--log-level", "--log-config FILE", "--log-format"):
+        assert option in help_.stdout
+    version = run_app("--version", cwd=tmp_path)
+    assert (version.returncode, version.stderr) == (0, ""), version.stderr
+    lines = version.stdout.splitlines()
+    assert [line.split(" ")[0] for line in lines] == [
+        "connect-lite",
+        "Spark",
+        "confluent-kafka",
+        "Python",
+    ]
+    assert re.fullmatch(r"confluent-kafka [\d.]+, librdkafka [\d.]+", lines[2])
+
+
+def test_a_missing_file_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    missing = run_app("missing.properties", cwd=tmp_path)
+    assert missing.returncode == 1
+    assert missing.stderr.splitlines() == [
+        "connect-lite: cannot read worker properties missing.properties: No such file or directory"
+    ]
+    props = tmp_path / "worker.properties"
+    props.write_text("embedded.broker.enable=true\n")
+    connector = run_app(str(props), "missing.json", cwd=tmp_path)
+    assert connector.returncode == 1
+    assert connector.stderr.splitlines() == [
+        "connect-lite: cannot read connector file missing.json: No such file or directory"
+    ]
 
 
 def test_bad_worker_config_stops_with_one_line_per_problem(tmp_path: Path) -> None:
@@ -83,6 +125,15 @@ def test_connector_files_and_sigterm_with_embedded_broker(tmp_path: Path) -> Non
         assert sorted(dst.read_text().splitlines()) == sorted(src.read_text().splitlines())
         broker_pids = _tansu_children(worker)
         assert broker_pids, "the embedded broker should run as a child process"
+        log = worker.log()
+        # Kafka's layout, with the context of the connector's and the tasks' own lines
+        layout = r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] INFO \[%s\] %s \([\w.-]+:\d+\)$"
+        for context, message in (
+            ("cli-source|worker", "Starting file source connector reading from .*"),
+            ("cli-source|task-0", "Source task started"),
+            ("cli-sink|task-0", "Sink task started, subscribed to .*"),
+        ):
+            assert re.search(layout % (re.escape(context), message), log, re.M), (context, log)
         assert worker.terminate() == 0
         for pid in broker_pids:
             wait_for(
@@ -93,20 +144,45 @@ def test_connector_files_and_sigterm_with_embedded_broker(tmp_path: Path) -> Non
         worker.stop()
 
 
-def test_connector_file_without_name_fails_startup(bootstrap_servers: str, tmp_path: Path) -> None:
+def test_a_bad_connector_file_fails_before_anything_starts(tmp_path: Path) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"name": "good", "connector.class": "FileStreamSink"}))
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"connector.class": "FileStreamSink", "topics": "t"}))
     worker = WorkerProcess(
-        tmp_path, bootstrap_servers, connector_files=[str(bad)], port=free_port()
+        tmp_path,
+        None,
+        extra={"embedded.broker.enable": "true"},
+        connector_files=[str(good), str(bad)],
+        port=free_port(),
     )
     worker.start(wait_healthy=False)
     assert worker.proc is not None
-    assert worker.proc.wait(120) == 3
-    expected = (
-        f"ERROR Failed to create connector from {bad}: Connector configuration at '{bad}' "
-        "is missing the mandatory 'name' configuration (connect_lite)"
+    assert worker.proc.wait(60) == 3
+    log = worker.log()
+    [line] = log.splitlines()
+    assert re.fullmatch(
+        rf"\[[\d :,-]+\] ERROR Invalid connector file {re.escape(str(bad))}: Connector "
+        rf"configuration at '{re.escape(str(bad))}' is missing the mandatory 'name' "
+        r"configuration \(connect_lite\.cli:\d+\)",
+        line,
     )
-    assert [line for line in worker.log().splitlines() if line.endswith(expected)], worker.log()
+    for started in ("Embedded broker listening", "Starting Spark session", "State file"):
+        assert started not in log
+    assert not (tmp_path / "state.db").exists()
+
+
+def test_log_format_json_from_the_worker_key(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.properties"
+    bad.write_text("connector.class=FileStreamSink\n")
+    worker = WorkerProcess(tmp_path, None, extra={"log.format": "json"}, connector_files=[str(bad)])
+    worker.start(wait_healthy=False)
+    assert worker.proc is not None
+    assert worker.proc.wait(60) == 3
+    [line] = worker.log().splitlines()
+    logged = json.loads(line)
+    assert (logged["level"], logged["logger"]) == ("ERROR", "connect_lite.cli")
+    assert logged["message"].startswith(f"Invalid connector file {bad}: ")
 
 
 def _tansu_children(worker: WorkerProcess) -> list[int]:

@@ -214,11 +214,18 @@ def test_the_worker_gets_its_properties_and_the_parsed_connectors(
     request.write_text(
         json.dumps({"name": "s", "config": {"topics": "t"}, "initial_state": "paused"})
     )
-    assert cli.main([str(worker_props), str(request)]) == cli.EXIT_STARTUP_FAILED
+    flat = tmp_path / "source.properties"
+    flat.write_text("name=p\ntopic=t\n")
+    # options may come between the files, as scripts/run.sh passes its own after them
+    argv = [str(worker_props), str(request), "--log-level", "info", str(flat)]
+    assert cli.main(argv) == cli.EXIT_STARTUP_FAILED
     assert started == [
         (
             {"bootstrap.servers": "localhost:9092"},
-            [ConnectorFile(str(request), "s", {"topics": "t", "name": "s"}, "PAUSED")],
+            [
+                ConnectorFile(str(request), "s", {"topics": "t", "name": "s"}, "PAUSED"),
+                ConnectorFile(str(flat), "p", {"name": "p", "topic": "t"}, None),
+            ],
         )
     ]
 
