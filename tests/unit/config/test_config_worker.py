@@ -175,3 +175,14 @@ def test_markdown_table_has_every_key() -> None:
     assert '| `plugin.path` | LIST | `""` |' in table
     assert "| `rest.advertised.port` | INT | *unset* |" in table
     assert "| `spark.*` | prefix |" in table
+
+
+def test_log_format_is_text_or_json_in_any_case() -> None:
+    WorkerConfig({**BASE, "log.format": "JSON"})
+    WorkerConfig({**BASE, "log.format": "text"})
+    with pytest.raises(ConfigError) as err:
+        WorkerConfig({**BASE, "log.format": "xml"})
+    assert str(err.value) == (
+        "Invalid value xml for configuration log.format: String must be one of "
+        "(case insensitive): text, json"
+    )
