@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 from pathlib import Path
 
@@ -53,7 +54,9 @@ def refusal(worker: WorkerProcess, expected: StateFileError) -> None:
     log = worker.log()
     errors = [line for line in log.splitlines() if " ERROR " in line]
     assert len(errors) == 1, log
-    assert errors[0].endswith(f"] ERROR {expected} (connect_lite)"), log
+    assert re.search(
+        rf"\] ERROR {re.escape(str(expected))} \(connect_lite\.cli:\d+\)$", errors[0]
+    ), log
     assert "Traceback" not in log
     assert "Embedded broker listening" not in log, "it started a broker before the check"
 
