@@ -1,4 +1,11 @@
-"""The plugin registry: scans built-ins and plugin.path, then finds plugins by name and version."""
+"""The plugin registry: scans built-ins and plugin.path, then finds plugins by name and version.
+
+Built-ins are scanned first, then every location of ``plugin.path``. One class (one class name)
+may be installed at several versions across them (KIP-891). When two copies have the
+same class name and the same version, the first one scanned is used and the other is ignored
+with an INFO line: a copy of a built-in at the built-in's version never hides it or makes its
+name ambiguous.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +32,7 @@ BUILTIN_MODULES: list[str] = [
     "connect_lite.converters",
     "connect_lite.transforms",
     "connect_lite.config.providers",
+    isolation.BUILTIN_LOCATION,  # FileStream and the demo counter, named like a location
 ]
 """Modules (or packages, scanned with all their submodules) that hold the built-in plugins."""
 
@@ -65,8 +73,9 @@ class Plugins:
 
     def __init__(self, plugin_path: list[str], builtin_modules: list[str] | None = None) -> None:
         self._descs: dict[tuple[str, PluginType, str], PluginDesc] = {}
+        self._duplicates_logged: set[tuple[str, str]] = set()
         for module_name in BUILTIN_MODULES if builtin_modules is None else builtin_modules:
-            self._scan_builtin(module_name)
+            self._scan_module(module_name, "built-in plugin module")
         for entry in plugin_path:
             for location in _locations_in(entry):
                 self._scan_location(location)
@@ -74,16 +83,17 @@ class Plugins:
 
     # scanning
 
-    def _scan_builtin(self, module_name: str) -> None:
+    def _scan_module(self, module_name: str, what: str) -> None:
+        """Scan an importable module, or a package with all its submodules."""
         try:
             modules = _import_with_submodules(module_name)
         except Exception:
-            log.warning("Failed to import built-in plugin module %s", module_name, exc_info=True)
+            log.warning("Failed to import %s %s; skipping it", what, module_name, exc_info=True)
             return
         for module in modules:
             for cls in _classes_defined_in(module):
                 ref = PluginRef(None, cls.__module__, cls.__qualname__)
-                self._add(f"{cls.__module__}.{cls.__qualname__}", cls, ref)
+                self._add(isolation.public_class_name(cls), cls, ref)
 
     def _scan_location(self, location: str) -> None:
         try:
@@ -105,8 +115,23 @@ class Plugins:
             return
         for plugin_type in plugin_types:
             key = (class_name, plugin_type, version)
-            if key not in self._descs:
+            kept = self._descs.get(key)
+            if kept is None:
                 self._descs[key] = PluginDesc(class_name, plugin_type, version, ref, cls)
+            elif kept.cls is not cls:
+                self._log_duplicate(kept, ref)
+
+    def _log_duplicate(self, kept: PluginDesc, ignored: PluginRef) -> None:
+        if (kept.class_name, kept.version) in self._duplicates_logged:
+            return
+        self._duplicates_logged.add((kept.class_name, kept.version))
+        log.info(
+            "Plugin %s %s is installed twice; using the copy %s, ignoring the one %s",
+            kept.class_name,
+            kept.version,
+            _where(kept.ref),
+            _where(ignored),
+        )
 
     # queries
 
@@ -199,6 +224,10 @@ def _classes_defined_in(module: types.ModuleType) -> list[type]:
         for obj in vars(module).values()
         if isinstance(obj, type) and obj.__module__ == module.__name__
     ]
+
+
+def _where(ref: PluginRef) -> str:
+    return f"in {ref.location}" if ref.location else f"in module {ref.module}"
 
 
 def _version_of(cls: type) -> str | None:

@@ -21,8 +21,18 @@ from connect_lite.testing.kafka_helpers import KafkaHelpers
 from connect_lite.testing.processes import spawn_worker, stop_tree
 from connect_lite.testing.waits import WaitFailed, WaitTimeout, poll
 
-BUNDLED_PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
-"""The FileStream connectors of a connect-lite checkout (used when the directory exists)."""
+
+def _checkout_plugins() -> Path | None:
+    """``plugins/`` of the connect-lite checkout this module is imported from, if it is one."""
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file() and (root / "plugins").is_dir():
+        return root / "plugins"
+    return None
+
+
+BUNDLED_PLUGINS: Path | None = _checkout_plugins()
+"""The demo plugins of a connect-lite checkout (the KIP-891 counters); None when connect-lite is
+installed as a package. The FileStream connectors are built in and need no plugin path."""
 
 FAST_DEFAULTS: dict[str, str] = {
     "offset.flush.interval.ms": "1000",
@@ -52,7 +62,8 @@ class EmbeddedConnect(ConnectActions):
     """A Kafka broker plus a connect-lite worker process, as a context manager.
 
     Without ``bootstrap_servers`` an embedded broker (Tansu, in memory) is started and owned.
-    The worker gets free ports, its own temporary state file, the bundled plugins plus
+    The worker gets free ports, its own temporary state file, the built-in plugins, the
+    ``plugins/`` directory of a connect-lite checkout (not of an installed connect-lite) plus
     ``plugin_paths``, and ``worker_properties`` on top of :data:`FAST_DEFAULTS`. Leaving the
     block (normally, by an exception or Ctrl-C) stops the worker, Spark's JVM and the broker.
     """
@@ -70,7 +81,7 @@ class EmbeddedConnect(ConnectActions):
     ) -> None:
         self._given_bootstrap = bootstrap_servers
         self._plugin_paths = [str(Path(p).resolve()) for p in plugin_paths]
-        if include_bundled_plugins and BUNDLED_PLUGINS.is_dir():
+        if include_bundled_plugins and BUNDLED_PLUGINS is not None:
             self._plugin_paths.insert(0, str(BUNDLED_PLUGINS))
         self._extra = dict(worker_properties or {})
         self._given_workdir = Path(workdir) if workdir is not None else None
