@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Any
 
 from connect_lite.kafka import EmbeddedBroker
@@ -62,9 +62,12 @@ class EmbeddedConnect(ConnectActions):
     """A Kafka broker plus a connect-lite worker process, as a context manager.
 
     Without ``bootstrap_servers`` an embedded broker (Tansu, in memory) is started and owned.
-    The worker gets free ports, its own temporary state file, the built-in plugins, the
-    ``plugins/`` directory of a connect-lite checkout (not of an installed connect-lite) plus
-    ``plugin_paths``, and ``worker_properties`` on top of :data:`FAST_DEFAULTS`. Leaving the
+    The worker gets free ports, its own temporary state file, the built-in plugins, those of
+    installed distributions (entry points ``connect_lite.plugins``), the ``plugins/`` directory
+    of a connect-lite checkout (not of an installed connect-lite) plus ``plugin_paths``, the
+    importable modules or packages ``plugin_modules`` (names or module objects: the worker
+    property ``plugin.modules``), and ``worker_properties`` on top of :data:`FAST_DEFAULTS`.
+    The worker can import what the test process can: its ``sys.path`` is passed on. Leaving the
     block (normally, by an exception or Ctrl-C) stops the worker, Spark's JVM and the broker.
     """
 
@@ -73,6 +76,7 @@ class EmbeddedConnect(ConnectActions):
         *,
         bootstrap_servers: str | None = None,
         plugin_paths: Sequence[str | Path] = (),
+        plugin_modules: Sequence[str | ModuleType] = (),
         worker_properties: Mapping[str, str] | None = None,
         include_bundled_plugins: bool = True,
         workdir: str | Path | None = None,
@@ -83,6 +87,7 @@ class EmbeddedConnect(ConnectActions):
         self._plugin_paths = [str(Path(p).resolve()) for p in plugin_paths]
         if include_bundled_plugins and BUNDLED_PLUGINS is not None:
             self._plugin_paths.insert(0, str(BUNDLED_PLUGINS))
+        self._plugin_modules = [m if isinstance(m, str) else m.__name__ for m in plugin_modules]
         self._extra = dict(worker_properties or {})
         self._given_workdir = Path(workdir) if workdir is not None else None
         self.startup_timeout = startup_timeout
@@ -138,6 +143,7 @@ class EmbeddedConnect(ConnectActions):
             "listeners": f"http://127.0.0.1:{self._port}",
             "state.storage.file": str(self.state_file),
             "plugin.path": ",".join(self._plugin_paths),
+            **({"plugin.modules": ",".join(self._plugin_modules)} if self._plugin_modules else {}),
             **self._extra,
         }
         text = "".join(f"{_escape(key, True)}={_escape(value)}\n" for key, value in props.items())
