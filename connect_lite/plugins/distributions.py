@@ -12,13 +12,16 @@ version (``importlib.metadata``), so a package's plugins are versioned by the pa
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "connect_lite.plugins"
+_API_PACKAGE = "connect_lite.api."
 
 
 @dataclass(frozen=True)
@@ -58,10 +61,9 @@ def module_version(module_name: str) -> str | None:
     """The version of the one installed distribution that provides a module, or None.
 
     None when no installed distribution provides its top-level package (a module on
-    ``sys.path`` only), or when several do.
+    ``sys.path`` only, or a module of a plugin location), or when several do.
     """
-    top = module_name.split(".", 1)[0]
-    names = importlib.metadata.packages_distributions().get(top, [])
+    names = _distributions_by_package().get(module_name.split(".", 1)[0], [])
     if len(set(names)) != 1:
         return None
     try:
@@ -70,4 +72,35 @@ def module_version(module_name: str) -> str | None:
         return None
 
 
-__all__ = ["ENTRY_POINT_GROUP", "EntryPointPlugins", "entry_point_plugins", "module_version"]
+@functools.cache
+def _distributions_by_package() -> dict[str, list[str]]:
+    """Top-level package -> distribution names, read once: the installed set does not change."""
+    return dict(importlib.metadata.packages_distributions())
+
+
+def defines_version(cls: type) -> bool:
+    """Whether a class (or a base of its own) defines ``version()``, not only the API's bases."""
+    for klass in cls.__mro__:
+        if "version" in vars(klass):
+            return not klass.__module__.startswith(_API_PACKAGE)
+    return False
+
+
+def reported_version(plugin: Any) -> str:
+    """What a running plugin or task reports: its ``version()``, or, if its class defines none,
+    the version of the installed distribution that provides its module (else ``version()``)."""
+    if not defines_version(type(plugin)):
+        version = module_version(type(plugin).__module__)
+        if version is not None:
+            return version
+    return str(plugin.version())
+
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "EntryPointPlugins",
+    "defines_version",
+    "entry_point_plugins",
+    "module_version",
+    "reported_version",
+]

@@ -27,6 +27,7 @@ from connect_lite.api.errors import NotFoundError
 from connect_lite.plugins import isolation
 from connect_lite.plugins.distributions import (
     EntryPointPlugins,
+    defines_version,
     entry_point_plugins,
     module_version,
 )
@@ -43,7 +44,6 @@ BUILTIN_MODULES: list[str] = [
 ]
 """Modules (or packages, scanned with all their submodules) that hold the built-in plugins."""
 
-_API_PACKAGE = "connect_lite.api."
 UNDEFINED = "undefined"
 NULL = "null"
 
@@ -278,7 +278,7 @@ def _version_of(cls: type, default: str = UNDEFINED) -> str | None:
     """The version string a plugin reports; ``default`` if it does not define ``version()``.
 
     "undefined"/"null" as Kafka; None if the class is unusable."""
-    if not _overrides_version(cls):
+    if not defines_version(cls):
         return default
     try:
         instance = cls()
@@ -291,14 +291,6 @@ def _version_of(cls: type, default: str = UNDEFINED) -> str | None:
         log.warning("version() of plugin %s failed", cls, exc_info=True)
         return UNDEFINED
     return NULL if version is None else str(version)
-
-
-def _overrides_version(cls: type) -> bool:
-    """Whether a class (or a base of its own) defines ``version()``, not only the API's bases."""
-    for klass in cls.__mro__:
-        if "version" in vars(klass):
-            return not klass.__module__.startswith(_API_PACKAGE)
-    return False
 
 
 def _compute_aliases(descs: Iterable[PluginDesc]) -> dict[str, str]:

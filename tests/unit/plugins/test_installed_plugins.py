@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from connect_lite.plugins import distributions
 from connect_lite.plugins.distributions import entry_point_plugins, module_version
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType as T
+from connect_lite.runtime.task import version_of
 
 CONNECTORS = [T.SOURCE, T.SINK]
 
@@ -94,8 +96,10 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     root = tmp_path / "site"
     root.mkdir()
     monkeypatch.syspath_prepend(str(root))
+    distributions._distributions_by_package.cache_clear()  # read once per process otherwise
     before = set(sys.modules)
     yield root
+    distributions._distributions_by_package.cache_clear()
     for name in set(sys.modules) - before:
         if name.split(".", 1)[0] in {"acme_ep", "acme_one", "plain_plugins"}:
             del sys.modules[name]
@@ -205,3 +209,12 @@ def test_a_missing_plugin_module_is_logged_and_skipped(
     assert [r.getMessage() for r in caplog.records] == [
         "Failed to import plugin.modules entry no_such_module_here; skipping it"
     ]
+
+
+def test_a_running_plugin_without_version_reports_its_distributions(acme: Path) -> None:
+    desc = Plugins([]).find("EpSource", CONNECTORS)
+    connector = desc.cls()
+    task = connector.task_class()()
+    assert (version_of(connector), version_of(task)) == ("3.1.4", "3.1.4")
+    converter = Plugins([]).find("EpConverter", [T.CONVERTER]).cls()
+    assert version_of(converter) == "0.0.7"
