@@ -13,7 +13,7 @@ from connect_lite.api.errors import ConnectError
 from connect_lite.config.override_policy import client_passwords
 from connect_lite.config.properties import ConnectorFile
 from connect_lite.config.resolution import ConfigResolver, Redactor
-from connect_lite.config.worker import WorkerConfig, plugin_path_of
+from connect_lite.config.worker import WorkerConfig, plugin_modules_of, plugin_path_of
 from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.broker import EmbeddedBroker
 from connect_lite.kafka.clients import admin_config
@@ -91,7 +91,7 @@ def _start(
     redactor.add_passwords(client_passwords(props))
     runtime.add("log redaction", install_redaction(redactor))
     # Plugins first: config providers are plugins, and the worker's own keys may refer to them.
-    plugins = Plugins(plugin_path_of(props))
+    plugins = Plugins(plugin_path_of(props), plugin_modules=plugin_modules_of(props))
     resolver = load_config_providers(props, plugins, redactor)
     runtime.add("config providers", resolver.close)
     props = resolve_worker_props(props, resolver)

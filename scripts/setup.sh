@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up .venv on first use (and again whenever pyproject.toml changes). Safe to run every time.
+# Sets up .venv on first use (and again whenever pyproject.toml or constraints.txt changes), with
+# the exact versions of constraints.txt. Safe to run every time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,12 +22,12 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
   exit 1
 fi
 
-stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+stamp=".venv/.installed-$(cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
   echo "Setting up .venv (first use or dependencies changed)..." >&2
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e '.[dev]'
+  .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev]'
   rm -f .venv/.installed-*
   touch "$stamp"
 fi

@@ -143,6 +143,16 @@ def _define_worker_config() -> ConfigDef:
         doc="Directories whose immediate subdirectories are plugin locations.",
     )
     d.define(
+        "plugin.modules",
+        Type.LIST,
+        [],
+        importance=low,
+        doc="Importable Python modules or packages (scanned with their submodules) that hold "
+        "plugins, besides plugin.path, the built-ins and the connect_lite.plugins entry points "
+        "of installed distributions. They must be importable by the worker and its Spark "
+        "Python workers.",
+    )
+    d.define(
         "config.providers",
         Type.LIST,
         [],
@@ -371,6 +381,10 @@ class WorkerConfig:
         return list(self.get("plugin.path") or [])
 
     @property
+    def plugin_modules(self) -> list[str]:
+        return list(self.get("plugin.modules") or [])
+
+    @property
     def state_storage_file(self) -> str:
         return str(self.get("state.storage.file"))
 
@@ -466,6 +480,12 @@ def plugin_path_of(props: Mapping[str, str]) -> list[str]:
     return list(parse_value(WORKER_CONFIG_DEF.keys["plugin.path"], props.get("plugin.path")) or [])
 
 
+def plugin_modules_of(props: Mapping[str, str]) -> list[str]:
+    """``plugin.modules`` as written, read before the rest, as ``plugin.path``."""
+    key = WORKER_CONFIG_DEF.keys["plugin.modules"]
+    return list(parse_value(key, props.get("plugin.modules")) or [])
+
+
 def _parse_worker(props: Mapping[str, str]) -> dict[str, Any]:
     values = WORKER_CONFIG_DEF.validate(props)
     embedded = values["embedded.broker.enable"].value is True
@@ -528,6 +548,7 @@ __all__ = [
     "WorkerConfig",
     "optional",
     "parse_listener",
+    "plugin_modules_of",
     "plugin_path_of",
     "worker_config_markdown",
 ]

@@ -58,6 +58,8 @@ from dataclasses import dataclass
 from typing import Any
 
 ROOT = "_connect_lite_plugins"
+BUILTIN_LOCATION = "connect_lite.connectors"
+"""The package of built-in connectors, named like a location: ``filestream.source.X``."""
 ENV_LOCATIONS = "CONNECT_LITE_PLUGIN_LOCATIONS"
 _TMP_NAME = "__connect_lite_import_tmp"
 
@@ -76,10 +78,16 @@ def location_package(path: str) -> str:
 
 
 def public_class_name(cls: type) -> str:
-    """A class's name as users see it: module path inside its location plus the class name."""
+    """A class's name as users see it: module path inside its location plus the class name.
+
+    A class of an installed module is named by its full module path, except in
+    :data:`BUILTIN_LOCATION`, whose classes are named as if it were a plugin location.
+    """
     module = cls.__module__
     if module.startswith(ROOT + "."):
         module = module.split(".", 2)[2] if module.count(".") >= 2 else module
+    elif module.startswith(BUILTIN_LOCATION + "."):
+        module = module[len(BUILTIN_LOCATION) + 1 :]
     return f"{module}.{cls.__qualname__}"
 
 
@@ -336,6 +344,7 @@ def _install_finder() -> None:
 _install_finder()
 
 __all__ = [
+    "BUILTIN_LOCATION",
     "ENV_LOCATIONS",
     "ROOT",
     "load_class",

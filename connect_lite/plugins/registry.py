@@ -1,4 +1,13 @@
-"""The plugin registry: scans built-ins and plugin.path, then finds plugins by name and version."""
+"""The plugin registry: scans built-ins, installed packages and plugin.path, then finds plugins.
+
+Where plugins come from, in scan order: the built-in modules, the modules that installed
+distributions name in the ``connect_lite.plugins`` entry-point group, the modules of the
+worker's ``plugin.modules``, then every location of ``plugin.path``. One class (one class name)
+may be installed at several versions across all of them (KIP-891). When two copies have the
+same class name and the same version, the first one scanned is used and the other is ignored
+with an INFO line: a copy of a built-in at the built-in's version never hides it or makes its
+name ambiguous.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +25,12 @@ from connect_lite.api.config_provider import ConfigProvider
 from connect_lite.api.connector import SinkConnector, SourceConnector
 from connect_lite.api.errors import NotFoundError
 from connect_lite.plugins import isolation
+from connect_lite.plugins.distributions import (
+    EntryPointPlugins,
+    defines_version,
+    entry_point_plugins,
+    module_version,
+)
 from connect_lite.plugins.types import LISTED_TYPES, PluginDesc, PluginRef, PluginType
 from connect_lite.plugins.versions import select_version, sorted_versions, version_key
 
@@ -25,6 +40,7 @@ BUILTIN_MODULES: list[str] = [
     "connect_lite.converters",
     "connect_lite.transforms",
     "connect_lite.config.providers",
+    isolation.BUILTIN_LOCATION,  # FileStream and the demo counter, named like a location
 ]
 """Modules (or packages, scanned with all their submodules) that hold the built-in plugins."""
 
@@ -63,10 +79,23 @@ _TYPE_WORDS = {  # (interface name, plural noun) for "not found" messages
 class Plugins:
     """Every installed plugin class at every installed version, scanned once at start-up."""
 
-    def __init__(self, plugin_path: list[str], builtin_modules: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        plugin_path: list[str],
+        builtin_modules: list[str] | None = None,
+        plugin_modules: Iterable[str] = (),
+        *,
+        entry_points: bool = True,
+    ) -> None:
         self._descs: dict[tuple[str, PluginType, str], PluginDesc] = {}
+        self._duplicates_logged: set[tuple[str, str]] = set()
         for module_name in BUILTIN_MODULES if builtin_modules is None else builtin_modules:
-            self._scan_builtin(module_name)
+            self._scan_module(module_name, f"built-in plugin module {module_name}")
+        for entry_point in entry_point_plugins() if entry_points else []:
+            self._scan_entry_point(entry_point)
+        for module_name in plugin_modules:
+            what = f"plugin.modules entry {module_name}"
+            self._scan_module(module_name, what, module_version(module_name))
         for entry in plugin_path:
             for location in _locations_in(entry):
                 self._scan_location(location)
@@ -74,16 +103,41 @@ class Plugins:
 
     # scanning
 
-    def _scan_builtin(self, module_name: str) -> None:
+    def _scan_module(self, module_name: str, what: str, version: str | None = None) -> None:
+        """Scan an importable module, or a package with all its submodules.
+
+        ``version`` is what a class that does not define ``version()`` reports (its
+        distribution's version), instead of ``undefined``."""
         try:
             modules = _import_with_submodules(module_name)
         except Exception:
-            log.warning("Failed to import built-in plugin module %s", module_name, exc_info=True)
+            log.warning("Failed to import %s; skipping it", what, exc_info=True)
             return
         for module in modules:
             for cls in _classes_defined_in(module):
-                ref = PluginRef(None, cls.__module__, cls.__qualname__)
-                self._add(f"{cls.__module__}.{cls.__qualname__}", cls, ref)
+                self._add_installed(cls, version)
+
+    def _scan_entry_point(self, entry_point: EntryPointPlugins) -> None:
+        if entry_point.attr is None:
+            self._scan_module(entry_point.module, entry_point.describe(), entry_point.version)
+            return
+        try:
+            obj: Any = importlib.import_module(entry_point.module)
+            for part in entry_point.attr.split("."):
+                obj = getattr(obj, part)
+        except Exception:
+            log.warning("Failed to load %s; skipping it", entry_point.describe(), exc_info=True)
+            return
+        if isinstance(obj, types.ModuleType):
+            self._scan_module(obj.__name__, entry_point.describe(), entry_point.version)
+        elif isinstance(obj, type) and self.plugin_type_of(obj):
+            self._add_installed(obj, entry_point.version)
+        else:
+            log.warning("%s names neither a module nor a plugin class", entry_point.describe())
+
+    def _add_installed(self, cls: type, version: str | None) -> None:
+        ref = PluginRef(None, cls.__module__, cls.__qualname__)
+        self._add(isolation.public_class_name(cls), cls, ref, version)
 
     def _scan_location(self, location: str) -> None:
         try:
@@ -96,17 +150,32 @@ class Plugins:
                 ref = PluginRef(os.path.abspath(location), relative, cls.__qualname__)
                 self._add(f"{relative}.{cls.__qualname__}", cls, ref)
 
-    def _add(self, class_name: str, cls: type, ref: PluginRef) -> None:
+    def _add(self, class_name: str, cls: type, ref: PluginRef, default: str | None = None) -> None:
         plugin_types = self.plugin_type_of(cls)
         if not plugin_types:
             return
-        version = _version_of(cls)
+        version = _version_of(cls, default or UNDEFINED)
         if version is None:
             return
         for plugin_type in plugin_types:
             key = (class_name, plugin_type, version)
-            if key not in self._descs:
+            kept = self._descs.get(key)
+            if kept is None:
                 self._descs[key] = PluginDesc(class_name, plugin_type, version, ref, cls)
+            elif kept.cls is not cls:
+                self._log_duplicate(kept, ref)
+
+    def _log_duplicate(self, kept: PluginDesc, ignored: PluginRef) -> None:
+        if (kept.class_name, kept.version) in self._duplicates_logged:
+            return
+        self._duplicates_logged.add((kept.class_name, kept.version))
+        log.info(
+            "Plugin %s %s is installed twice; using the copy %s, ignoring the one %s",
+            kept.class_name,
+            kept.version,
+            _where(kept.ref),
+            _where(ignored),
+        )
 
     # queries
 
@@ -201,10 +270,16 @@ def _classes_defined_in(module: types.ModuleType) -> list[type]:
     ]
 
 
-def _version_of(cls: type) -> str | None:
-    """The version string a plugin reports, "undefined"/"null" as Kafka; None if unusable."""
-    if not _overrides_version(cls):
-        return UNDEFINED
+def _where(ref: PluginRef) -> str:
+    return f"in {ref.location}" if ref.location else f"in module {ref.module}"
+
+
+def _version_of(cls: type, default: str = UNDEFINED) -> str | None:
+    """The version string a plugin reports; ``default`` if it does not define ``version()``.
+
+    "undefined"/"null" as Kafka; None if the class is unusable."""
+    if not defines_version(cls):
+        return default
     try:
         instance = cls()
     except Exception:
@@ -216,14 +291,6 @@ def _version_of(cls: type) -> str | None:
         log.warning("version() of plugin %s failed", cls, exc_info=True)
         return UNDEFINED
     return NULL if version is None else str(version)
-
-
-def _overrides_version(cls: type) -> bool:
-    bases = {base for base, _ in _BASES}
-    for klass in cls.__mro__:
-        if "version" in vars(klass):
-            return klass not in bases
-    return False
 
 
 def _compute_aliases(descs: Iterable[PluginDesc]) -> dict[str, str]:

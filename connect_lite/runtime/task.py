@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import MutableMapping
 from typing import Any
 
+from connect_lite.plugins.distributions import reported_version
 from connect_lite.runtime.logging_context import LogContext, logging_context
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task_metrics import ErrorCounters, TaskCounters
@@ -15,9 +16,9 @@ from connect_lite.storage.states import State, TargetState
 
 
 def version_of(plugin: Any) -> str | None:
-    """A plugin's ``version()``, or None if it raises."""
+    """A plugin's ``version()`` (its distribution's if it defines none), or None if it raises."""
     try:
-        return str(plugin.version())
+        return reported_version(plugin)
     except Exception:
         return None
 

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Any
 
 from connect_lite.kafka import EmbeddedBroker
@@ -21,8 +21,18 @@ from connect_lite.testing.kafka_helpers import KafkaHelpers
 from connect_lite.testing.processes import spawn_worker, stop_tree
 from connect_lite.testing.waits import WaitFailed, WaitTimeout, poll
 
-BUNDLED_PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
-"""The FileStream connectors of a connect-lite checkout (used when the directory exists)."""
+
+def _checkout_plugins() -> Path | None:
+    """``plugins/`` of the connect-lite checkout this module is imported from, if it is one."""
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file() and (root / "plugins").is_dir():
+        return root / "plugins"
+    return None
+
+
+BUNDLED_PLUGINS: Path | None = _checkout_plugins()
+"""The demo plugins of a connect-lite checkout (the KIP-891 counters); None when connect-lite is
+installed as a package. The FileStream connectors are built in and need no plugin path."""
 
 FAST_DEFAULTS: dict[str, str] = {
     "offset.flush.interval.ms": "1000",
@@ -52,8 +62,12 @@ class EmbeddedConnect(ConnectActions):
     """A Kafka broker plus a connect-lite worker process, as a context manager.
 
     Without ``bootstrap_servers`` an embedded broker (Tansu, in memory) is started and owned.
-    The worker gets free ports, its own temporary state file, the bundled plugins plus
-    ``plugin_paths``, and ``worker_properties`` on top of :data:`FAST_DEFAULTS`. Leaving the
+    The worker gets free ports, its own temporary state file, the built-in plugins, those of
+    installed distributions (entry points ``connect_lite.plugins``), the ``plugins/`` directory
+    of a connect-lite checkout (not of an installed connect-lite) plus ``plugin_paths``, the
+    importable modules or packages ``plugin_modules`` (names or module objects: the worker
+    property ``plugin.modules``), and ``worker_properties`` on top of :data:`FAST_DEFAULTS`.
+    The worker can import what the test process can: its ``sys.path`` is passed on. Leaving the
     block (normally, by an exception or Ctrl-C) stops the worker, Spark's JVM and the broker.
     """
 
@@ -62,6 +76,7 @@ class EmbeddedConnect(ConnectActions):
         *,
         bootstrap_servers: str | None = None,
         plugin_paths: Sequence[str | Path] = (),
+        plugin_modules: Sequence[str | ModuleType] = (),
         worker_properties: Mapping[str, str] | None = None,
         include_bundled_plugins: bool = True,
         workdir: str | Path | None = None,
@@ -70,8 +85,9 @@ class EmbeddedConnect(ConnectActions):
     ) -> None:
         self._given_bootstrap = bootstrap_servers
         self._plugin_paths = [str(Path(p).resolve()) for p in plugin_paths]
-        if include_bundled_plugins and BUNDLED_PLUGINS.is_dir():
+        if include_bundled_plugins and BUNDLED_PLUGINS is not None:
             self._plugin_paths.insert(0, str(BUNDLED_PLUGINS))
+        self._plugin_modules = [m if isinstance(m, str) else m.__name__ for m in plugin_modules]
         self._extra = dict(worker_properties or {})
         self._given_workdir = Path(workdir) if workdir is not None else None
         self.startup_timeout = startup_timeout
@@ -127,6 +143,7 @@ class EmbeddedConnect(ConnectActions):
             "listeners": f"http://127.0.0.1:{self._port}",
             "state.storage.file": str(self.state_file),
             "plugin.path": ",".join(self._plugin_paths),
+            **({"plugin.modules": ",".join(self._plugin_modules)} if self._plugin_modules else {}),
             **self._extra,
         }
         text = "".join(f"{_escape(key, True)}={_escape(value)}\n" for key, value in props.items())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import os
 import signal
 import subprocess
@@ -29,12 +31,34 @@ sys.exit(main())
 
 
 def _python_path() -> str:
-    """PYTHONPATH for the child: the directory connect_lite is imported from, then the caller's."""
+    """PYTHONPATH for the child: where connect_lite is imported from, then this process's path.
+
+    The entries of this process's ``sys.path`` that a fresh interpreter would not have (the
+    current directory, what pytest or the test added, ``PYTHONPATH``) follow, in order, so the
+    worker and its Spark Python workers import a test's plugin modules as the test does.
+    """
     import connect_lite
 
     home = str(Path(connect_lite.__file__).resolve().parent.parent)
-    given = os.environ.get("PYTHONPATH")
-    return os.pathsep.join([home, *([given] if given else [])])
+    default = _default_sys_path()
+    added = [os.path.abspath(p) for p in sys.path if os.path.abspath(p) not in default]
+    given = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return os.pathsep.join(dict.fromkeys(p for p in [home, *added, *given] if p))
+
+
+@functools.cache
+def _default_sys_path() -> frozenset[str]:
+    """The ``sys.path`` of a fresh interpreter like this one, without PYTHONPATH (asked once)."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    shown = subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sys.path[1:]))"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    return frozenset(os.path.abspath(p) for p in json.loads(shown))
 
 
 def spawn_worker(properties: Path, workdir: Path, log_path: Path) -> subprocess.Popen[bytes]:

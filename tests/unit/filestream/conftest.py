@@ -1,13 +1,10 @@
-"""Fixtures for the FileStream plugin tests: the plugin modules and a fake task context."""
+"""Fixtures for the FileStream connector tests: the built-in modules and a fake task context."""
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import sys
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -16,22 +13,11 @@ import pytest
 from connect_lite.api import OffsetStorageReader, SourceTaskContext
 from connect_lite.api.records import canonical_json
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-PLUGIN_LOCATION = REPO_ROOT / "plugins" / "file-1.0.0"
-_PACKAGE = "_test_plugin_file_1_0_0.filestream"
+_PACKAGE = "connect_lite.connectors.filestream"
 
 
 def load_plugin_module(name: str) -> ModuleType:
-    """Import ``filestream.<name>`` from the plugin location under a private package name."""
-    if _PACKAGE not in sys.modules:
-        package_dir = PLUGIN_LOCATION / "filestream"
-        spec = importlib.util.spec_from_file_location(
-            _PACKAGE, package_dir / "__init__.py", submodule_search_locations=[str(package_dir)]
-        )
-        assert spec is not None and spec.loader is not None
-        package = importlib.util.module_from_spec(spec)
-        sys.modules[_PACKAGE] = package
-        spec.loader.exec_module(package)
+    """The built-in ``filestream.<name>`` module."""
     return importlib.import_module(f"{_PACKAGE}.{name}")
 
 

@@ -46,3 +46,13 @@ def test_demo_counter_ships_two_versions_that_resume_from_the_offset() -> None:
     assert _first_value(plugins, "1.0.0", None) == "count 0"
     assert _first_value(plugins, "2.0.0", {"next": 7}) == "count 7 (v2)"
     assert _first_value(plugins, "[1.0,2.0)", {"next": 8}) == "count 8"
+
+
+def test_the_builtin_counter_is_1_0_0_and_plugins_adds_2_0_0() -> None:
+    plugins = Plugins([BUNDLED])
+    assert plugins.versions("CounterSource", [PluginType.SOURCE]) == ["1.0.0", "2.0.0"]
+    assert plugins.find("CounterSource", [PluginType.SOURCE], "1.0.0").location is None
+    latest = plugins.find("CounterSource", [PluginType.SOURCE])
+    assert latest.location is not None and latest.location.endswith("demo-counter-2.0.0")
+    assert _first_value(plugins, "1.0.0", {"next": 3}) == "count 3"
+    assert _first_value(Plugins([]), "latest", None) == "count 0"

@@ -19,7 +19,7 @@ from connect_lite.storage.memory import open_memory_stores
 from connect_lite.worker_main import build_herder
 
 BUNDLED = str(Path(__file__).resolve().parents[3] / "plugins")
-"""The bundled plugins (demo counter, file source and sink)."""
+"""The demo counters at 1.0.0 and 2.0.0 (FileStream and counter 1.0.0 are also built in)."""
 TEST_PLUGINS = str(Path(__file__).resolve().parents[2] / "plugins")
 """The test plugins (testkit and the versioned bundles)."""
 
