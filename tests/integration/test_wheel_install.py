@@ -195,9 +195,20 @@ def test_the_installed_package_is_the_wheels_copy(fresh_venv: FreshVenv, outside
         text=True,
         timeout=60,
     )
-    # The command is the CLI: its usage names the worker properties file. (Today --help exits
-    # 1 on stderr; the argparse CLI of issue 16 part 3 makes it 0 on stdout.)
-    assert usage.returncode in (0, 1) and "worker.properties" in usage.stdout + usage.stderr
+    # The command is the CLI: its usage, on stdout, names the worker properties file.
+    assert usage.returncode == 0 and "worker.properties" in usage.stdout
+    assert usage.stdout.startswith("usage: connect-lite")
+    version = subprocess.run(
+        [str(fresh_venv.command("connect-lite")), "--version"],
+        cwd=outside,
+        env=fresh_venv.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert version.returncode == 0, version.stderr
+    for name in ("connect-lite", "Spark", "confluent-kafka", "librdkafka", "Python"):
+        assert name in version.stdout, version.stdout
 
 
 def _write_worker_properties(workdir: Path, bootstrap_servers: str) -> tuple[Path, int]:
