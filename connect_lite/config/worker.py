@@ -95,6 +95,15 @@ def _define_worker_config() -> ConfigDef:
         "embedded.broker.enable=true, which fills it with the embedded broker's address.",
     )
     d.define(
+        "bootstrap.timeout.ms",
+        Type.LONG,
+        30000,
+        Range.at_least(1),
+        importance=low,
+        doc="How long start-up waits for the cluster at bootstrap.servers to answer before "
+        "the worker stops (exit 2). A WARN names the cause after the first failed attempt.",
+    )
+    d.define(
         "embedded.broker.enable",
         Type.BOOLEAN,
         False,
@@ -387,6 +396,10 @@ class WorkerConfig:
     @property
     def bootstrap_servers(self) -> list[str]:
         return list(self.get("bootstrap.servers") or [])
+
+    @property
+    def bootstrap_timeout_s(self) -> float:
+        return int(self.get("bootstrap.timeout.ms")) / 1000
 
     @property
     def embedded_broker_enable(self) -> bool:
