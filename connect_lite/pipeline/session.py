@@ -46,6 +46,7 @@ DEFAULT_CONF: dict[str, str] = {
 
 _GROUP_KEYS = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
 
+MAX_CAUSE_CHARS = 500
 RETRY_AFTER_S = 60.0
 """After a failed start, how long :meth:`SparkRuntime.session` answers with that failure at
 once (every task thread, /health) before a caller may try to start Spark again."""
@@ -146,7 +147,12 @@ class SparkRuntime:
         return spark
 
     def _failure_message(self, error: BaseException) -> str:
-        cause = str(error).strip().rstrip(".") or type(error).__name__
+        """One line. A Py4J error's text holds a whole Java stack trace (the log has it): its
+        first line and the Java exception's line (": org.apache...") are kept."""
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        if len(lines) > 1 and lines[1].startswith(":"):
+            lines[0] = f"{lines[0].rstrip('.')}{lines[1]}"
+        cause = (lines[0][:MAX_CAUSE_CHARS] if lines else type(error).__name__).rstrip(".")
         keys = ", ".join(self._given_keys) or "none set"
         return (
             f"Spark failed to start: {cause}. Check the worker's spark.* keys ({keys}); "

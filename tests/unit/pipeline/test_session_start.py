@@ -85,6 +85,21 @@ def test_a_background_start_that_fails_is_kept_as_start_error(
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [REASON]
 
 
+def test_the_reason_is_one_line_with_the_java_exception() -> None:
+    java_trace = RuntimeError(
+        "An error occurred while calling None.JavaSparkContext.\n"
+        ": org.apache.spark.SparkException: Could not parse Master URL: 'bogus'\n"
+        "\tat org.apache.spark.SparkContext$.createTaskScheduler(SparkContext.scala:3259)\n"
+    )
+    runtime = ScriptedRuntime([java_trace], FakeClock())
+    with pytest.raises(SparkStartError) as failed:
+        runtime.session()
+    assert str(failed.value).startswith(
+        "Spark failed to start: An error occurred while calling None.JavaSparkContext: "
+        "org.apache.spark.SparkException: Could not parse Master URL: 'bogus'. Check "
+    )
+
+
 def test_a_successful_start_is_timed_and_logged(caplog: pytest.LogCaptureFixture) -> None:
     runtime = ScriptedRuntime([], FakeClock())
     with caplog.at_level(logging.INFO, logger="connect_lite.pipeline.session"):
