@@ -5,18 +5,26 @@ from __future__ import annotations
 import gc
 import logging
 import os
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect_lite.api.errors import ConnectError
+from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.override_policy import client_passwords
 from connect_lite.config.properties import ConnectorFile
 from connect_lite.config.resolution import ConfigResolver, Redactor
-from connect_lite.config.worker import WorkerConfig, plugin_modules_of, plugin_path_of
-from connect_lite.kafka.admin import Admin
+from connect_lite.config.worker import (
+    WorkerConfig,
+    plugin_modules_of,
+    plugin_path_of,
+    replaced_key_warnings,
+)
+from connect_lite.kafka.admin import wait_for_cluster_id
 from connect_lite.kafka.broker import EmbeddedBroker
 from connect_lite.kafka.clients import admin_config
+from connect_lite.pipeline.java import check_java
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.plugins.registry import Plugins
 from connect_lite.rest.app import create_app
@@ -24,7 +32,9 @@ from connect_lite.rest.server import RestServer
 from connect_lite.rest.tls import server_context
 from connect_lite.runtime.config_providers import load_config_providers, resolve_worker_props
 from connect_lite.runtime.connector_offsets import ConnectorOffsetsAPI
+from connect_lite.runtime.entities import WorkerHealth
 from connect_lite.runtime.herder import StandaloneHerder
+from connect_lite.runtime.herder_api import WorkerStartingError
 from connect_lite.runtime.loggers import Loggers, install_redaction
 from connect_lite.runtime.metrics import WorkerMetrics
 from connect_lite.runtime.runtime_metrics import RuntimeMetrics
@@ -87,58 +97,141 @@ def start_worker(props: Mapping[str, str], connectors: Sequence[ConnectorFile]) 
 def _start(
     props: dict[str, str], connectors: Sequence[ConnectorFile], runtime: Runtime
 ) -> RunningWorker:
+    timer = StartupTimer()
     redactor = Redactor()
     redactor.add_passwords(client_passwords(props))
     runtime.add("log redaction", install_redaction(redactor))
     # Plugins first: config providers are plugins, and the worker's own keys may refer to them.
-    plugins = Plugins(plugin_path_of(props), plugin_modules=plugin_modules_of(props))
+    with timer.phase("plugins"):
+        plugins = Plugins(plugin_path_of(props), plugin_modules=plugin_modules_of(props))
     resolver = load_config_providers(props, plugins, redactor)
     runtime.add("config providers", resolver.close)
     props = resolve_worker_props(props, resolver)
     config = WorkerConfig(props)
+    for warning in replaced_key_warnings(config.raw):
+        log.warning("%s", warning)
     # Keystores and the credentials file are read first: a bad one fails before anything starts.
     security = config.rest_security()
     tls = server_context(security.tls) if security.tls is not None else None
     # The state file next, before the broker starts or Kafka is contacted: a second worker on
     # a file another one owns, or a damaged or newer file, stops here having done nothing.
     # Stopped last, so the file stays owned until everything else has stopped.
-    stores = _open_state_file(config)
+    with timer.phase("state file"):
+        stores = _open_state_file(config)
     if stores.close is not None:
         runtime.add("state store", stores.close)
+    # The REST listeners next, before anything slow: a taken port stops the start at once,
+    # having started nothing. Until the herder exists, /health answers 503 "starting" (as
+    # Kafka's does) and every other route 503.
+    starting = StartingHerder()
+    with timer.phase("REST"):
+        server = RestServer(create_app(starting, Loggers(), security), config.listeners, tls)
+        server.start()
+    runtime.add("REST server", server.stop)
+    # Java before the broker, Kafka and Spark: without it Spark cannot run, so nothing starts.
+    starting.stage = "Checking Java."
+    with timer.phase("Java"):
+        check_java()
     broker = None
     if config.embedded_broker_enable:
-        broker = EmbeddedBroker(port=config.embedded_broker_port)
-        broker.start()
+        starting.stage = "Starting the embedded broker."
+        with timer.phase("broker"):
+            broker = EmbeddedBroker(port=config.embedded_broker_port)
+            broker.start()
         runtime.add("embedded broker", broker.stop)
         props = {**props, "bootstrap.servers": broker.bootstrap_servers}
         config = WorkerConfig(props)
         log.info("Embedded broker listening at %s", broker.bootstrap_servers)
-    cluster_id = Admin(admin_config(config.raw, {})).cluster_id(timeout=30)
+    starting.stage = f"Connecting to Kafka at {','.join(config.bootstrap_servers)}."
+    with timer.phase("Kafka"):
+        cluster_id = connect_to_kafka(config)
     spark = SparkRuntime(config.spark_conf())
     runtime.add("spark", spark.stop)
     spark.start_in_background()
 
-    herder_box: dict[str, Any] = {}
-    app = create_app(_LazyHerder(herder_box), Loggers(), security)
-    server = RestServer(app, config.listeners, tls)
-    server.start()
-    runtime.add("REST server", server.stop)
-    worker_id = config.worker_id(server.host, server.port)
-    status = StatusReporter(
-        stores.statuses, worker_id, config.status_retry_policy, redactor=redactor
-    )
-    runtime.add("status retries", status.close)
-    herder = build_herder(config, stores, plugins, spark, status, cluster_id, resolver)
-    herder_box["herder"] = herder
-    runtime.add("herder", herder.stop)
-    # Stopped first (stop runs in reverse): no request reaches a stopping herder.
-    runtime.add("REST server (stops first)", server.stop)
-    herder.start()
-    for connector in connectors:
-        _create_from_file(herder, connector)
+    starting.stage = "Starting connectors."
+    with timer.phase("connectors"):
+        worker_id = config.worker_id(server.host, server.port)
+        status = StatusReporter(
+            stores.statuses, worker_id, config.status_retry_policy, redactor=redactor
+        )
+        runtime.add("status retries", status.close)
+        herder = build_herder(config, stores, plugins, spark, status, cluster_id, resolver)
+        starting.herder = herder
+        runtime.add("herder", herder.stop)
+        # Stopped first (stop runs in reverse): no request reaches a stopping herder.
+        runtime.add("REST server (stops first)", server.stop)
+        herder.start()
+        for connector in connectors:
+            _create_from_file(herder, connector)
     herder.ready()
+    log.info("%s", timer.summary(spark_progress(spark)))
     tune_garbage_collector()
     return RunningWorker(herder, server.url, runtime, broker)
+
+
+def connect_to_kafka(config: WorkerConfig) -> str:
+    """The cluster id, logged as it is asked for; a failure names bootstrap.servers and the
+    embedded broker as the way to run without a Kafka cluster."""
+    servers = ",".join(config.bootstrap_servers)
+    timeout = config.bootstrap_timeout_s
+    log.info("Connecting to Kafka at %s", servers)
+
+    def waiting(cause: str) -> None:
+        log.warning(
+            "Kafka at %s does not answer yet (%s); waiting up to %g s in all "
+            "(bootstrap.timeout.ms)",
+            servers,
+            cause,
+            timeout,
+        )
+
+    try:
+        return wait_for_cluster_id(admin_config(config.raw, {}), timeout, waiting)
+    except ConfigError:
+        raise
+    except ConnectError as error:
+        advice = (
+            ""
+            if config.embedded_broker_enable
+            else " or set embedded.broker.enable=true to run a broker inside the worker"
+        )
+        raise ConnectError(
+            f"Cannot connect to Kafka at {servers} (bootstrap.servers) within {timeout:g} s: "
+            f"{error}. Check that the brokers are running and that bootstrap.servers names "
+            f"them,{advice}."
+        ) from error
+
+
+def spark_progress(spark: SparkRuntime) -> str:
+    """Spark's part of the ready line: it starts in the background, so it may not be done."""
+    if spark.start_error is not None:
+        return "Spark failed to start (see the ERROR above)"
+    if spark.started_in is not None:
+        return f"Spark {spark.started_in:.2f} s"
+    return "Spark still starting in the background"
+
+
+class StartupTimer:
+    """Seconds spent on each part of the start, for the one INFO line when the worker is ready."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._began = clock()
+        self.phases: dict[str, float] = {}
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        begin = self._clock()
+        try:
+            yield
+        finally:
+            self.phases[name] = self.phases.get(name, 0.0) + self._clock() - begin
+
+    def summary(self, spark: str) -> str:
+        parts = [f"{name} {seconds:.2f} s" for name, seconds in self.phases.items()]
+        total = self._clock() - self._began
+        return f"Worker started in {total:.2f} s ({', '.join([*parts, spark])})"
 
 
 def _open_state_file(config: WorkerConfig) -> Stores:
@@ -224,18 +317,21 @@ def _create_from_file(herder: StandaloneHerder, file: ConnectorFile) -> None:
         raise ConnectorFileError(f"Failed to create connector from {path}: {error}") from error
 
 
-class _LazyHerder:
-    """Lets the REST server bind (and answer /health with 503) before the herder exists."""
+class StartingHerder:
+    """Stands in for the herder while the worker starts, so that the REST listeners can bind
+    first: /health answers 503 "starting" with the current stage, every other route 503."""
 
-    def __init__(self, box: dict[str, Any]) -> None:
-        self._box = box
+    def __init__(self) -> None:
+        self.herder: StandaloneHerder | None = None
+        self.stage = "Starting."
 
     def __getattr__(self, name: str) -> Any:
-        herder = self._box.get("herder")
-        if herder is None:
-            if name == "health":
-                from connect_lite.runtime.entities import WorkerHealth
+        herder = self.herder
+        if herder is not None:
+            return getattr(herder, name)
+        if name == "health":
+            return self._health
+        raise WorkerStartingError("Worker is still starting up.")
 
-                return lambda: WorkerHealth("starting", "Worker is still starting up.")
-            raise ConnectError("Worker is still starting up.")
-        return getattr(herder, name)
+    def _health(self) -> WorkerHealth:
+        return WorkerHealth("starting", f"Worker is still starting up. {self.stage}")

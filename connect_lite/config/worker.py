@@ -96,6 +96,15 @@ def _define_worker_config() -> ConfigDef:
         "embedded.broker.enable=true, which fills it with the embedded broker's address.",
     )
     d.define(
+        "bootstrap.timeout.ms",
+        Type.LONG,
+        30000,
+        Range.at_least(1),
+        importance=low,
+        doc="How long start-up waits for the cluster at bootstrap.servers to answer before "
+        "the worker stops (exit 2). A WARN names the cause after the first failed attempt.",
+    )
+    d.define(
         "embedded.broker.enable",
         Type.BOOLEAN,
         False,
@@ -329,6 +338,54 @@ WORKER_CONFIG_DEF = _define_worker_config()
 
 
 @dataclass(frozen=True)
+class ReplacedKey:
+    """A Kafka worker key that connect-lite does not read: the key that takes its place, and
+    the rest of the WARN line (which names that key)."""
+
+    replacement: str
+    why: str
+
+
+_DISTRIBUTED = "it belongs to Kafka Connect's distributed mode; connect-lite keeps {} in {}"
+REPLACED_KAFKA_KEYS: dict[str, ReplacedKey] = {
+    "offset.storage.file.filename": ReplacedKey(
+        "state.storage.file",
+        "source offsets are kept in state.storage.file, with the rest of the worker's state",
+    ),
+    **{
+        key: ReplacedKey("state.storage.file", _DISTRIBUTED.format(what, "state.storage.file"))
+        for key, what in (
+            ("group.id", "its state"),
+            ("offset.storage.topic", "source offsets"),
+            ("offset.storage.partitions", "source offsets"),
+            ("offset.storage.replication.factor", "source offsets"),
+            ("config.storage.topic", "connector configs"),
+            ("config.storage.replication.factor", "connector configs"),
+            ("status.storage.topic", "statuses"),
+            ("status.storage.partitions", "statuses"),
+            ("status.storage.replication.factor", "statuses"),
+        )
+    },
+    "rest.host.name": ReplacedKey("listeners", "Kafka 3.0 replaced it with listeners"),
+    "rest.port": ReplacedKey("listeners", "Kafka 3.0 replaced it with listeners"),
+    "admin.listeners": ReplacedKey(
+        "listeners", "/admin/loggers is served on listeners, with every other route"
+    ),
+}
+"""Kafka worker keys that connect-lite replaces: a worker config that sets one gets a WARN."""
+
+
+def replaced_key_warnings(props: Mapping[str, str]) -> list[str]:
+    """One line for each Kafka key in ``props`` that connect-lite replaces, naming the
+    replacement (a Kafka ``connect-standalone.properties`` has some of them)."""
+    return [
+        f"Worker config key {key} is not used by connect-lite: {replaced.why}."
+        for key, replaced in REPLACED_KAFKA_KEYS.items()
+        if key in props
+    ]
+
+
+@dataclass(frozen=True)
 class Listener:
     """One REST listener."""
 
@@ -359,6 +416,10 @@ class WorkerConfig:
     @property
     def bootstrap_servers(self) -> list[str]:
         return list(self.get("bootstrap.servers") or [])
+
+    @property
+    def bootstrap_timeout_s(self) -> float:
+        return int(self.get("bootstrap.timeout.ms")) / 1000
 
     @property
     def embedded_broker_enable(self) -> bool:
@@ -541,14 +602,17 @@ __all__ = [
     "DEFAULT_LISTENER",
     "JSON_CONVERTER",
     "PASSTHROUGH_PREFIXES",
+    "REPLACED_KAFKA_KEYS",
     "SIMPLE_HEADER_CONVERTER",
     "STATUS_RETRY",
     "WORKER_CONFIG_DEF",
     "Listener",
+    "ReplacedKey",
     "WorkerConfig",
     "optional",
     "parse_listener",
     "plugin_modules_of",
     "plugin_path_of",
+    "replaced_key_warnings",
     "worker_config_markdown",
 ]

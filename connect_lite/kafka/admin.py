@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,12 +14,21 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, Resourc
 
 from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import TopicPartition
-from connect_lite.kafka.native import from_native, new_client, to_connect_error, to_native
+from connect_lite.kafka.native import (
+    LIBRDKAFKA_LOG,
+    describe,
+    from_native,
+    new_client,
+    to_connect_error,
+    to_native,
+)
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 30.0
 TOLERATED = object()
+FIRST_ATTEMPT_S = 1.0
+"""How long the first try to reach the cluster at start-up waits before saying why it fails."""
 
 
 @dataclass(frozen=True)
@@ -155,4 +165,55 @@ class Admin:
         return result is not TOLERATED
 
 
-__all__ = ["Admin", "TopicDescription"]
+def wait_for_cluster_id(
+    config: Mapping[str, str],
+    timeout: float,
+    on_waiting: Callable[[str], None],
+    clock: Callable[[], float] = time.monotonic,
+) -> str:
+    """The id of the cluster that ``config`` names, waiting up to ``timeout`` seconds for it.
+
+    A first try waits FIRST_ATTEMPT_S; if it fails, ``on_waiting`` hears why (librdkafka's
+    own words, e.g. "Connection refused") and a second try waits for the rest of the time, so
+    a broker that is still starting is waited for. ConnectError with the last cause after.
+    """
+    errors: list[KafkaError] = []
+    conf: dict[str, Any] = {**config, "error_cb": errors.append, "logger": _DEBUG_ONLY}
+    admin = new_client(AdminClient, conf, "admin client")
+    deadline = clock() + timeout
+    attempt = min(FIRST_ATTEMPT_S, timeout)
+    told = False
+    while True:
+        try:
+            return str(admin.list_topics(timeout=attempt).cluster_id)
+        except KafkaException as exc:
+            admin.poll(0)  # serves error_cb: the reason a broker could not be reached
+            cause = _connection_problem(errors, exc)
+        attempt = deadline - clock()
+        if attempt <= 0:
+            raise ConnectError(cause)
+        if not told:
+            on_waiting(cause)
+            told = True
+
+
+class _DebugOnly:
+    """librdkafka's log lines at DEBUG: while waiting for a cluster it logs every failed
+    connection (many a second); the one WARN and the final error say it once."""
+
+    def log(self, level: int, msg: str, *args: Any) -> None:
+        LIBRDKAFKA_LOG.debug(msg, *args)
+
+
+_DEBUG_ONLY = _DebugOnly()
+
+
+def _connection_problem(errors: list[KafkaError], exc: KafkaException) -> str:
+    """The most telling error seen: the last broker-level one, else the metadata failure."""
+    for err in reversed(errors):
+        if err.code() != KafkaError._ALL_BROKERS_DOWN:
+            return str(err.str())
+    return describe(exc)
+
+
+__all__ = ["Admin", "TopicDescription", "wait_for_cluster_id"]

@@ -16,9 +16,12 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
+
+from connect_lite.api.errors import ConnectError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -42,6 +45,15 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 _GROUP_KEYS = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+
+MAX_CAUSE_CHARS = 500
+RETRY_AFTER_S = 60.0
+"""After a failed start, how long :meth:`SparkRuntime.session` answers with that failure at
+once (every task thread, /health) before a caller may try to start Spark again."""
+
+
+class SparkStartError(ConnectError):
+    """The SparkSession could not be created: tasks fail with it, and /health reports it."""
 
 
 def effective_conf(conf: dict[str, str]) -> dict[str, str]:
@@ -80,11 +92,20 @@ class JobGroup:
 class SparkRuntime:
     """Owns the worker's SparkSession: lazy, thread-safe creation, job groups, stop."""
 
-    def __init__(self, conf: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        conf: dict[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.conf = effective_conf(dict(conf or {}))
+        self._given_keys = sorted(conf or {})
+        self._clock = clock
         self._lock = threading.Lock()
         self._spark: SparkSession | None = None
-        self._error: BaseException | None = None
+        self._failure: tuple[str, BaseException, float] | None = None
+        """(message, cause, when) of the last failed start, until a start succeeds."""
+        self.started_in: float | None = None
+        """Seconds the last successful start took (None before one finished)."""
         self._groups: dict[str, list[JobGroup]] = {}
         self._groups_lock = threading.Lock()
         self._starter: threading.Thread | None = None
@@ -103,8 +124,40 @@ class SparkRuntime:
             return spark
         with self._lock:
             if self._spark is None:
-                self._spark = self._create()
+                self._spark = self._start_session()
             return self._spark
+
+    def _start_session(self) -> SparkSession:
+        """Create the session (under ``_lock``); SparkStartError if it fails, or failed less
+        than RETRY_AFTER_S ago: a failed start is not retried by every caller in turn."""
+        failure = self._failure
+        if failure is not None and self._clock() - failure[2] < RETRY_AFTER_S:
+            raise SparkStartError(failure[0]) from failure[1]
+        begin = self._clock()
+        try:
+            spark = self._create()
+        except Exception as error:
+            message = self._failure_message(error)
+            self._failure = (message, error, self._clock())
+            log.error("%s", message, exc_info=error)
+            raise SparkStartError(message) from error
+        self._failure = None
+        self.started_in = self._clock() - begin
+        log.info("Spark session started in %.1f s", self.started_in)
+        return spark
+
+    def _failure_message(self, error: BaseException) -> str:
+        """One line. A Py4J error's text holds a whole Java stack trace (the log has it): its
+        first line and the Java exception's line (": org.apache...") are kept."""
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        if len(lines) > 1 and lines[1].startswith(":"):
+            lines[0] = f"{lines[0].rstrip('.')}{lines[1]}"
+        cause = (lines[0][:MAX_CAUSE_CHARS] if lines else type(error).__name__).rstrip(".")
+        keys = ", ".join(self._given_keys) or "none set"
+        return (
+            f"Spark failed to start: {cause}. Check the worker's spark.* keys ({keys}); "
+            "the JVM's own message, if it printed one, is in the worker's output just before."
+        )
 
     def recover(self) -> bool:
         """After a failed job: if Spark's JVM is gone (killed, or out of memory, which ends
@@ -130,16 +183,14 @@ class SparkRuntime:
             return self._starter
 
     def _start_quietly(self) -> None:
-        try:
+        with suppress(SparkStartError):  # logged, kept as start_error, raised to tasks
             self.session()
-        except Exception as e:  # reported again to whoever calls session()
-            self._error = e
-            log.exception("Starting the Spark session failed")
 
     @property
-    def start_error(self) -> BaseException | None:
-        """The error of a failed background start, if any."""
-        return self._error
+    def start_error(self) -> str | None:
+        """Why the last start failed (it is logged at ERROR); None once a start succeeded."""
+        failure = self._failure
+        return None if failure is None else failure[0]
 
     def _create(self) -> SparkSession:
         from pyspark.sql import SparkSession
@@ -154,7 +205,6 @@ class SparkRuntime:
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel(self.conf["spark.log.level"])
-        self._error = None
         return spark
 
     @property

@@ -242,15 +242,33 @@ class Plugins:
         return [plugin_type for base, plugin_type in _BASES if issubclass(cls, base)]
 
 
+JAVA_ARCHIVES = (".jar", ".zip")
+"""What Kafka's plugin.path holds besides directories: Java plugins connect-lite cannot run."""
+_JAVA_ONLY = (
+    "connect-lite runs Python plugins only (one directory of Python modules per plugin); "
+    "Kafka's converters and transformations are built in under their Kafka class names"
+)
+
+
 def _locations_in(entry: str) -> list[str]:
     if not os.path.isdir(entry):
-        log.warning("plugin.path entry %s is not a directory; skipping it", entry)
+        if entry.lower().endswith(JAVA_ARCHIVES) and os.path.isfile(entry):
+            log.warning(
+                "plugin.path entry %s is a Java archive; skipping it: %s", entry, _JAVA_ONLY
+            )
+        else:
+            log.warning("plugin.path entry %s is not a directory; skipping it", entry)
         return []
-    return [
-        os.path.join(entry, name)
-        for name in sorted(os.listdir(entry))
-        if not name.startswith((".", "__")) and os.path.isdir(os.path.join(entry, name))
-    ]
+    names = [name for name in sorted(os.listdir(entry)) if not name.startswith((".", "__"))]
+    archives = [n for n in names if n.lower().endswith(JAVA_ARCHIVES)]
+    if archives:
+        log.warning(
+            "plugin.path entry %s holds Java archives (%s); skipping them: %s",
+            entry,
+            ", ".join(archives),
+            _JAVA_ONLY,
+        )
+    return [os.path.join(entry, n) for n in names if os.path.isdir(os.path.join(entry, n))]
 
 
 def _import_with_submodules(module_name: str) -> list[types.ModuleType]:

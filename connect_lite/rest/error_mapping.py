@@ -16,7 +16,7 @@ from connect_lite.api.errors import (
     NotFoundError,
     TimeoutError_,
 )
-from connect_lite.runtime.herder_api import STOPPING_ERRORS
+from connect_lite.runtime.herder_api import STOPPING_ERRORS, WorkerStartingError
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,7 @@ STATUS_CODES: tuple[tuple[type[Exception], int], ...] = (
     (ConfigError, 400),
     (ForbiddenError, 403),
     (TimeoutError_, 500),
+    (WorkerStartingError, 503),
     *((error, 503) for error in STOPPING_ERRORS),
 )
 """Domain error -> HTTP status; anything not listed is a 500."""

@@ -21,7 +21,8 @@ def server_info() -> Response:
 @bp.get("/health")
 def health() -> Response:
     status = herder().health()
-    return render.json_response(render.worker_status(status), HEALTH_STATUS.get(status.status, 500))
+    code = 503 if status.unavailable else HEALTH_STATUS.get(status.status, 500)
+    return render.json_response(render.worker_status(status), code)
 
 
 @bp.get("/metrics")

@@ -9,8 +9,11 @@ starve ``/health``, and a request whose line and headers do not arrive within
 from __future__ import annotations
 
 import contextlib
+import errno
 import ipaddress
 import logging
+import os
+import re
 import socket
 import ssl
 import threading
@@ -204,9 +207,7 @@ class RestServer:
         try:
             server.prepare()  # binds and listens: connections queue from here on
         except OSError as exc:
-            raise ConnectError(
-                f"Could not bind REST listener {listener.host}:{listener.port}: {exc}"
-            ) from exc
+            raise ConnectError(bind_failure(listener, exc)) from exc
         self._servers.append(server)
         self._schemes.append(listener.scheme)
         thread = threading.Thread(target=server.serve, name="rest-server", daemon=True)
@@ -249,6 +250,27 @@ class RestServer:
         if not self._servers:
             raise RuntimeError("The REST server is not started")
         return self.addresses[0]
+
+
+def bind_failure(listener: Listener, exc: OSError) -> str:
+    """One line on why ``listener`` could not be bound, naming the worker key to change."""
+    url = _url(listener.scheme, listener.host, listener.port)
+    change = "change listeners in the worker config (listeners=http://host:port)"
+    # cheroot raises a new OSError whose message holds the bind's: "... [Errno 98] ..."
+    codes = re.findall(r"\[Errno (\d+)\]", str(exc))
+    code = exc.errno or (int(codes[-1]) if codes else None)
+    if code == errno.EADDRINUSE:
+        return (
+            f"Could not bind REST listener {url}: the port is in use. "
+            f"Stop what uses it, or {change}."
+        )
+    if code == errno.EACCES:
+        why = "permission denied (ports below 1024 need privileges)"
+    elif code == errno.EADDRNOTAVAIL:
+        why = "the address is not one of this machine's"
+    else:
+        why = os.strerror(code) if code else str(exc)
+    return f"Could not bind REST listener {url}: {why}. {change[0].upper()}{change[1:]}."
 
 
 def _url(scheme: str, host: str, port: int) -> str:

@@ -73,6 +73,9 @@ class ServerInfo:
 class WorkerHealth:
     status: str  # "healthy" | "starting" | "unhealthy"
     message: str
+    unavailable: bool = False
+    """The worker answers but cannot run tasks (its Spark session failed to start): the
+    service is unavailable (503), which is not the herder failing to answer (500)."""
 
 
 @dataclass(frozen=True)

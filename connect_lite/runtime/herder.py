@@ -144,6 +144,9 @@ class StandaloneHerder:
             return WorkerHealth("starting", "Worker is shutting down.")
         if not self._ready:
             return WorkerHealth("starting", "Worker is still starting up.")
+        failure = self.worker.engine_failure()
+        if failure is not None:
+            return WorkerHealth("unhealthy", f"Worker cannot run tasks: {failure}", True)
         if not self._lock.acquire(timeout=self.health_timeout_s):
             return WorkerHealth(
                 "unhealthy",

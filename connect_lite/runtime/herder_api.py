@@ -26,6 +26,10 @@ class WorkerStoppingError(ConnectError):
     """The worker is shutting down and takes no more work (503)."""
 
 
+class WorkerStartingError(ConnectError):
+    """The worker is still starting: the REST listener is bound, the herder not yet (503)."""
+
+
 STOPPING_ERRORS: tuple[type[ConnectError], ...] = (WorkerStoppingError, StoreClosedError)
 """What a request meets while the worker shuts down: answered 503."""
 
@@ -33,8 +37,8 @@ STOPPING_ERRORS: tuple[type[ConnectError], ...] = (WorkerStoppingError, StoreClo
 class HerderAPI(Protocol):
     """Every method is synchronous and raises connect_lite.api.errors on failure:
     NotFoundError (404), AlreadyExistsError (409), BadRequestError / ConfigError (400),
-    ForbiddenError (403), WorkerStoppingError (503), anything else (500). Messages are
-    Kafka's texts."""
+    ForbiddenError (403), WorkerStoppingError and WorkerStartingError (503), anything else
+    (500). Messages are Kafka's texts."""
 
     worker_id: str
 

@@ -366,6 +366,10 @@ class Worker:
             columns=self.transforms_columns,
         )
 
+    def engine_failure(self) -> str | None:
+        """Why the Spark session could not start, if it failed (tasks fail with it)."""
+        return self.spark.start_error
+
     def running_plugins(self) -> list[RunningPlugin]:
         """Read-only view of the connectors, tasks and components running now."""
         out = []

@@ -172,8 +172,11 @@ class WorkerProcess:
         extra: dict[str, str] | None = None,
         connector_files: list[str] | None = None,
         port: int | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.workdir = workdir
+        self.env = dict(os.environ if env is None else env)
+        """The worker's environment (default: the test's)."""
         self.port = port or free_port()
         self.props_path = workdir / "worker.properties"
         props = {
@@ -202,7 +205,7 @@ class WorkerProcess:
             cwd=self.workdir,
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**self.env, "PYTHONUNBUFFERED": "1"},
         )
         if wait_healthy:
             self.wait_healthy()

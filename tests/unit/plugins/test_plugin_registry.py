@@ -188,6 +188,33 @@ def test_a_broken_location_is_logged_and_skipped(
     assert any(str(tmp_path / "broken") in r.getMessage() for r in caplog.records)
 
 
+def test_java_archives_on_the_plugin_path_are_skipped_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    jar = tmp_path / "connect-file-4.1.0.jar"
+    jar.write_bytes(b"PK")
+    entry = tmp_path / "plugins"
+    _location(entry, "good", {"ok.py": _converter("OkConverter")})
+    (entry / "kafka-connect-jdbc-10.8.0.jar").write_bytes(b"PK")
+    missing = tmp_path / "missing"
+    with caplog.at_level(logging.WARNING, logger="connect_lite.plugins.registry"):
+        plugins = Plugins([str(jar), str(entry), str(missing)], [])
+    assert [d.class_name for d in plugins.all()] == ["ok.OkConverter"]
+    python_only = (
+        "connect-lite runs Python plugins only (one directory of Python modules per plugin); "
+        "Kafka's converters and transformations are built in under their Kafka class names"
+    )
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", f"plugin.path entry {jar} is a Java archive; skipping it: {python_only}"),
+        (
+            "WARNING",
+            f"plugin.path entry {entry} holds Java archives (kafka-connect-jdbc-10.8.0.jar); "
+            f"skipping them: {python_only}",
+        ),
+        ("WARNING", f"plugin.path entry {missing} is not a directory; skipping it"),
+    ]
+
+
 def test_type_helpers(plugins: Plugins) -> None:
     source = plugins.find("VersionedSource", [T.SOURCE]).cls
     sink = plugins.find("VersionedSink", [T.SINK]).cls

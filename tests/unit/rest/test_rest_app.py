@@ -35,6 +35,16 @@ def test_health_codes_with_worker_status_body(
     assert response.get_json() == {"status": status, "message": f"Worker is {status}."}
 
 
+def test_an_unavailable_worker_is_503_with_its_reason(
+    client: FlaskClient, herder: FakeHerder
+) -> None:
+    reason = "Worker cannot run tasks: Spark failed to start: no JVM."
+    herder.health_value = WorkerHealth("unhealthy", reason, unavailable=True)
+    response = client.get("/health")
+    assert response.status_code == 503
+    assert response.get_json() == {"status": "unhealthy", "message": reason}
+
+
 # -- plugins -----------------------------------------------------------------------------------
 
 

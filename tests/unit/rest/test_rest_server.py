@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import http.client
 import json
 import logging
+import os
 import socket
 import time
 import urllib.error
@@ -14,7 +16,7 @@ import pytest
 
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.rest import RestServer, create_app
-from connect_lite.rest.server import Listener, parse_listener
+from connect_lite.rest.server import Listener, bind_failure, parse_listener
 from connect_lite.runtime.loggers import Loggers
 
 from .fake_herder import NOT_FOUND, FakeHerder
@@ -87,8 +89,30 @@ def test_a_port_in_use_fails_start(loggers: Loggers) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         server = RestServer(create_app(FakeHerder(), loggers), [f"http://127.0.0.1:{port}"])
-        with pytest.raises(ConnectError, match="Could not bind REST listener"):
+        with pytest.raises(ConnectError) as failed:
             server.start()
+    assert str(failed.value) == (
+        f"Could not bind REST listener http://127.0.0.1:{port}: the port is in use. Stop what "
+        "uses it, or change listeners in the worker config (listeners=http://host:port)."
+    )
+
+
+@pytest.mark.parametrize(
+    "code, why",
+    [
+        (errno.EACCES, "permission denied (ports below 1024 need privileges)"),
+        (errno.EADDRNOTAVAIL, "the address is not one of this machine's"),
+        (errno.EMFILE, os.strerror(errno.EMFILE)),
+    ],
+)
+def test_every_bind_failure_names_the_listeners_key(code: int, why: str) -> None:
+    # as cheroot raises it: a new OSError without errno, the bind's error in its message
+    cheroots = OSError(f"No socket could be created -- (('10.9.8.7', 80): [Errno {code}] x)")
+    message = bind_failure(Listener("10.9.8.7", 80), cheroots)
+    assert message == (
+        f"Could not bind REST listener http://10.9.8.7:80: {why}. "
+        "Change listeners in the worker config (listeners=http://host:port)."
+    )
 
 
 @pytest.mark.parametrize(

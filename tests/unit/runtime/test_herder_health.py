@@ -1,4 +1,5 @@
-"""GET /health as Kafka: starting before ready, unhealthy when the herder lock is held too long."""
+"""GET /health as Kafka: starting before ready, unhealthy when the herder lock is held too long;
+and unavailable when Spark could not start (tasks cannot run)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,21 @@ from types import SimpleNamespace
 
 import pytest
 
+from connect_lite.runtime.entities import WorkerHealth
 from connect_lite.runtime.herder import StandaloneHerder
 from connect_lite.runtime.herder_api import WorkerStoppingError
 from tests.unit.runtime.real_herder import herder_parts
 
 
-def herder_state(ready: bool) -> SimpleNamespace:
-    """Only what ``health`` reads: stopping, readiness, the herder lock and its timeout."""
+def herder_state(ready: bool, engine_failure: str | None = None) -> SimpleNamespace:
+    """Only what ``health`` reads: stopping, readiness, the worker's Spark failure, the herder
+    lock and its timeout."""
     return SimpleNamespace(
-        _stopping=False, _ready=ready, _lock=threading.RLock(), health_timeout_s=0.2
+        _stopping=False,
+        _ready=ready,
+        worker=SimpleNamespace(engine_failure=lambda: engine_failure),
+        _lock=threading.RLock(),
+        health_timeout_s=0.2,
     )
 
 
@@ -28,6 +35,17 @@ def test_healthy_when_the_lock_is_free() -> None:
     health = StandaloneHerder.health(herder_state(True))  # type: ignore[arg-type]
     assert health.status == "healthy"
     assert health.message == "Worker has completed startup and is ready to handle requests."
+
+
+def test_unavailable_with_the_reason_when_spark_failed_to_start() -> None:
+    reason = "Spark failed to start: [JAVA_GATEWAY_EXITED] Java gateway process exited"
+    health = StandaloneHerder.health(herder_state(True, reason))  # type: ignore[arg-type]
+    assert health == WorkerHealth("unhealthy", f"Worker cannot run tasks: {reason}", True)
+
+
+def test_starting_comes_before_a_spark_failure() -> None:
+    health = StandaloneHerder.health(herder_state(False, "Spark failed"))  # type: ignore[arg-type]
+    assert (health.status, health.unavailable) == ("starting", False)
 
 
 class SpyLock:

@@ -1,0 +1,181 @@
+"""Start-up fails fast and says why: a taken port, no Java, no Kafka; a Spark that cannot start
+leaves the worker up, 503 on /health with the reason, and fails tasks with it."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from connect_lite.pipeline.java import INSTALL_ADVICE
+from tests.integration.worker_process import REPO, WorkerProcess, source_config, unique, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port that refuses connections: bound (so no one takes it), not listening."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield int(sock.getsockname()[1])
+
+
+def stopped_with(worker: WorkerProcess, code: int = 2) -> str:
+    """The worker exited with ``code``; its log, which has no traceback."""
+    assert worker.proc is not None
+    assert worker.proc.wait(120) == code, worker.log()
+    log = worker.log()
+    assert "Traceback" not in log, log
+    return log
+
+
+def one_error(log: str) -> str:
+    """The one ERROR line of the log, continuation lines included."""
+    lines = log.splitlines()
+    starts = [i for i, line in enumerate(lines) if "] ERROR " in line]
+    assert len(starts) == 1, log
+    following = lines[starts[0] + 1 :]
+    ends = [i for i, line in enumerate(following) if line.startswith("[")]
+    return "\n".join([lines[starts[0]], *following[: ends[0] if ends else None]])
+
+
+def nothing_slow_started(log: str) -> None:
+    assert "Embedded broker listening" not in log, "a broker started before the check"
+    assert "Connecting to Kafka" not in log, "Kafka was contacted before the check"
+    assert "Starting Spark session" not in log, "Spark started before the check"
+
+
+def test_a_taken_port_stops_the_start_before_the_broker_kafka_and_spark(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        worker = WorkerProcess(tmp_path, None, {"embedded.broker.enable": "true"}, port=port)
+        worker.start(wait_healthy=False)
+        log = stopped_with(worker)
+    assert one_error(log).endswith(
+        f"] ERROR Stopping after startup failure: Could not bind REST listener "
+        f"http://127.0.0.1:{port}: the port is in use. Stop what uses it, or change listeners "
+        "in the worker config (listeners=http://host:port). (connect_lite)"
+    )
+    nothing_slow_started(log)
+
+
+def test_without_java_the_start_stops_with_the_advice_of_setup_sh(tmp_path: Path) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(empty)
+    worker = WorkerProcess(tmp_path, None, {"embedded.broker.enable": "true"}, env=env)
+    worker.start(wait_healthy=False)
+    error = one_error(stopped_with(worker))
+    assert error.endswith(
+        "] ERROR Stopping after startup failure: connect-lite needs Java 17 or newer (PySpark 4 "
+        f"runs on the JVM), and `java` is not on PATH.\n{INSTALL_ADVICE} (connect_lite)"
+    )
+    nothing_slow_started(worker.log())
+
+
+def test_a_kafka_standalone_config_with_no_broker_names_what_to_change(
+    tmp_path: Path, closed_port: int
+) -> None:
+    jar = tmp_path / "connect-file-4.1.0.jar"
+    jar.write_bytes(b"PK")
+    servers = f"127.0.0.1:{closed_port}"
+    kafka_keys = {
+        "offset.storage.file.filename": str(tmp_path / "connect.offsets"),
+        "plugin.path": f"{jar},{REPO / 'plugins'}",
+        "bootstrap.timeout.ms": "2000",
+    }
+    worker = WorkerProcess(tmp_path, servers, kafka_keys).start(wait_healthy=False)
+    log = stopped_with(worker)
+    warnings = [line for line in log.splitlines() if "] WARNING " in line]
+    assert any(
+        f"plugin.path entry {jar} is a Java archive; skipping it: connect-lite runs Python "
+        "plugins only" in line
+        for line in warnings
+    ), log
+    assert any(
+        "Worker config key offset.storage.file.filename is not used by connect-lite: source "
+        "offsets are kept in state.storage.file" in line
+        for line in warnings
+    ), log
+    assert f"] INFO Connecting to Kafka at {servers} (connect_lite.worker_main)" in log
+    assert any(f"Kafka at {servers} does not answer yet (" in line for line in warnings), log
+    error = one_error(log)
+    assert f"Cannot connect to Kafka at {servers} (bootstrap.servers) within 2 s: " in error
+    assert "Connection refused" in error
+    assert error.endswith(
+        "Check that the brokers are running and that bootstrap.servers names them, or set "
+        "embedded.broker.enable=true to run a broker inside the worker. (connect_lite)"
+    )
+    assert "Starting Spark session" not in log
+
+
+def test_while_kafka_does_not_answer_the_rest_api_says_starting(
+    tmp_path: Path, closed_port: int
+) -> None:
+    servers = f"127.0.0.1:{closed_port}"
+    worker = WorkerProcess(tmp_path, servers, {"bootstrap.timeout.ms": "600000"})
+    worker.start(wait_healthy=False)
+    try:
+
+        def waiting_for_kafka() -> object:
+            response = worker.rest.get("/health")
+            return response if "Kafka" in response.body["message"] else None
+
+        response = wait_for(waiting_for_kafka, 60, what="/health naming the Kafka stage")
+        assert (response.status, response.body) == (
+            503,
+            {
+                "status": "starting",
+                "message": f"Worker is still starting up. Connecting to Kafka at {servers}.",
+            },
+        )
+        connectors = worker.rest.get("/connectors")
+        assert (connectors.status, connectors.body) == (
+            503,
+            {"error_code": 503, "message": "Worker is still starting up."},
+        )
+    finally:
+        worker.kill()  # SIGTERM is handled once the start is over; this start waits 10 min
+
+
+def test_a_spark_that_cannot_start_gives_503_on_health_and_fails_tasks_with_the_reason(
+    bootstrap_servers: str, tmp_path: Path
+) -> None:
+    # A heap of 1 byte: the JVM refuses to start, so the session fails within a second.
+    worker = WorkerProcess(tmp_path, bootstrap_servers, {"spark.driver.memory": "1"})
+    worker.start(wait_healthy=False)
+    try:
+
+        def unavailable() -> object:
+            response = worker.rest.get("/health")
+            return response if response.body.get("status") == "unhealthy" else None
+
+        response = wait_for(unavailable, 120, what="/health unhealthy")
+        reason = "Spark failed to start: [JAVA_GATEWAY_EXITED]"
+        assert response.status == 503
+        assert response.body["message"].startswith(f"Worker cannot run tasks: {reason}")
+        assert "spark.driver.memory" in response.body["message"]
+        log = worker.log()
+        assert f"] ERROR {reason}" in log
+        assert "Worker started in " in log
+
+        name = unique("no-spark")
+        config = source_config(unique("topic"))
+        assert worker.rest.put(f"/connectors/{name}/config", config).status == 201
+
+        def failed_task() -> object:
+            tasks = worker.status(name)["tasks"]
+            return tasks[0] if tasks and tasks[0]["state"] == "FAILED" else None
+
+        task = wait_for(failed_task, 120, what="the task FAILED")
+        assert f"connect_lite.pipeline.session.SparkStartError: {reason}" in task["trace"]
+        assert worker.terminate() == 0
+    finally:
+        worker.stop()
