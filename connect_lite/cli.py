@@ -226,17 +226,30 @@ def _reason(error: OSError) -> str:
     return error.strerror or str(error)
 
 
+class _StartInterrupted(BaseException):
+    """SIGTERM or SIGINT during start-up (a BaseException, so no handler on the way swallows
+    it; the start's own cleanup runs)."""
+
+
+def _interrupt_start(signum: int, _frame: object) -> None:
+    raise _StartInterrupted(signal.Signals(signum).name)
+
+
 def _run(props: dict[str, str], connectors: list[ConnectorFile]) -> int:
     """Start the worker, run until SIGTERM or SIGINT, stop it."""
     # imported late: --help and --version stay fast
     from connect_lite.storage.base import StateFileError
     from connect_lite.worker_main import ConnectorFileError, start_worker
 
-    stop_requested = threading.Event()
+    # While the worker starts (it may wait long for Kafka), a signal interrupts the start:
+    # start_worker stops what it started. Once it runs, a signal only asks the loop to stop.
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop_requested.set())
+        signal.signal(signum, _interrupt_start)
     try:
         running = start_worker(props, connectors)
+    except _StartInterrupted as interrupted:
+        log.info("Start-up interrupted by %s; stopped what had started", interrupted)
+        return 0
     except ConfigError as error:
         print(f"Invalid worker configuration:\n{error}", file=sys.stderr)
         return EXIT_STARTUP_FAILED
@@ -249,6 +262,9 @@ def _run(props: dict[str, str], connectors: list[ConnectorFile]) -> int:
     except ConnectError as error:
         log.error("Stopping after startup failure: %s", error)
         return EXIT_STARTUP_FAILED
+    stop_requested = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop_requested.set())
     log.info("connect-lite is running: REST API at %s", running.rest_url)
     # A timed wait: Python runs a signal handler only in the main thread, between bytecodes,
     # and a signal that lands on another thread does not wake a wait without a timeout.
