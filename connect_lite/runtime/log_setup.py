@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from connect_lite.api.errors import ConfigError
-from connect_lite.runtime.loggers import TRACE
+from connect_lite.runtime.loggers import LEVELS, TRACE
 from connect_lite.runtime.logging_context import ContextFilter, LogContext, current
 
 LOG_FORMATS = ("text", "json")
@@ -35,14 +35,8 @@ HANDLER_NAME = "connect-lite"
 """The name of the handler ``configure_logging`` installs (and replaces when called again)."""
 
 _KAFKA_LEVEL_NAMES = {"WARNING": "WARN", "CRITICAL": "FATAL"}
-_PYTHON_LEVELS = {
-    "TRACE": TRACE,
-    "DEBUG": logging.DEBUG,
-    "INFO": logging.INFO,
-    "WARN": logging.WARNING,
-    "ERROR": logging.ERROR,
-    "FATAL": logging.CRITICAL,
-}
+_PYTHON_LEVELS = {name: level for name, level in LEVELS.items() if name not in ("ALL", "OFF")}
+"""The levels --log-level takes: log4j's names, as PUT /admin/loggers does, less ALL and OFF."""
 
 
 class LogConfigError(ConfigError):
