@@ -231,23 +231,33 @@ class _StartInterrupted(BaseException):
     it; the start's own cleanup runs)."""
 
 
-def _interrupt_start(signum: int, _frame: object) -> None:
-    raise _StartInterrupted(signal.Signals(signum).name)
-
-
 def _run(props: dict[str, str], connectors: list[ConnectorFile]) -> int:
     """Start the worker, run until SIGTERM or SIGINT, stop it."""
     # imported late: --help and --version stay fast
     from connect_lite.storage.base import StateFileError
     from connect_lite.worker_main import ConnectorFileError, start_worker
 
-    # While the worker starts (it may wait long for Kafka), a signal interrupts the start:
-    # start_worker stops what it started. Once it runs, a signal only asks the loop to stop.
+    # While the worker starts (it may wait long for Kafka), the first signal interrupts the
+    # start: start_worker stops what it started. Any later signal (one during that clean-up,
+    # or once the worker runs) only asks the loop below to stop.
+    stop_requested = threading.Event()
+    starting = [True]
+
+    def on_signal(signum: int, _frame: object) -> None:
+        if starting[0]:
+            starting[0] = False
+            raise _StartInterrupted(signal.Signals(signum).name)
+        stop_requested.set()
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, _interrupt_start)
+        signal.signal(signum, on_signal)
+    running = None
     try:
         running = start_worker(props, connectors)
+        starting[0] = False
     except _StartInterrupted as interrupted:
+        if running is not None:  # the signal came just after the start
+            running.stop()
         log.info("Start-up interrupted by %s; stopped what had started", interrupted)
         return 0
     except ConfigError as error:
@@ -262,9 +272,10 @@ def _run(props: dict[str, str], connectors: list[ConnectorFile]) -> int:
     except ConnectError as error:
         log.error("Stopping after startup failure: %s", error)
         return EXIT_STARTUP_FAILED
-    stop_requested = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop_requested.set())
+    except Exception as error:  # anything else is still one line, and exit 2, not a trace
+        log.error("Stopping after startup failure: %s: %s", type(error).__name__, error)
+        log.debug("The start-up failure", exc_info=True)
+        return EXIT_STARTUP_FAILED
     log.info("connect-lite is running: REST API at %s", running.rest_url)
     # A timed wait: Python runs a signal handler only in the main thread, between bytecodes,
     # and a signal that lands on another thread does not wake a wait without a timeout.

@@ -29,6 +29,8 @@ DEFAULT_TIMEOUT = 30.0
 TOLERATED = object()
 FIRST_ATTEMPT_S = 1.0
 """How long the first try to reach the cluster at start-up waits before saying why it fails."""
+WAIT_SLICE_S = 0.5
+"""The longest single wait for the cluster after the first: a signal is handled between them."""
 
 
 @dataclass(frozen=True)
@@ -174,8 +176,9 @@ def wait_for_cluster_id(
     """The id of the cluster that ``config`` names, waiting up to ``timeout`` seconds for it.
 
     A first try waits FIRST_ATTEMPT_S; if it fails, ``on_waiting`` hears why (librdkafka's
-    own words, e.g. "Connection refused") and a second try waits for the rest of the time, so
-    a broker that is still starting is waited for. ConnectError with the last cause after.
+    own words, e.g. "Connection refused") and further tries of at most WAIT_SLICE_S each wait
+    for the rest of the time, so a broker that is still starting is waited for. ConnectError
+    with the last cause after.
     """
     errors: list[KafkaError] = []
     conf: dict[str, Any] = {**config, "error_cb": errors.append, "logger": _DEBUG_ONLY}
@@ -189,7 +192,9 @@ def wait_for_cluster_id(
         except KafkaException as exc:
             admin.poll(0)  # serves error_cb: the reason a broker could not be reached
             cause = _connection_problem(errors, exc)
-        attempt = deadline - clock()
+        # In slices: Python runs a signal handler (SIGTERM during start-up) only between
+        # calls, never inside librdkafka's wait.
+        attempt = min(deadline - clock(), WAIT_SLICE_S)
         if attempt <= 0:
             raise ConnectError(cause)
         if not told:

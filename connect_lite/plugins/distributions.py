@@ -43,18 +43,27 @@ class EntryPointPlugins:
 def entry_point_plugins(group: str = ENTRY_POINT_GROUP) -> list[EntryPointPlugins]:
     """Every entry point of ``group`` in the installed distributions, in a stable order."""
     found: list[EntryPointPlugins] = []
-    for entry in importlib.metadata.entry_points(group=group):
-        dist = entry.dist
-        found.append(
-            EntryPointPlugins(
-                name=entry.name,
-                module=entry.module,
-                attr=entry.attr or None,
-                distribution=dist.name if dist is not None else None,
-                version=dist.version if dist is not None else None,
-            )
-        )
-    return sorted(found, key=lambda e: (e.distribution or "", e.name))
+    for dist in importlib.metadata.distributions():
+        # One distribution at a time: a broken one (malformed metadata, a bad entry point,
+        # even for another group) is skipped with a warning, never a failed start.
+        try:
+            entries = [e for e in dist.entry_points if e.group == group]
+            found += [
+                EntryPointPlugins(e.name, e.module, e.attr or None, dist.name, dist.version)
+                for e in entries
+            ]
+        except Exception as exc:
+            name = _name_of(dist)
+            log.warning("Skipping the entry points of installed package %s: %s", name, exc)
+    unique = {(e.distribution, e.name, e.module, e.attr): e for e in found}
+    return sorted(unique.values(), key=lambda e: (e.distribution or "", e.name))
+
+
+def _name_of(dist: importlib.metadata.Distribution) -> str:
+    try:
+        return str(dist.metadata["Name"] or dist)
+    except Exception:
+        return repr(dist)
 
 
 def module_version(module_name: str) -> str | None:

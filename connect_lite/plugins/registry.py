@@ -122,7 +122,7 @@ class Plugins:
             self._scan_module(entry_point.module, entry_point.describe(), entry_point.version)
             return
         try:
-            obj: Any = importlib.import_module(entry_point.module)
+            obj: Any = _import(entry_point.module)
             for part in entry_point.attr.split("."):
                 obj = getattr(obj, part)
         except Exception:
@@ -252,7 +252,7 @@ _JAVA_ONLY = (
 
 def _locations_in(entry: str) -> list[str]:
     if not os.path.isdir(entry):
-        if entry.lower().endswith(JAVA_ARCHIVES) and os.path.isfile(entry):
+        if entry.lower().endswith(JAVA_ARCHIVES):  # Kafka's libs/connect-file-4.1.0.jar
             log.warning(
                 "plugin.path entry %s is a Java archive; skipping it: %s", entry, _JAVA_ONLY
             )
@@ -268,16 +268,62 @@ def _locations_in(entry: str) -> list[str]:
             ", ".join(archives),
             _JAVA_ONLY,
         )
-    return [os.path.join(entry, n) for n in names if os.path.isdir(os.path.join(entry, n))]
+    locations = [os.path.join(entry, n) for n in names if os.path.isdir(os.path.join(entry, n))]
+    return [location for location in locations if not _java_only(location)]
+
+
+def _java_only(location: str) -> bool:
+    """A location holding Java archives and no Python (Kafka's layout): warned about, skipped."""
+    try:
+        names = os.listdir(location)
+    except OSError:
+        return False
+    archives = sorted(n for n in names if n.lower().endswith(JAVA_ARCHIVES))
+    python = any(
+        n.endswith((".py", ".pyc")) or os.path.isfile(os.path.join(location, n, "__init__.py"))
+        for n in names
+    )
+    if archives and not python:
+        log.warning(
+            "Plugin location %s holds only Java archives (%s); skipping it: %s",
+            location,
+            ", ".join(archives[:3]) + (", ..." if len(archives) > 3 else ""),
+            _JAVA_ONLY,
+        )
+        return True
+    return False
 
 
 def _import_with_submodules(module_name: str) -> list[types.ModuleType]:
-    module = importlib.import_module(module_name)
+    """The module and, for a package, every submodule that imports; ``__main__`` modules are
+    never run, and a submodule that fails is skipped with a warning."""
+    module = _import(module_name)
     modules = [module]
     if hasattr(module, "__path__"):
-        for info in pkgutil.walk_packages(module.__path__, module.__name__ + "."):
-            modules.append(importlib.import_module(info.name))
+        for info in pkgutil.walk_packages(
+            module.__path__, module.__name__ + ".", onerror=_walk_error
+        ):
+            if info.name.rsplit(".", 1)[-1] == "__main__":
+                continue
+            try:
+                modules.append(_import(info.name))
+            except Exception:
+                log.warning(
+                    "Failed to import plugin module %s; skipping it", info.name, exc_info=True
+                )
     return modules
+
+
+def _import(module_name: str) -> types.ModuleType:
+    """importlib.import_module, with a module's own exit (SystemExit) taken as a failure."""
+    try:
+        return importlib.import_module(module_name)
+    except SystemExit as exc:
+        raise ImportError(f"importing {module_name} called exit({exc.code})") from exc
+
+
+def _walk_error(name: str) -> None:
+    log.warning("Failed to import plugin package %s; skipping it", name, exc_info=True)
 
 
 def _classes_defined_in(module: types.ModuleType) -> list[type]:

@@ -253,3 +253,37 @@ def test_the_log_format_is_the_flag_else_the_worker_key_else_text(
     monkeypatch.setattr(cli, "configure_logging", lambda _level, fmt, _file: chosen.append(fmt))
     assert cli.main([*flag, str(worker_props)]) == cli.EXIT_STARTUP_FAILED
     assert chosen == [expected]
+
+
+def test_an_unexpected_start_failure_is_one_line_and_exit_2(
+    worker_props: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def start_worker(props: Any, connectors: Any) -> None:
+        raise PermissionError(13, "Permission denied", "/proc/nope/x.db")
+
+    monkeypatch.setattr("connect_lite.worker_main.start_worker", start_worker)
+    assert cli.main([str(worker_props)]) == cli.EXIT_STARTUP_FAILED
+    err = capsys.readouterr().err
+    assert (
+        "ERROR Stopping after startup failure: PermissionError: [Errno 13] Permission denied" in err
+    )
+    assert "Traceback" not in err
+
+
+def test_a_signal_during_the_start_interrupts_it_and_a_second_one_only_asks_to_stop(
+    worker_props: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cleaned: list[str] = []
+
+    def start_worker(props: Any, connectors: Any) -> None:
+        try:
+            signal.raise_signal(signal.SIGTERM)  # arrives while the worker starts
+        except BaseException:
+            signal.raise_signal(signal.SIGINT)  # a second one, during the clean-up
+            cleaned.append("stopped what had started")
+            raise
+
+    monkeypatch.setattr("connect_lite.worker_main.start_worker", start_worker)
+    assert cli.main([str(worker_props)]) == 0
+    assert cleaned == ["stopped what had started"]
+    assert "Start-up interrupted by SIGTERM; stopped what had started" in capsys.readouterr().err

@@ -41,3 +41,31 @@ def test_a_timeout_shorter_than_the_first_try_reports_nothing_and_fails(
     with pytest.raises(ConnectError, match="Connection refused"):
         wait_for_cluster_id({"bootstrap.servers": f"127.0.0.1:{closed_port}"}, 0.5, told.append)
     assert told == []
+
+
+def test_after_the_first_try_the_wait_is_in_short_slices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """So a SIGTERM during start-up is handled within a slice, not after the whole timeout."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    from connect_lite.kafka import admin as admin_module
+
+    now = [0.0]
+    waits: list[float] = []
+
+    class Unreachable:
+        def list_topics(self, timeout: float) -> None:
+            waits.append(timeout)
+            now[0] += timeout
+            raise KafkaException(KafkaError(KafkaError._TRANSPORT, "Connection refused"))
+
+        def poll(self, timeout: float) -> None:
+            pass
+
+    monkeypatch.setattr(admin_module, "new_client", lambda *args: Unreachable())
+    with pytest.raises(ConnectError):
+        wait_for_cluster_id({"bootstrap.servers": "x:1"}, 10.0, lambda _: None, lambda: now[0])
+    assert waits[0] == admin_module.FIRST_ATTEMPT_S
+    assert all(0 < wait <= admin_module.WAIT_SLICE_S for wait in waits[1:])
+    assert sum(waits) == pytest.approx(10.0)

@@ -101,7 +101,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield root
     distributions._distributions_by_package.cache_clear()
     for name in set(sys.modules) - before:
-        if name.split(".", 1)[0] in {"acme_ep", "acme_one", "plain_plugins"}:
+        if name.split(".", 1)[0] in {"acme_ep", "acme_one", "plain_plugins", "rough_pkg"}:
             del sys.modules[name]
 
 
@@ -218,3 +218,33 @@ def test_a_running_plugin_without_version_reports_its_distributions(acme: Path) 
     assert (version_of(connector), version_of(task)) == ("3.1.4", "3.1.4")
     converter = Plugins([]).find("EpConverter", [T.CONVERTER]).cls()
     assert version_of(converter) == "0.0.7"
+
+
+def test_a_broken_package_a_main_module_and_a_failing_submodule_never_stop_the_scan(
+    acme: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _write(
+        acme,
+        {
+            "rough_pkg/__init__.py": "",
+            "rough_pkg/__main__.py": "raise SystemExit('the package CLI ran')\n",
+            "rough_pkg/broken.py": "raise RuntimeError('half-installed')\n",
+            "rough_pkg/exits.py": "import sys\nsys.exit(3)\n",
+            "rough_pkg/source.py": _source("9.9.9").replace("Ep", "Rough"),
+        },
+    )
+    rough = """
+        [connect_lite.plugins]
+        rough = rough_pkg
+    """
+    _distribution(acme, "rough-connect", "9.9.9", rough, "rough_pkg")
+    # Metadata that importlib cannot parse, in a group that is not even ours.
+    _distribution(acme, "mangled", "1.0", "[console_scripts]\nno equals sign here\n", "mangled")
+    with caplog.at_level(logging.WARNING):
+        plugins = Plugins([], builtin_modules=[])
+    assert plugins.find("RoughSource", CONNECTORS).version == "9.9.9"
+    assert plugins.find("EpSource", CONNECTORS).version == "3.1.4"
+    assert "the package CLI ran" not in caplog.text
+    assert "Failed to import plugin module rough_pkg.broken; skipping it" in caplog.text
+    assert "Failed to import plugin module rough_pkg.exits; skipping it" in caplog.text
+    assert "Skipping the entry points of installed package mangled" in caplog.text

@@ -193,12 +193,16 @@ def test_java_archives_on_the_plugin_path_are_skipped_with_a_warning(
 ) -> None:
     jar = tmp_path / "connect-file-4.1.0.jar"
     jar.write_bytes(b"PK")
+    absent_jar = tmp_path / "libs" / "connect-file-4.1.0.jar"  # Kafka's stock plugin.path
     entry = tmp_path / "plugins"
     _location(entry, "good", {"ok.py": _converter("OkConverter")})
     (entry / "kafka-connect-jdbc-10.8.0.jar").write_bytes(b"PK")
+    kafka_layout = entry / "kafka-connect-s3"  # Kafka's layout: a directory of jars
+    kafka_layout.mkdir()
+    (kafka_layout / "kafka-connect-s3-10.5.0.jar").write_bytes(b"PK")
     missing = tmp_path / "missing"
     with caplog.at_level(logging.WARNING, logger="connect_lite.plugins.registry"):
-        plugins = Plugins([str(jar), str(entry), str(missing)], [])
+        plugins = Plugins([str(jar), str(absent_jar), str(entry), str(missing)], [])
     assert [d.class_name for d in plugins.all()] == ["ok.OkConverter"]
     python_only = (
         "connect-lite runs Python plugins only (one directory of Python modules per plugin); "
@@ -208,8 +212,17 @@ def test_java_archives_on_the_plugin_path_are_skipped_with_a_warning(
         ("WARNING", f"plugin.path entry {jar} is a Java archive; skipping it: {python_only}"),
         (
             "WARNING",
+            f"plugin.path entry {absent_jar} is a Java archive; skipping it: {python_only}",
+        ),
+        (
+            "WARNING",
             f"plugin.path entry {entry} holds Java archives (kafka-connect-jdbc-10.8.0.jar); "
             f"skipping them: {python_only}",
+        ),
+        (
+            "WARNING",
+            f"Plugin location {kafka_layout} holds only Java archives "
+            f"(kafka-connect-s3-10.5.0.jar); skipping it: {python_only}",
         ),
         ("WARNING", f"plugin.path entry {missing} is not a directory; skipping it"),
     ]
