@@ -8,7 +8,7 @@ from typing import Any
 
 from connect_lite.api.connector import Connector, ConnectorContext
 from connect_lite.config.connector_config import ConnectorConfig
-from connect_lite.config.resolution import Resolved
+from connect_lite.config.resolution import ConfigResolver, Resolved
 from connect_lite.runtime.logging_context import logging_context
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task import version_of
@@ -102,6 +102,15 @@ class WorkerConnector:
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         with logging_context(self.name):
             return [dict(c) for c in self.instance.task_configs(max_tasks)]
+
+    def fresh_config(self, resolver: ConfigResolver) -> ConnectorConfig:
+        """The connector's config with its provider references resolved anew (a task that
+        starts, or restarts, gets current values, as in Kafka); unchanged without any."""
+        written = self._resolved.written if self._resolved is not None else {}
+        if not any("${" in value for value in written.values()):
+            return self.config
+        values = resolver.resolve(written, self.name).values
+        return ConnectorConfig(values, self.config.connector_type)
 
     def put_back(self, config: dict[str, str]) -> dict[str, str]:
         """A config derived from this connector's, with its provider references back in

@@ -267,7 +267,7 @@ class Worker:
         runner = self._connectors.get(name)
         if runner is None:
             raise ConnectError(f"Connector {name} is not running")
-        connector_config = runner.config
+        connector_config = runner.fresh_config(self.resolver)
         task_config = self.resolver.resolve(task_config, f"{name}|task-{task}").values
         task_class = runner.task_class()
         plugin = task_class()

@@ -318,3 +318,27 @@ def test_password_keys_of_a_tasks_transforms_are_hidden_in_logs(parts: HerderPar
     }
     worker._hide_component_passwords([("transform", "up", desc)], config)
     assert worker.resolver.redactor.conceal("key k-123456 refused") == "key [hidden] refused"
+
+
+def test_a_task_that_starts_gets_the_connector_config_resolved_anew() -> None:
+    made = herder_parts(
+        {
+            "config.providers": "counting",
+            "config.providers.counting.class": "CountingConfigProvider",
+        }
+    )
+    try:
+        worker = made.herder.worker
+        config = {
+            "connector.class": "ScriptedSource",
+            "topic": "t",
+            "value.prefix": "${counting:gen}",
+        }
+        made.herder.create_connector("c", config)
+        runner = worker._connectors["c"]
+        started_with = runner.config.plugin_config["value.prefix"]
+        fresh = runner.fresh_config(worker.resolver)
+        assert fresh.plugin_config["value.prefix"] not in (started_with, "${counting:gen}")
+        assert fresh.plugin_config["value.prefix"].startswith("gen-")
+    finally:
+        made.stop()
