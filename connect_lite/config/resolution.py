@@ -88,9 +88,6 @@ class Concealer:
         stand_ins = self._stand_ins
         return pattern.sub(lambda m: stand_ins[m.group(0)], text)
 
-    def conceal_map(self, config: Mapping[str, str]) -> dict[str, str]:
-        return {key: self.conceal(value) for key, value in config.items()}
-
 
 class Redactor(Concealer):
     """The worker's secrets: resolved values stand in as their references, passwords as

@@ -535,16 +535,19 @@ class WorkerConfig:
         return f"{host}:{port}"
 
 
+def written_list(props: Mapping[str, str], key: str) -> list[str]:
+    """A LIST key as written, read before the rest of the worker config: ``plugin.path``,
+    ``plugin.modules`` and ``config.providers`` are needed to resolve the other keys'
+    provider references (KIP-421)."""
+    return list(parse_value(WORKER_CONFIG_DEF.keys[key], props.get(key)) or [])
+
+
 def plugin_path_of(props: Mapping[str, str]) -> list[str]:
-    """``plugin.path`` as written, read before the rest: config providers are plugins, and
-    the other keys may refer to them (KIP-421)."""
-    return list(parse_value(WORKER_CONFIG_DEF.keys["plugin.path"], props.get("plugin.path")) or [])
+    return written_list(props, "plugin.path")
 
 
 def plugin_modules_of(props: Mapping[str, str]) -> list[str]:
-    """``plugin.modules`` as written, read before the rest, as ``plugin.path``."""
-    key = WORKER_CONFIG_DEF.keys["plugin.modules"]
-    return list(parse_value(key, props.get("plugin.modules")) or [])
+    return written_list(props, "plugin.modules")
 
 
 def _parse_worker(props: Mapping[str, str]) -> dict[str, Any]:
@@ -615,4 +618,5 @@ __all__ = [
     "plugin_path_of",
     "replaced_key_warnings",
     "worker_config_markdown",
+    "written_list",
 ]

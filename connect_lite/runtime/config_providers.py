@@ -9,6 +9,7 @@ from connect_lite.api.config import prefixed
 from connect_lite.api.config_provider import ConfigProvider
 from connect_lite.api.errors import ConfigError, NotFoundError
 from connect_lite.config.resolution import PROVIDERS, ConfigResolver, Redactor, is_provider_key
+from connect_lite.config.worker import written_list
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
 
@@ -18,7 +19,7 @@ def load_config_providers(
 ) -> ConfigResolver:
     """One configured instance per name in ``config.providers``; ConfigError naming the
     provider when its class is unknown or it refuses its ``param.*`` settings."""
-    names = [name.strip() for name in props.get(PROVIDERS, "").split(",") if name.strip()]
+    names = [name for name in written_list(props, PROVIDERS) if name]
     providers: dict[str, ConfigProvider] = {}
     try:
         for name in names:

@@ -187,25 +187,22 @@ def test_the_installed_package_is_the_wheels_copy(fresh_venv: FreshVenv, outside
     module_file, prefix = json.loads(found.stdout)
     assert Path(prefix) == fresh_venv.root
     assert Path(module_file).is_relative_to(fresh_venv.site_packages)
-    usage = subprocess.run(
-        [str(fresh_venv.command("connect-lite")), "--help"],
-        cwd=outside,
-        env=fresh_venv.env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+
+    def command(option: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(fresh_venv.command("connect-lite")), option],
+            cwd=outside,
+            env=fresh_venv.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    usage = command("--help")
     # The command is the CLI: its usage, on stdout, names the worker properties file.
     assert usage.returncode == 0 and "worker.properties" in usage.stdout
     assert usage.stdout.startswith("usage: connect-lite")
-    version = subprocess.run(
-        [str(fresh_venv.command("connect-lite")), "--version"],
-        cwd=outside,
-        env=fresh_venv.env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    version = command("--version")
     assert version.returncode == 0, version.stderr
     for name in ("connect-lite", "Spark", "confluent-kafka", "librdkafka", "Python"):
         assert name in version.stdout, version.stdout
