@@ -18,6 +18,8 @@ from connect_lite.api.records import (
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    import pyspark.sql  # noqa: TID251  # the type hint only: plugins load without Spark
+
 
 class ConnectorContext:
     """What a connector may ask of the worker."""
@@ -177,8 +179,24 @@ class SinkTask(ABC):
     def open(self, partitions: list[TopicPartition]) -> None:  # noqa: B027  # optional hook
         """Partitions were assigned to this task."""
 
-    @abstractmethod
-    def put(self, records: list[SinkRecord]) -> None: ...
+    def put(self, records: list[SinkRecord]) -> None:
+        """Write a batch of records. A task implements this or :meth:`put_dataframe`."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither put nor put_dataframe")
+
+    def put_dataframe(self, df: pyspark.sql.DataFrame) -> None:
+        """Optional, replaces :meth:`put`: write one batch, already converted and transformed,
+        as a Spark DataFrame, with Spark's writers on the executors; return once it is durable.
+
+        Columns: ``topic`` (string), ``partition`` (int), ``offset`` (long), ``timestamp``
+        (timestamp), ``key``, ``value``, ``headers`` (array of struct<key string, value
+        binary>). A side whose converter gives a schema is typed by it (a struct for a STRUCT
+        schema). A schemaless side is its JSON text (string), plus ``key_struct`` /
+        ``value_struct``, the type Arrow infers from the values, when one can be inferred.
+        One call holds records of one key schema and one value schema; a batch with a schema
+        change comes in several calls, in offset order. Offsets are committed only after it
+        returns. ``RetriableError`` redelivers the same batch after a backoff; anything else
+        follows ``errors.tolerance``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement put_dataframe")
 
     def flush(self, offsets: dict[TopicPartition, int]) -> None:  # noqa: B027  # optional hook
         """Flush everything put so far; offsets are the next positions to read."""
