@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from connect_lite.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
-from connect_lite.api.errors import ConnectError
+from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.config.connector_config import SinkSubscription
 from connect_lite.kafka.consumer import Consumer
-from connect_lite.pipeline.record_errors import TASK_PUT
+from connect_lite.pipeline.record_errors import TASK_PUT, capture
+from connect_lite.pipeline.sink_frames import sink_frames
 from connect_lite.pipeline.sink_stage import SinkBatchResult, SinkStage
 from connect_lite.plugins.isolation import public_class_name
 from connect_lite.runtime.batch_pipeline import (
@@ -32,6 +34,14 @@ from connect_lite.runtime.topic_tracking import TopicTracker
 
 DLQ_FLUSH_TIMEOUT_S = 30.0
 """How long a commit waits for the dead letter queue to acknowledge reported records."""
+
+
+class _PutFailed(Exception):
+    """put_dataframe raised an error that errors.tolerance=all skips."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class _Context(SinkTaskContext):
@@ -131,6 +141,13 @@ class WorkerSinkTask(WorkerTask):
             )
         self._putting: list[tuple[SinkRecord, Any]] = []
         self._putting_index: dict[Any, Any] | None = None
+        self._puts_dataframes = type(plugin).put_dataframe is not SinkTask.put_dataframe
+        if type(plugin).put is SinkTask.put and not self._puts_dataframes:
+            raise ConnectError(
+                f"Sink task class {public_class_name(type(plugin))} implements neither put "
+                "nor put_dataframe"
+            )
+        self._header_converter: Any = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self) -> None:
@@ -181,7 +198,8 @@ class WorkerSinkTask(WorkerTask):
     def _deliver(self, messages: list[Any], done: SinkBatchResult) -> None:
         """Handle the batch's errors (skip, log, DLQ or fail), put the rest, advance offsets.
 
-        Offsets of skipped records advance too, as in Kafka."""
+        Offsets of skipped records advance too, as in Kafka. A RetriableError from ``put``
+        (or ``put_dataframe``) hands the same records to it again after Kafka's backoff."""
         self.errors.stage_errors(done.errors, done.retries, messages.__getitem__)
         records = list(done.records)
         # The consumed message of each record handed to put: a transform may have renamed
@@ -190,13 +208,10 @@ class WorkerSinkTask(WorkerTask):
         self._putting_index = None
         try:
             with self.counters.timed_batch():
-                self.plugin.put(records)
-        except Exception as error:
-            raise ConnectError(
-                "Exiting WorkerSinkTask due to unrecoverable exception: error in stage "
-                f"{TASK_PUT} ({public_class_name(type(self.plugin))}): "
-                f"{type(error).__qualname__}: {error}"
-            ) from error
+                if self._puts_dataframes:
+                    self._put_dataframes(records, done.indices, messages)
+                else:
+                    self._redelivering(lambda: self.plugin.put(records))
         finally:
             self._putting, self._putting_index = [], None
         if self.errors.failed is not None:  # the task swallowed its reporter's exception
@@ -207,6 +222,62 @@ class WorkerSinkTask(WorkerTask):
         for message in messages:
             tp = TopicPartition(message.topic, message.partition)
             self.current[tp] = message.offset + 1
+
+    def _put_dataframes(
+        self, records: list[SinkRecord], indices: list[int], messages: list[Any]
+    ) -> None:
+        """put_dataframe once per run of records with the same schemas, in order. A run that
+        raises a RetriableError is handed over again (the runs before it are not); any other
+        error fails the task, or with ``errors.tolerance=all`` skips the run's records."""
+        if not records:
+            return
+        if self._header_converter is None:
+            self._header_converter = self.stage.spec.header_converter()
+        for run in sink_frames(self.stage.runtime, records, self._header_converter):
+            try:
+                self._redelivering(functools.partial(self.plugin.put_dataframe, run.frame), True)
+            except _PutFailed as failed:
+                errors = [
+                    capture(
+                        failed.error, indices[p], TASK_PUT, public_class_name(type(self.plugin))
+                    )
+                    for p in run.positions
+                ]
+                self.errors.stage_errors(errors, 0, messages.__getitem__)
+
+    def _redelivering(self, put: Callable[[], None], tolerable: bool = False) -> None:
+        """Call ``put`` until it does not raise a RetriableError, waiting Kafka's backoff in
+        between: the task's ``context.timeout(ms)`` if it set one, else until the next offset
+        commit. Another error fails the task (or, ``tolerable`` with ``errors.tolerance=all``,
+        is raised as _PutFailed for the caller to report)."""
+        while True:
+            try:
+                put()
+                return
+            except RetriableError as error:
+                self._await_redelivery(error)
+            except Exception as error:
+                if tolerable and self.errors.handling.tolerance_all:
+                    raise _PutFailed(error) from error
+                raise ConnectError(
+                    "Exiting WorkerSinkTask due to unrecoverable exception: error in stage "
+                    f"{TASK_PUT} ({public_class_name(type(self.plugin))}): "
+                    f"{type(error).__qualname__}: {error}"
+                ) from error
+
+    def _await_redelivery(self, error: RetriableError) -> None:
+        timeout_ms, self._context.timeout_ms = self._context.timeout_ms, None
+        if time.monotonic() >= self._next_commit:  # Kafka's loop commits between attempts
+            self.commit_offsets()
+        wait = max(self._next_commit - time.monotonic(), 0.0)
+        if timeout_ms is not None and timeout_ms > 0:
+            wait = min(wait, timeout_ms / 1000)
+        self.log.warning(
+            "RetriableException from SinkTask %s, the batch is handed over again in %.0f ms: %s",
+            self.id, wait * 1000, error,
+        )  # fmt: skip
+        if self._stopping.wait(wait):
+            raise ConnectError("The task stopped before the batch was handed over again")
 
     def _original_of(self, record: SinkRecord) -> Any:
         """The consumed message a SinkRecord of the batch being put came from, if any: the

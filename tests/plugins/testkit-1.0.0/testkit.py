@@ -182,6 +182,9 @@ class RecordingSinkConnector(SinkConnector):
             .define(
                 "replay.once.at", Type.LONG, -1, doc="Once an offset >= this is put, rewind to 0."
             )
+            .define("retriable.failures", Type.INT, 0, doc="The first N puts raise RetriableError.")
+            .define("retry.timeout.ms", Type.LONG, -1, doc="context.timeout before retrying.")
+            .define("put.log", Type.STRING, None, doc="File each put call is logged to.")
         )
 
     def start(self, config: dict[str, str]) -> None:
@@ -210,6 +213,22 @@ class RecordingSinkTask(SinkTask):
         self.fail = config.get("fail.on.put", "false") == "true"
         self.rewound: set[TopicPartition] = set()
         self.replay_at = int(config.get("replay.once.at", "-1"))
+        self.retriable_failures = int(config.get("retriable.failures", "0"))
+        self.retry_timeout_ms = int(config.get("retry.timeout.ms", "-1"))
+        self.put_log = config.get("put.log")
+
+    def _attempt(self, offsets: list[int]) -> None:
+        """Log the call; raise the scripted failures."""
+        if self.put_log and offsets:
+            with open(self.put_log, "a", encoding="utf-8") as out:
+                out.write(json.dumps(offsets) + "\n")
+        if self.fail and offsets:
+            raise RuntimeError("scripted put failure")
+        if self.retriable_failures > 0 and offsets:
+            self.retriable_failures -= 1
+            if self.retry_timeout_ms >= 0:
+                self.context.timeout(self.retry_timeout_ms)
+            raise RetriableError("scripted retriable put failure")
 
     def open(self, partitions: list[TopicPartition]) -> None:
         if self.rewind_to < 0:
@@ -220,8 +239,7 @@ class RecordingSinkTask(SinkTask):
                 self.context.offset(tp, self.rewind_to)
 
     def put(self, records: list[SinkRecord]) -> None:
-        if self.fail and records:
-            raise RuntimeError("scripted put failure")
+        self._attempt([r.kafka_offset for r in records])
         with open(self.path, "a", encoding="utf-8") as out:
             for r in records:
                 row = {"topic": r.topic, "partition": r.kafka_partition, "offset": r.kafka_offset}
@@ -233,6 +251,43 @@ class RecordingSinkTask(SinkTask):
 
     def stop(self) -> None:
         pass
+
+
+class DataFrameSinkConnector(RecordingSinkConnector):
+    """RecordingSink's keys, with a task that implements only put_dataframe."""
+
+    def task_class(self) -> type[Any]:
+        return DataFrameSinkTask
+
+
+class DataFrameSinkTask(RecordingSinkTask):
+    """Writes each row of the DataFrames it gets as a JSON line, with the columns' types."""
+
+    put = SinkTask.put  # only put_dataframe
+
+    def put_dataframe(self, df: Any) -> None:
+        rows = df.orderBy("offset").collect()
+        self._attempt([row["offset"] for row in rows])
+        types = dict(df.dtypes)
+        with open(self.path, "a", encoding="utf-8") as out:
+            for row in rows:
+                line = {name: row[name] for name in ("topic", "partition", "offset", "key")}
+                line["value"] = _plain(row["value"])
+                line["types"] = {"key": types["key"], "value": types["value"]}
+                if "value_struct" in types:
+                    line["value_struct"] = _plain(row["value_struct"])
+                line["headers"] = {h["key"]: bytes(h["value"]).decode() for h in row["headers"]}
+                line["timestamp"] = None if row["timestamp"] is None else str(row["timestamp"])
+                out.write(json.dumps(line, default=str) + "\n")
+
+
+def _plain(value: Any) -> Any:
+    """A Spark Row as a dict, recursively."""
+    if hasattr(value, "asDict"):
+        return {k: _plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 class TooManyTasksConnector(ScriptedSourceConnector):

@@ -1,0 +1,258 @@
+"""A converted and transformed sink batch as Spark DataFrames, for ``SinkTask.put_dataframe``.
+
+The stage's job has already run the converters, transforms and predicates in the Python
+workers; the driver holds the batch as SinkRecords. This builds, per run of consecutive
+records with the same key and value schema, one Arrow table and one DataFrame over it:
+
+- ``topic`` string, ``partition`` int, ``offset`` long, ``timestamp`` timestamp (UTC);
+- ``key`` and ``value``: typed by the schema when the converter gave one (a struct for a
+  STRUCT schema; Connect's Timestamp, Date and Decimal as Spark's timestamp, date and
+  decimal(38, scale); Time as its milliseconds). A schemaless side is its JSON text, plus
+  ``key_struct`` / ``value_struct``: the type Arrow infers from the values (a struct for
+  maps), when one can be inferred (not when a field's values disagree in type). A schema
+  without a column form (a map keyed by structs, an empty struct) travels as a schemaless
+  side does;
+- ``headers``: array<struct<key string, value binary>>, each value serialized by the
+  task's header converter.
+
+The plugin's writes then read the DataFrame in Spark's executors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from connect_lite.api import logical
+from connect_lite.api.components import HeaderConverter
+from connect_lite.api.data import Schema, SchemaType, Struct
+from connect_lite.api.records import SinkRecord
+from connect_lite.pipeline.session import SparkRuntime
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+_HEADER = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
+_BASE = [
+    pa.field("topic", pa.string(), nullable=False),
+    pa.field("partition", pa.int32(), nullable=False),
+    pa.field("offset", pa.int64(), nullable=False),
+    pa.field("timestamp", pa.timestamp("ms", tz="UTC")),
+]
+_PRIMITIVES: dict[SchemaType, pa.DataType] = {
+    SchemaType.INT8: pa.int8(),
+    SchemaType.INT16: pa.int16(),
+    SchemaType.INT32: pa.int32(),
+    SchemaType.INT64: pa.int64(),
+    SchemaType.FLOAT32: pa.float32(),
+    SchemaType.FLOAT64: pa.float64(),
+    SchemaType.BOOLEAN: pa.bool_(),
+    SchemaType.STRING: pa.string(),
+    SchemaType.BYTES: pa.binary(),
+}
+_LOGICAL: dict[str, Callable[[Schema], pa.DataType]] = {
+    logical.TIMESTAMP: lambda _: pa.timestamp("ms", tz="UTC"),
+    logical.DATE: lambda _: pa.date32(),
+    logical.TIME: lambda _: pa.int32(),
+    logical.DECIMAL: lambda s: pa.decimal128(38, logical.scale_of(s)),
+}
+
+
+@dataclass(frozen=True)
+class SinkFrame:
+    """One run of a batch as a DataFrame: ``positions`` are the records' places in the
+    batch handed to :func:`sink_frames`."""
+
+    positions: list[int]
+    frame: DataFrame
+
+
+def frame_type(schema: Schema) -> pa.DataType | None:
+    """The Arrow (and so Spark) type of a column of ``schema``, or None without one."""
+    if schema.name in _LOGICAL:
+        return _LOGICAL[schema.name](schema)
+    if schema.type in _PRIMITIVES:
+        return _PRIMITIVES[schema.type]
+    if schema.type is SchemaType.ARRAY and schema.value_schema is not None:
+        item = frame_type(schema.value_schema)
+        return None if item is None else pa.list_(item)
+    if schema.type is SchemaType.MAP and schema.key_schema and schema.value_schema:
+        if schema.key_schema.type in (SchemaType.STRUCT, SchemaType.MAP, SchemaType.ARRAY):
+            return None
+        key, value = frame_type(schema.key_schema), frame_type(schema.value_schema)
+        return None if key is None or value is None else pa.map_(key, value)
+    if schema.type is SchemaType.STRUCT and schema.fields:
+        fields = [(f.name, frame_type(f.schema)) for f in schema.fields]
+        if any(t is None for _, t in fields):
+            return None
+        return pa.struct([pa.field(name, t) for name, t in fields])
+    return None
+
+
+def frame_value(value: Any, schema: Schema) -> Any:
+    """A Connect value as the Python value Arrow takes for ``frame_type(schema)``."""
+    if value is None:
+        return None
+    if schema.name == logical.TIMESTAMP:
+        return logical.timestamp_to_millis(value)
+    if schema.name == logical.TIME:
+        return logical.time_to_millis(value)
+    if schema.name == logical.DATE:
+        return logical.date_to_days(value)
+    if schema.name == logical.DECIMAL:
+        return logical.decimal_rescale(schema, value)
+    kind = schema.type
+    if kind is SchemaType.STRUCT:
+        get = value.get if isinstance(value, Struct) else dict(value).get
+        return {f.name: frame_value(get(f.name), f.schema) for f in schema.fields}
+    if kind is SchemaType.ARRAY:
+        assert schema.value_schema is not None
+        return [frame_value(v, schema.value_schema) for v in value]
+    if kind is SchemaType.MAP:
+        ks, vs = schema.key_schema, schema.value_schema
+        assert ks is not None and vs is not None
+        return [(frame_value(k, ks), frame_value(v, vs)) for k, v in dict(value).items()]
+    return value
+
+
+def json_text(value: Any) -> str | None:
+    """A schemaless value as JSON text (None stays null)."""
+    if value is None:
+        return None
+    return json.dumps(_jsonable(value), separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Struct):
+        return {k: _jsonable(v) for k, v in value.as_dict().items()}
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def inferred(values: Sequence[Any]) -> pa.Array | None:
+    """The values as the Arrow array their types imply (null-only fields as strings), or None
+    when no one type fits them all."""
+    plain = [_jsonable(v) for v in values]
+    try:
+        guessed = pa.array(plain)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+    if pa.types.is_null(guessed.type):
+        return None
+    fixed = _without_nulls(guessed.type)
+    if fixed == guessed.type:
+        return guessed
+    try:
+        return pa.array(plain, type=fixed)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+
+
+def _without_nulls(kind: pa.DataType) -> pa.DataType:
+    """``kind`` with every null type (a field that was always null) as a string: Spark's
+    file writers have no column of type void."""
+    if pa.types.is_null(kind):
+        return pa.string()
+    if pa.types.is_struct(kind):
+        return pa.struct(
+            [
+                pa.field(kind.field(i).name, _without_nulls(kind.field(i).type))
+                for i in range(kind.num_fields)
+            ]
+        )
+    if pa.types.is_list(kind):
+        return pa.list_(_without_nulls(kind.value_type))
+    return kind
+
+
+def _runs(records: Sequence[SinkRecord]) -> Iterator[list[int]]:
+    """Positions of consecutive records with the same key and value schema."""
+    run: list[int] = []
+    last: tuple[Schema | None, Schema | None] | None = None
+    for i, record in enumerate(records):
+        schemas = (record.key_schema, record.value_schema)
+        if run and schemas != last:
+            yield run
+            run = []
+        run.append(i)
+        last = schemas
+    if run:
+        yield run
+
+
+def _side(name: str, schema: Schema | None, values: list[Any]) -> list[tuple[pa.Field, pa.Array]]:
+    kind = None if schema is None else frame_type(schema)
+    if schema is not None and kind is not None:
+        plain = [frame_value(v, schema) for v in values]
+        return [(pa.field(name, kind), pa.array(plain, type=kind))]
+    text = pa.array([json_text(v) for v in values], type=pa.string())
+    out = [(pa.field(name, pa.string()), text)]
+    guessed = inferred(values)
+    if guessed is not None:
+        out.append((pa.field(f"{name}_struct", guessed.type), guessed))
+    return out
+
+
+def _headers(records: Sequence[SinkRecord], converter: HeaderConverter | None) -> pa.Array:
+    rows: list[list[dict[str, Any]]] = []
+    for record in records:
+        row = []
+        for header in record.headers or ():
+            value = header.value
+            if converter is not None:
+                value = converter.from_connect_header(
+                    record.topic, header.key, header.schema, header.value
+                )
+            elif value is not None and not isinstance(value, bytes):
+                value = str(value).encode()
+            row.append({"key": header.key, "value": value})
+        rows.append(row)
+    return pa.array(rows, type=pa.list_(_HEADER))
+
+
+def frame_table(records: Sequence[SinkRecord], converter: HeaderConverter | None) -> pa.Table:
+    """The Arrow table of records that share one key and one value schema."""
+    first = records[0]
+    fields: list[pa.Field] = list(_BASE)
+    arrays: list[pa.Array] = [
+        pa.array([r.topic for r in records], pa.string()),
+        pa.array([r.kafka_partition for r in records], pa.int32()),
+        pa.array([r.kafka_offset for r in records], pa.int64()),
+        pa.array([r.timestamp for r in records], pa.timestamp("ms", tz="UTC")),
+    ]
+    for name, schema, values in (
+        ("key", first.key_schema, [r.key for r in records]),
+        ("value", first.value_schema, [r.value for r in records]),
+    ):
+        for field, array in _side(name, schema, values):
+            fields.append(field)
+            arrays.append(array)
+    fields.append(pa.field("headers", pa.list_(_HEADER)))
+    arrays.append(_headers(records, converter))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def sink_frames(
+    runtime: SparkRuntime,
+    records: Sequence[SinkRecord],
+    header_converter: HeaderConverter | None,
+) -> list[SinkFrame]:
+    """The batch as DataFrames, one per run of records with the same schemas, in order."""
+    out = []
+    spark = runtime.session()
+    for positions in _runs(records):
+        table = frame_table([records[i] for i in positions], header_converter)
+        out.append(SinkFrame(positions, spark.createDataFrame(table)))
+    return out
+
+
+__all__ = ["SinkFrame", "frame_table", "frame_type", "inferred", "json_text", "sink_frames"]

@@ -1,0 +1,164 @@
+"""put_dataframe and RetriableError redelivery, against a real broker, Spark and worker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connect_lite.testing.kafka_helpers import KafkaHelpers
+from tests.integration.worker_process import WorkerProcess, lines, sink_config, unique, wait_for
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = {
+    "type": "struct",
+    "name": "Reading",
+    "optional": False,
+    "fields": [
+        {"field": "id", "type": "int64", "optional": False},
+        {"field": "place", "type": "string", "optional": True},
+    ],
+}
+JSON_VALUES = {
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "true",
+}
+
+
+def reading(i: int, schema: dict[str, Any] | None = SCHEMA) -> str:
+    payload = {"id": i, "place": f"p{i}"}
+    return json.dumps(payload if schema is None else {"schema": schema, "payload": payload})
+
+
+@pytest.fixture(scope="module")
+def kafka(bootstrap_servers: str) -> KafkaHelpers:
+    return KafkaHelpers(bootstrap_servers)
+
+
+def start(worker: WorkerProcess, config: dict[str, str]) -> str:
+    name = unique("df")
+    response = worker.rest.post("/connectors", {"name": name, "config": config})
+    assert response.status == 201, response.body
+    worker.wait_running(name)
+    return name
+
+
+def rows(path: Path, count: int) -> list[dict[str, Any]]:
+    found = wait_for(lambda: len(lines(path)) >= count and lines(path), what=f"{count} rows")
+    return [json.loads(line) for line in found]
+
+
+def committed(worker: WorkerProcess, name: str) -> int | None:
+    body = worker.rest.get(f"/connectors/{name}/offsets").body
+    offsets = [o["offset"]["kafka_offset"] for o in body["offsets"]]
+    return max(offsets) if offsets else None
+
+
+def test_put_dataframe_gets_typed_rows_and_offsets_commit_after_it(
+    worker: WorkerProcess, kafka: KafkaHelpers, tmp_path: Path
+) -> None:
+    topic, out = unique("df-typed"), tmp_path / "typed.jsonl"
+    kafka.create_topic(topic, 1)
+    kafka.produce(topic, [(f"k{i}", reading(i)) for i in range(20)], partition=0)
+    name = start(
+        worker,
+        {**sink_config(topic, out), "connector.class": "DataFrameSink", **JSON_VALUES},
+    )
+    got = rows(out, 20)
+    assert [r["offset"] for r in got] == list(range(20))
+    assert [r["value"] for r in got] == [{"id": i, "place": f"p{i}"} for i in range(20)]
+    assert got[0]["types"] == {"key": "string", "value": "struct<id:bigint,place:string>"}
+    assert got[3]["key"] == "k3" and got[3]["topic"] == topic and got[3]["timestamp"]
+    wait_for(lambda: committed(worker, name) == 20, what="offsets committed")
+
+
+def test_schemaless_rows_come_as_json_text_and_an_inferred_struct(
+    worker: WorkerProcess, kafka: KafkaHelpers, tmp_path: Path
+) -> None:
+    topic, out = unique("df-schemaless"), tmp_path / "schemaless.jsonl"
+    kafka.create_topic(topic, 1)
+    kafka.produce(topic, [reading(i, None) for i in range(5)], partition=0)
+    start(
+        worker,
+        {
+            **sink_config(topic, out),
+            "connector.class": "DataFrameSink",
+            **JSON_VALUES,
+            "value.converter.schemas.enable": "false",
+        },
+    )
+    got = rows(out, 5)
+    assert [json.loads(r["value"]) for r in got] == [{"id": i, "place": f"p{i}"} for i in range(5)]
+    assert [r["value_struct"] for r in got] == [{"id": i, "place": f"p{i}"} for i in range(5)]
+    assert got[0]["types"]["value"] == "string"
+
+
+@pytest.mark.parametrize("connector_class", ["RecordingSink", "DataFrameSink"])
+def test_a_retriable_error_redelivers_the_same_batch(
+    worker: WorkerProcess, kafka: KafkaHelpers, tmp_path: Path, connector_class: str
+) -> None:
+    topic, out, log = unique("df-retry"), tmp_path / "retry.jsonl", tmp_path / "puts.jsonl"
+    kafka.create_topic(topic, 1)
+    kafka.produce(topic, [reading(i, None) for i in range(10)], partition=0)
+    name = start(
+        worker,
+        {
+            **sink_config(topic, out),
+            "connector.class": connector_class,
+            **JSON_VALUES,
+            "value.converter.schemas.enable": "false",
+            "retriable.failures": "2",
+            "retry.timeout.ms": "200",
+            "put.log": str(log),
+        },
+    )
+    got = rows(out, 10)
+    assert sorted(r["offset"] for r in got) == list(range(10))  # each record exactly once
+    assert len(got) == 10
+    calls = [json.loads(line) for line in lines(log)]
+    assert calls[0] == calls[1] == calls[2]  # twice refused, then the same records again
+    assert worker.status(name)["tasks"][0]["state"] == "RUNNING"
+    wait_for(lambda: committed(worker, name) == 10, what="offsets committed")
+
+
+def test_a_failing_put_dataframe_follows_errors_tolerance(
+    worker: WorkerProcess, kafka: KafkaHelpers, tmp_path: Path
+) -> None:
+    topic, dlq = unique("df-fail"), unique("df-dlq")
+    kafka.create_topic(topic, 1)
+    kafka.produce(topic, [reading(i) for i in range(4)], partition=0)
+    base = {
+        **sink_config(topic, tmp_path / "never.jsonl"),
+        "connector.class": "DataFrameSink",
+        **JSON_VALUES,
+        "fail.on.put": "true",
+    }
+    tolerant = start(
+        worker,
+        {
+            **base,
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+            "errors.deadletterqueue.context.headers.enable": "true",
+        },
+    )
+    dead = kafka.consume(dlq, 4, timeout=60)
+    assert [json.loads(m.value or b"")["payload"]["id"] for m in dead] == [0, 1, 2, 3]
+    stages = {dict(m.headers).get("__connect.errors.stage") for m in dead}
+    assert stages == {b"TASK_PUT"}
+    wait_for(lambda: committed(worker, tolerant) == 4, what="skipped offsets committed")
+    assert worker.status(tolerant)["tasks"][0]["state"] == "RUNNING"
+
+    failing = unique("df-fails")
+    response = worker.rest.post("/connectors", {"name": failing, "config": base})
+    assert response.status == 201, response.body
+    task = wait_for(
+        lambda: (t := worker.status(failing)["tasks"]) and t[0]["state"] == "FAILED" and t[0],
+        what="task FAILED",
+    )
+    assert "scripted put failure" in task["trace"]
+    assert "Exiting WorkerSinkTask due to unrecoverable exception" in task["trace"]
