@@ -6,7 +6,10 @@ FileStreamSource and a FileStreamSink over the same JSON records. It prints reco
 and the ratio pipeline / raw client.
 
     .venv/bin/python scripts/bench_pipeline.py [--records 1000000] [--converter string|json]
-        [--transforms [--arrow-form]]
+        [--transforms [--arrow-form]] [--sink file|lake]
+
+With ``--sink lake`` the sink is the built-in LakeSink writing Parquet (values as schemaless
+JSON, so each record's fields become columns), timed until every record is in a visible file.
 
 With ``--transforms`` values travel as JSON with schemas and each connector runs a chain of
 three of Kafka's transforms (compiled to Spark column expressions): the source wraps each line
@@ -142,6 +145,27 @@ SINK_CHAIN = {
 }
 
 
+def parquet_rows(root: Path) -> int:
+    """Records in the visible Parquet files under ``root`` (from their footers)."""
+    import pyarrow.parquet as pq
+
+    if not root.exists():
+        return 0
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in root.rglob("*.parquet"))
+
+
+def lake_sink(topic: str, store: Path) -> dict[str, str]:
+    return {
+        "connector.class": "LakeSink",
+        "topics": topic,
+        "store.url": store.as_uri(),
+        "flush.size": "200000",
+        "rotate.schedule.interval.ms": "1000",
+        "value.converter": CONVERTERS["json"],
+        "value.converter.schemas.enable": "false",
+    }
+
+
 def run_pipelines(
     worker: WorkerProcess,
     work: Path,
@@ -150,6 +174,7 @@ def run_pipelines(
     count: int,
     converter: str,
     transforms: bool = False,
+    sink_kind: str = "file",
 ) -> tuple[float, float]:
     topic = f"bench-{uuid.uuid4().hex[:8]}"
     conv = {"key.converter": converter, "value.converter": converter}
@@ -185,9 +210,14 @@ def run_pipelines(
         **conv,
         **sink_chain,
     }
+    written = lambda: count_lines(out)  # noqa: E731
+    if sink_kind == "lake":
+        store = work / "lake"
+        sink = {**conv, **lake_sink(topic, store)}
+        written = lambda: parquet_rows(store / "topics")  # noqa: E731
     start = time.perf_counter()
     assert worker.rest.put("/connectors/bench-sink/config", sink).status == 201
-    wait_for(lambda: count_lines(out) >= count, 1200, interval=0.05, what="all lines written")
+    wait_for(lambda: written() >= count, 1200, interval=0.05, what="all records written")
     sink_rate = count / (time.perf_counter() - start)
     return source_rate, sink_rate
 
@@ -223,6 +253,9 @@ def main() -> None:
         action="store_true",
         help="with --transforms: transforms.columns.enable=false (chains run in mapInArrow)",
     )
+    parser.add_argument(
+        "--sink", choices=["file", "lake"], default="file", help="FileStreamSink or LakeSink"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker() as broker:
         work = Path(tmp)
@@ -234,6 +267,7 @@ def main() -> None:
             f"converter {args.converter}, broker {broker.bootstrap_servers}"
             + (", a 3-transform chain per connector (JSON with schemas)" if args.transforms else "")
             + (", chains in the Arrow form" if args.arrow_form else "")
+            + (", sink: LakeSink to Parquet" if args.sink == "lake" else "")
         )
         raw_topic = f"raw-{uuid.uuid4().hex[:8]}"
         produce_rate = raw_produce(broker.bootstrap_servers, raw_topic, lines)
@@ -253,6 +287,7 @@ def main() -> None:
                 args.records,
                 CONVERTERS[args.converter],
                 args.transforms,
+                args.sink,
             )
         finally:
             worker.stop()
@@ -263,8 +298,9 @@ def main() -> None:
         f"{source_rate / produce_rate:>8.2f}"
     )
     print(f"{'raw confluent-kafka consumer':<42}{consume_rate:>12,.0f}{'1.00':>8}")
+    target = "Parquet" if args.sink == "lake" else "file"
     print(
-        f"{'sink pipeline (Kafka -> Spark -> file)':<42}{sink_rate:>12,.0f}"
+        f"{f'sink pipeline (Kafka -> Spark -> {target})':<42}{sink_rate:>12,.0f}"
         f"{sink_rate / consume_rate:>8.2f}"
     )
 

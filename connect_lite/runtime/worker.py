@@ -311,6 +311,7 @@ class Worker:
                 log.warning("topic.creation.* is ignored on sink connectors")
             group_id = connector_config.consumer_group_id
             consumer_conf = consumer_config(self.props, name, task, group_id, overrides["consumer"])
+            common["batching"] = sink_batching(self.batching, consumer_conf)
             dlq_producer_conf = producer_config(
                 self.props, name, task, overrides["producer"], "connector-dlq-producer"
             )
@@ -439,3 +440,21 @@ class Worker:
         self._stop_and_await(list(self._tasks))
         for name in list(self._connectors):
             self.stop_connector(name)
+
+
+def sink_batching(batching: Batching, consumer_conf: Mapping[str, str]) -> Batching:
+    """A sink's batches: at most ``max.poll.records`` records when the worker's
+    ``consumer.`` keys or the connector's ``consumer.override.`` keys set it (as a Kafka
+    sink task gets at most that many per put), else the worker's batch size."""
+    given = consumer_conf.get("max.poll.records")
+    if given is None:
+        return batching
+    try:
+        limit = int(given)
+    except ValueError:
+        limit = 0
+    if limit < 1:
+        raise ConnectError(
+            f"Invalid value {given} for configuration max.poll.records: must be >= 1"
+        )
+    return dataclasses.replace(batching, max_records=limit)
