@@ -227,9 +227,7 @@ def test_a_kill_9_mid_stream_leaves_every_record_exactly_once(
         topic, store, **{"flush.size": "700", "rotate.schedule.interval.ms": "2000"}
     )
     config["consumer.override.max.poll.records"] = "3000"  # many batches, many files
-    worker = WorkerProcess(
-        tmp_path, bootstrap_servers, extra={"connector.client.config.override.policy": "All"}
-    ).start()
+    worker = WorkerProcess(tmp_path, bootstrap_servers).start()
     try:
         response = worker.rest.post("/connectors", {"name": "lake", "config": config})
         assert response.status == 201, response.body
