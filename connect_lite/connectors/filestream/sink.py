@@ -73,7 +73,8 @@ class FileStreamSinkConnector(SinkConnector):
 
 
 class FileStreamSinkTask(SinkTask):
-    """Appends ``value`` of every record, as text, plus a newline; buffered until flush()."""
+    """Appends ``value`` of every record, as text, plus a newline: written to the file at each
+    put (readable at once), made durable (fsync) at flush()."""
 
     def __init__(self) -> None:
         self._filename: str | None = None
@@ -92,13 +93,14 @@ class FileStreamSinkTask(SinkTask):
         if not records:
             return
         text = "\n".join([v if type(v) is str else to_text(v) for v in [r.value for r in records]])
-        if self._file is not None:
+        if self._file is not None:  # written at put, as Kafka's task does; flush() syncs
             self._file.write(text.encode("utf-8", "replace") + b"\n")
+            self._file.flush()
         elif self._filename is None:
             sys.stdout.write(text + "\n")  # looked up each time: stdout may be redirected
 
     def flush(self, offsets: dict[TopicPartition, int]) -> None:
-        """Write out everything put so far and, for a file, make it durable."""
+        """Make everything put so far durable (fsync), for a file."""
         if self._file is not None:
             self._file.flush()
             os.fsync(self._file.fileno())

@@ -63,11 +63,12 @@ def test_alter_offsets_is_always_accepted(sink_module: Any) -> None:
     assert connector.alter_offsets({}, {TopicPartition("t", 0): 5, TopicPartition("t", 1): None})
 
 
-def test_put_appends_lines_and_flush_persists(make_sink_task: Any, tmp_path: Path) -> None:
+def test_put_writes_lines_at_once_and_flush_persists(make_sink_task: Any, tmp_path: Path) -> None:
     path = tmp_path / "out.txt"
     path.write_text("existing\n")
     task = make_sink_task(path)
     task.put([record("first", 0), record("second", 1)])
+    assert path.read_text() == "existing\nfirst\nsecond\n"  # readable after put, no flush
     task.put([])
     task.put([record("third", 2)])
     task.flush({TopicPartition("lines", 0): 3})
