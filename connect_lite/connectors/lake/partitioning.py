@@ -161,8 +161,9 @@ def _dir_sql(config: LakeConfig, value_sql: str, kind: Any, time_sql: str, sessi
 
 
 def _field_dir_sql(names: tuple[str, ...], value_sql: str, kind: Any) -> str:
-    """``<field>=<value>`` per field, nested in order. ``%`` and ``/`` in values are
-    escaped as ``%25`` and ``%2F`` (as Hive does, so Spark reads the values back)."""
+    """``<field>=<value>`` per field, nested in order. ``%``, ``/`` and ``:`` in values
+    are escaped as ``%25``, ``%2F`` and ``%3A``, as Hive escapes them (so Spark reads the
+    values back): a value never adds a directory level, and Hadoop paths stay valid."""
     if not is_struct(kind):
         raise DataError(
             f"FieldPartitioner needs struct values; the record value is {_describe(kind)}"
@@ -178,7 +179,7 @@ def _field_dir_sql(names: tuple[str, ...], value_sql: str, kind: Any) -> str:
                 "a directory needs a string, number, boolean or date"
             )
         text = f"CAST({value_sql}.{ident(name)} AS STRING)"
-        escaped = f"replace(replace({text}, '%', '%25'), '/', '%2F')"
+        escaped = f"replace(replace(replace({text}, '%', '%25'), '/', '%2F'), ':', '%3A')"
         value = f"coalesce({escaped}, {sql_string(NULL_DIRECTORY_VALUE)})"
         parts.append(f"concat({sql_string(name + '=')}, {value})")
     return f"concat_ws('/', {', '.join(parts)})"

@@ -68,7 +68,8 @@ class LocalStore(Store):
 
     def __init__(self, root_url: str) -> None:
         super().__init__(root_url)
-        self.root = urllib.parse.unquote(urllib.parse.urlsplit(self.root_url).path)
+        self.root = urllib.parse.urlsplit(self.root_url).path
+        """The directory, as Hadoop's Path reads the URL: ``%`` is a character, too."""
 
     def local(self, path: str) -> str:
         return os.path.join(self.root, *path.split("/")) if path else self.root

@@ -95,7 +95,8 @@ def test_field_partitioner_directories() -> None:
     planned = plan(
         PERSON, **{"partitioner.class": "FieldPartitioner", "partition.field.name": "name,id"}
     )
-    assert planned.dir_sql.startswith("concat_ws('/', concat('name=', coalesce(replace(replace(")
+    assert planned.dir_sql.startswith("concat_ws('/', concat('name=', coalesce(replace(")
+    assert "'%', '%25'), '/', '%2F'), ':', '%3A')" in planned.dir_sql
     assert "CAST(`value`.`id` AS STRING)" in planned.dir_sql
     assert "'__HIVE_DEFAULT_PARTITION__'" in planned.dir_sql
 

@@ -12,6 +12,7 @@ def test_paths_and_urls(tmp_path: Path) -> None:
     assert store.root == str(tmp_path)
     assert store.url("a/b") == f"file://{tmp_path}/a/b"
     assert store.local("a/b") == str(tmp_path / "a" / "b")
+    assert LocalStore("file:///data/my lake%20x").root == "/data/my lake%20x"  # as Spark
     assert isinstance(open_store(f"file://{tmp_path}", None), LocalStore)
     assert open_store("s3a://bucket/lake", None) is None  # needs a Spark session
 
