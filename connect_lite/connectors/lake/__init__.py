@@ -1,0 +1,49 @@
+"""The lake sink: record values into Parquet, JSON, CSV or ORC files, exactly once.
+
+``lake.sink.LakeSinkConnector`` (aliases ``LakeSinkConnector``, ``LakeSink``) takes
+Confluent's S3/HDFS storage-sink keys (``config.py``). Its task implements
+``put_dataframe``: every batch arrives as a Spark DataFrame and is written by Spark's own
+writers; the task only uses that DataFrame's methods, its session, and Spark SQL strings.
+
+**Files.** A file holds record values only: a struct value's fields are its columns,
+another value is one column ``value`` (schemaless batches: the inferred ``value_struct``,
+else the JSON text). It is named ``<topic>+<partition>+<first offset>+<last offset>.<ext>``
+(offsets zero-padded) in the partitioner's directory under ``<topics.dir>/<topic>/``.
+
+**Staging.** Each put first collects the batch's small columns (offset, record time,
+directory; ``spark_io.collect_rows``) and writes the batch as Parquet into the task's hidden
+staging area, ``<store>/_connect-lite/<connector>/task-<n>/staging/<put>/_tp=<t>+<p>/``
+(readers of ``<topics.dir>`` never see it; dataset readers of the whole store skip
+``_``-prefixed directories). The task keeps, per topic partition, the staged offsets, times
+and directories in memory (``rotation.StagedPartition``) and decides there where files are
+cut: ``flush.size`` records, ``rotate.interval.ms`` of record time, a schema change, or
+``rotate.schedule.interval.ms`` of waiting (at a put or ``pre_commit``).
+
+**Commit rounds** (``committer.py``). A round reads the staged pieces of the partitions it
+commits and writes exactly one file per (partition, segment, directory) to a temporary
+directory with one Spark job per value type (a broadcast range join picks the segments'
+rows, ``repartition`` + ``sortWithinPartitions`` put each file in one task, in offset
+order). It then writes a journal of the temp -> final renames, atomically and durably: that
+is the commit point. Rolling the journal forward renames, makes the renames durable, and
+deletes the journal and the temporary directory; it is idempotent, so any task may do it.
+
+**Recovery.** ``open`` rolls forward every journal of the connector (a revoked partition may
+have been another task's), deletes this task's stale staging and temporary files, reads the
+last offset in the names of each assigned partition's visible files, and seeks the
+partition there (``context.offset``), ahead of the consumer group. Staged data is never
+recovered: it is re-read from Kafka, so it needs no fsync. A put that fails with a store
+error raises ``RetriableError``; redelivered records below a partition's next offset are
+skipped, and a round whose journal write failed stays undecided until a later call sees
+whether the journal (or a file it renamed) exists.
+
+**Offsets.** ``pre_commit`` returns per partition the first staged offset when records are
+staged, else the offset the worker passed: everything before it is in visible files or was
+never to be written (dropped by a transform, or a null value ignored). So after a crash at
+any point, visible files hold each record once, and the records after them are read again.
+
+**Stores** (``store.py``). ``file://`` uses ``os`` with fsync and ``os.rename``; other
+schemes use the Hadoop FileSystem of Spark's JVM, reached through the DataFrame's session.
+That store exists only once a batch brought the session, so on a Hadoop store the
+recovery of ``open`` runs at the first ``put_dataframe`` (records already in visible files
+are skipped, and the consumer is moved ahead if it is behind them).
+"""

@@ -1,0 +1,239 @@
+"""The lake sink's configuration: parsing, names of formats and partitioners, clear errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from connect_lite.api import ConfigError
+from connect_lite.connectors.lake.config import (
+    CONFIG_DEF,
+    Extractor,
+    Format,
+    LakeConfig,
+    Partitioner,
+    TimeLayout,
+)
+from connect_lite.connectors.lake.sink import LakeSinkConnector
+from connect_lite.plugins.registry import Plugins
+from connect_lite.plugins.types import PluginType
+
+BASE = {"store.url": "file:///data/lake/", "flush.size": "100"}
+
+
+def errors_of(props: dict[str, str]) -> dict[str, list[str]]:
+    with pytest.raises(ConfigError) as raised:
+        LakeConfig.parse(props)
+    return raised.value.errors
+
+
+def test_defaults_follow_confluent() -> None:
+    config = LakeConfig.parse(BASE)
+    assert config == LakeConfig(
+        store_url="file:///data/lake",
+        topics_dir="topics",
+        format=Format.PARQUET,
+        flush_size=100,
+        rotate_interval_ms=-1,
+        rotate_schedule_interval_ms=-1,
+        partitioner=Partitioner.DEFAULT,
+        field_names=(),
+        time=None,
+        extractor=Extractor.WALLCLOCK,
+        timestamp_field="timestamp",
+        zero_pad_width=10,
+        ignore_null_values=False,
+        retry_backoff_ms=5000,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("parquet", Format.PARQUET),
+        ("JSON", Format.JSON),
+        ("Csv", Format.CSV),
+        ("orc", Format.ORC),
+        ("io.confluent.connect.s3.format.parquet.ParquetFormat", Format.PARQUET),
+        ("io.confluent.connect.s3.format.json.JsonFormat", Format.JSON),
+        ("io.confluent.connect.hdfs.parquet.ParquetFormat", Format.PARQUET),
+        ("io.confluent.connect.hdfs.orc.OrcFormat", Format.ORC),
+        ("io.confluent.connect.hdfs.json.JSONFORMAT", Format.JSON),
+    ],
+)
+def test_format_names(name: str, expected: Format) -> None:
+    assert LakeConfig.parse({**BASE, "format.class": name}).format is expected
+
+
+@pytest.mark.parametrize(
+    "name", ["io.confluent.connect.s3.format.avro.AvroFormat", "avro", "Format", ""]
+)
+def test_an_unsupported_format_is_a_config_error(name: str) -> None:
+    assert errors_of({**BASE, "format.class": name}) == {
+        "format.class": [
+            f"Invalid value {name} for configuration format.class: must be one of parquet, "
+            "json, csv, orc (or Confluent's …ParquetFormat, …JsonFormat, …OrcFormat)"
+        ]
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("DefaultPartitioner", Partitioner.DEFAULT),
+        ("io.confluent.connect.storage.partitioner.FieldPartitioner", Partitioner.FIELD),
+        ("timebasedpartitioner", Partitioner.TIME),
+        ("io.confluent.connect.storage.partitioner.HourlyPartitioner", Partitioner.HOURLY),
+        ("io.confluent.connect.hdfs.partitioner.DailyPartitioner", Partitioner.DAILY),
+    ],
+)
+def test_partitioner_names(name: str, expected: Partitioner) -> None:
+    props = {**BASE, "partitioner.class": name, "partition.field.name": "a"}
+    props |= {"path.format": "YYYY", "partition.duration.ms": "1000"}
+    assert LakeConfig.parse(props).partitioner is expected
+
+
+def test_an_unknown_partitioner_is_a_config_error() -> None:
+    errors = errors_of({**BASE, "partitioner.class": "com.acme.MyPartitioner"})
+    assert list(errors) == ["partitioner.class"]
+    assert "must be one of DefaultPartitioner, FieldPartitioner" in errors["partitioner.class"][0]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("Record", Extractor.RECORD),
+        ("recordfield", Extractor.RECORD_FIELD),
+        ("Wallclock", Extractor.WALLCLOCK),
+        (
+            "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$RecordTimestampExtractor",
+            Extractor.RECORD,
+        ),
+    ],
+)
+def test_extractor_names(name: str, expected: Extractor) -> None:
+    assert LakeConfig.parse({**BASE, "timestamp.extractor": name}).extractor is expected
+
+
+def test_hourly_and_daily_have_fixed_layouts() -> None:
+    hourly = LakeConfig.parse({**BASE, "partitioner.class": "HourlyPartitioner"})
+    assert hourly.time == TimeLayout("'year='yyyy'/month='MM'/day='dd'/hour='HH", 3_600_000, "UTC")
+    daily = LakeConfig.parse(
+        {**BASE, "partitioner.class": "DailyPartitioner", "timezone": "Europe/Paris"}
+    )
+    assert daily.time == TimeLayout("'year='yyyy'/month='MM'/day='dd", 86_400_000, "Europe/Paris")
+
+
+def test_required_keys_and_ranges() -> None:
+    assert errors_of({}) == {
+        "store.url": ['Missing required configuration "store.url" which has no default value.'],
+        "flush.size": ['Missing required configuration "flush.size" which has no default value.'],
+    }
+    assert errors_of({**BASE, "flush.size": "0"}) == {
+        "flush.size": ["Invalid value 0 for configuration flush.size: Value must be at least 1"]
+    }
+    assert list(errors_of({**BASE, "rotate.interval.ms": "0"})) == ["rotate.interval.ms"]
+    assert list(errors_of({**BASE, "behavior.on.null.values": "write"})) == [
+        "behavior.on.null.values"
+    ]
+    assert LakeConfig.parse({**BASE, "behavior.on.null.values": "IGNORE"}).ignore_null_values
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("/data/lake", "must be a URL with a scheme, e.g. file:///data/lake"),
+        ("file://data/lake", "a file URL needs an absolute path: file:///abs/path"),
+        ("file:relative", "a file URL needs an absolute path: file:///abs/path"),
+    ],
+)
+def test_store_url_errors(url: str, message: str) -> None:
+    assert errors_of({**BASE, "store.url": url}) == {
+        "store.url": [f"Invalid value {url} for configuration store.url: {message}"]
+    }
+
+
+def test_store_urls_of_other_schemes_pass_unchanged() -> None:
+    config = LakeConfig.parse({**BASE, "store.url": "s3a://bucket/lake/"})
+    assert config.store_url == "s3a://bucket/lake"
+
+
+@pytest.mark.parametrize("value", ["", "/", "a/../b", "_connect-lite/x"])
+def test_topics_dir_errors(value: str) -> None:
+    assert list(errors_of({**BASE, "topics.dir": value})) == ["topics.dir"]
+
+
+def test_topics_dir_is_normalized() -> None:
+    assert LakeConfig.parse({**BASE, "topics.dir": "/raw//topics/"}).topics_dir == "raw/topics"
+
+
+def test_keys_a_partitioner_needs() -> None:
+    assert errors_of({**BASE, "partitioner.class": "FieldPartitioner"}) == {
+        "partition.field.name": [
+            "partition.field.name must name at least one field for FieldPartitioner"
+        ]
+    }
+    assert errors_of({**BASE, "partitioner.class": "TimeBasedPartitioner"}) == {
+        "path.format": ["path.format is required for TimeBasedPartitioner"],
+        "partition.duration.ms": [
+            "partition.duration.ms must be a positive number of milliseconds for "
+            "TimeBasedPartitioner"
+        ],
+    }
+    assert errors_of({**BASE, "timestamp.extractor": "RecordField", "timestamp.field": " "}) == {
+        "timestamp.field": ["timestamp.field is required for the RecordField extractor"]
+    }
+
+
+def test_path_format_and_timezone_errors() -> None:
+    errors = errors_of({**BASE, "path.format": "'week'=ww", "timezone": "Mars/Olympus"})
+    assert errors == {
+        "path.format": [
+            "Invalid value 'week'=ww for configuration path.format: pattern letter 'w' at 7: "
+            "week-based fields are not supported by Spark's date_format"
+        ],
+        "timezone": [
+            "Invalid value Mars/Olympus for configuration timezone: unknown time zone ID (use "
+            "e.g. UTC, Europe/Paris, +05:30)"
+        ],
+    }
+    assert LakeConfig.parse({**BASE, "timezone": "+05:30"})
+
+
+def test_connector_validate_reports_cross_key_errors_by_key() -> None:
+    connector = LakeSinkConnector()
+    with pytest.raises(ConfigError) as raised:
+        connector.validate({**BASE, "partitioner.class": "FieldPartitioner"})
+    assert list(raised.value.errors) == ["partition.field.name"]
+    connector.validate(
+        {**BASE, "partitioner.class": "FieldPartitioner", "partition.field.name": "a"}
+    )
+    # a key wrong on its own is the ConfigDef's to report, not validate's
+    connector.validate({"partitioner.class": "Nope"})
+
+
+def test_every_key_is_declared_once_with_docs() -> None:
+    assert all(key.doc for key in CONFIG_DEF.keys.values())
+    assert CONFIG_DEF.keys["flush.size"].required
+    assert not CONFIG_DEF.keys["topics.dir"].required
+
+
+def test_start_rejects_a_bad_config_and_task_configs_number_the_tasks() -> None:
+    connector = LakeSinkConnector()
+    with pytest.raises(ConfigError):
+        connector.start({"name": "lake", "flush.size": "1"})
+    props = {"name": "lake", "connector.class": "LakeSink", "topics": "a", **BASE}
+    connector.start(props)
+    configs = connector.task_configs(2)
+    assert configs == [{**props, "lake.task.id": "0"}, {**props, "lake.task.id": "1"}]
+    assert connector.task_class().__name__ == "LakeSinkTask"
+
+
+def test_the_builtin_answers_to_its_aliases() -> None:
+    plugins = Plugins([])
+    for name in ("LakeSink", "LakeSinkConnector", "lake.sink.LakeSinkConnector"):
+        desc = plugins.find(name, [PluginType.SOURCE, PluginType.SINK])
+        assert (desc.class_name, desc.type, desc.version) == (
+            "lake.sink.LakeSinkConnector",
+            PluginType.SINK,
+            "1.0.0",
+        )

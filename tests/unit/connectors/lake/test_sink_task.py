@@ -1,0 +1,127 @@
+"""LakeSinkTask's contract with the worker: seeks on open, offsets in pre_commit, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from connect_lite.api import DataError, RetriableError, TopicPartition
+from connect_lite.connectors.lake import sink, spark_io
+from connect_lite.connectors.lake.sink import LakeSinkTask
+from connect_lite.connectors.lake.store import LocalStore
+
+from .conftest import Clock, FakeContext, FakeFrame, FakeSpark, Row, rows, visible_offsets
+
+TP0, TP1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
+
+
+def task(
+    tmp_path: Path, clock: Clock | None = None, **props: str
+) -> tuple[LakeSinkTask, FakeContext]:
+    plugin = LakeSinkTask(clock or Clock())
+    plugin.context = context = FakeContext()
+    config = {"name": "lake", "store.url": f"file://{tmp_path}", "flush.size": "3", **props}
+    plugin.start(config)
+    return plugin, context
+
+
+def test_open_seeks_after_the_visible_files(tmp_path: Path, fake_spark: FakeSpark) -> None:
+    first, _ = task(tmp_path)
+    first.open([TP0, TP1])
+    first.put_dataframe(FakeFrame(rows("orders", 0, range(4))))
+    second, context = task(tmp_path)
+    second.open([TP0, TP1])
+    assert context.offsets == {TP0: 3}  # TP1 has no files: the group's offset stands
+
+
+def test_pre_commit_holds_back_staged_records_only(tmp_path: Path, fake_spark: FakeSpark) -> None:
+    plugin, context = task(tmp_path)
+    plugin.open([TP0, TP1])
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(4)) + rows("orders", 1, range(3))))
+    assert context.commit_requests == 1
+    assert plugin.pre_commit({TP0: 4, TP1: 3}) == {TP0: 3, TP1: 3}
+    # records a transform dropped (5..9) advance a partition with nothing staged
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(4, 6))))
+    assert plugin.pre_commit({TP0: 10, TP1: 10}) == {TP0: 10, TP1: 10}
+
+
+def test_scheduled_rotation_runs_in_pre_commit(tmp_path: Path, fake_spark: FakeSpark) -> None:
+    clock = Clock(0.0)
+    plugin, _ = task(tmp_path, clock, **{"rotate.schedule.interval.ms": "60000"})
+    plugin.open([TP0])
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))
+    assert plugin.pre_commit({TP0: 2}) == {TP0: 0}
+    clock.now = 60.0
+    assert plugin.pre_commit({TP0: 2}) == {TP0: 2}
+    assert list(visible_offsets(tmp_path)) == [
+        "orders/partition=0/orders+0+0000000000+0000000001.parquet"
+    ]
+
+
+def test_store_errors_are_retriable_with_the_backoff(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plugin, context = task(tmp_path, **{"retry.backoff.ms": "250"})
+    plugin.open([TP0])
+
+    def broken(*args: object) -> None:
+        raise OSError("no space left")
+
+    monkeypatch.setattr(spark_io, "stage", broken)
+    with pytest.raises(RetriableError, match="no space left"):
+        plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))
+    assert context.timeouts == [250]
+    assert plugin.pre_commit({TP0: 2}) == {TP0: 2}  # nothing was staged
+
+
+def test_data_errors_are_not_retriable(tmp_path: Path, fake_spark: FakeSpark) -> None:
+    plugin, context = task(tmp_path)
+    plugin.open([TP0])
+    with pytest.raises(DataError, match="null value"):
+        plugin.put_dataframe(FakeFrame([Row("orders", 0, 0, null=True)]))
+    assert context.timeouts == []
+
+
+def test_a_store_known_only_with_a_session_recovers_at_the_first_batch(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a Hadoop store: open cannot reach it, the first put_dataframe does."""
+    writer, _ = task(tmp_path)
+    writer.open([TP0, TP1])
+    writer.put_dataframe(FakeFrame(rows("orders", 0, range(7)) + rows("orders", 1, range(3))))
+
+    monkeypatch.setattr(
+        sink, "open_store", lambda url, session: None if session is None else LocalStore(url)
+    )
+    plugin, context = task(tmp_path)
+    plugin.open([TP0, TP1])
+    assert context.offsets == {} and plugin.pre_commit({TP0: 0, TP1: 0}) == {}
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))  # from the group's offset 0
+    # offsets 0..1 are in files: skipped; the consumer jumps to 6 and TP1 to 3
+    assert context.offsets == {TP0: 6, TP1: 3}
+    assert plugin.pre_commit({TP0: 2, TP1: 0}) == {TP0: 2, TP1: 0}
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(6, 9))))
+    everything = sorted(
+        o for f, offs in visible_offsets(tmp_path).items() if "+0+" in f for o in offs
+    )
+    assert everything == list(range(9))
+
+
+def test_close_forgets_and_a_reopen_recovers(tmp_path: Path, fake_spark: FakeSpark) -> None:
+    plugin, context = task(tmp_path)
+    plugin.open([TP0])
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(5))))
+    plugin.close([TP0])
+    assert plugin.pre_commit({TP0: 5}) == {TP0: 5}  # no longer this task's to hold back
+    plugin.open([TP0])
+    assert context.offsets == {TP0: 3}
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(3, 6))))
+    assert visible_offsets(tmp_path)[
+        "orders/partition=0/orders+0+0000000003+0000000005.parquet"
+    ] == [
+        3,
+        4,
+        5,
+    ]
+    plugin.stop()
