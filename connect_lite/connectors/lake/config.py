@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import os
 import re
 import urllib.parse
 import zoneinfo
@@ -127,7 +128,7 @@ def _store_url(name: str, value: Any) -> str | None:
         return _invalid(name, value, "must be a URL such as file:///data/lake or s3a://bucket/lake")
     parts = urllib.parse.urlsplit(value)
     if len(parts.scheme) < 2:
-        return _invalid(name, value, "must be a URL with a scheme, e.g. file:///data/lake")
+        return None  # a plain path: absolute, or relative to the worker's working directory
     if parts.scheme == "file" and (
         parts.netloc not in ("", "localhost") or not parts.path.startswith("/")
     ):
@@ -188,7 +189,8 @@ CONFIG_DEF = (
         Type.STRING,
         validator=_store_url,
         importance=Importance.HIGH,
-        doc="Where the files go: file:///abs/path, or any Hadoop URL Spark can write "
+        doc="Where the files go: file:///abs/path (or a plain path, relative to the worker's "
+        "working directory), or any Hadoop URL Spark can write "
         "(s3a://bucket/path, hdfs://namenode/path) when its jars are present.",
         group=_STORAGE,
     )
@@ -440,6 +442,8 @@ def _time_layout(partitioner: Partitioner, values: Mapping[str, Any]) -> TimeLay
 def _normalized_url(url: str) -> str:
     """The store URL without a trailing slash; a file URL as ``file:///abs/path``."""
     parts = urllib.parse.urlsplit(url.strip())
+    if len(parts.scheme) < 2:  # a plain path, relative to the worker's working directory
+        return "file://" + (os.path.abspath(url.strip()).rstrip("/") or "/")
     if parts.scheme == "file":
         return "file://" + (parts.path.rstrip("/") or "/")
     return url.strip().rstrip("/")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from connect_lite.api import ConfigError
@@ -138,10 +140,19 @@ def test_required_keys_and_ranges() -> None:
     assert LakeConfig.parse({**BASE, "behavior.on.null.values": "IGNORE"}).ignore_null_values
 
 
+def test_a_plain_path_is_a_local_store_relative_to_the_working_directory(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert LakeConfig.parse({**BASE, "store.url": "data/lake/"}).store_url == (
+        f"file://{tmp_path}/data/lake"
+    )
+    assert LakeConfig.parse({**BASE, "store.url": "/srv/lake"}).store_url == "file:///srv/lake"
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [
-        ("/data/lake", "must be a URL with a scheme, e.g. file:///data/lake"),
         ("file://data/lake", "a file URL needs an absolute path: file:///abs/path"),
         ("file:relative", "a file URL needs an absolute path: file:///abs/path"),
     ],
