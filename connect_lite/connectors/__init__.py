@@ -2,7 +2,8 @@
 
 A class here is named by its module path inside this package, exactly as it would be in a
 ``plugin.path`` location (``filestream.source.FileStreamSourceConnector``,
-``counter.CounterSourceConnector``, ``lake.sink.LakeSinkConnector``), so a copy of one of them in ``plugin.path`` is the same
-plugin at another (or the same) version, and KIP-891 chooses between them. The modules import
+``counter.CounterSourceConnector``, ``lake.sink.LakeSinkConnector``), so a copy of one of
+them in ``plugin.path`` is the same plugin at another (or the same) version, and KIP-891
+chooses between them. The modules import
 only ``connect_lite.api``, as a third-party plugin would.
 """
