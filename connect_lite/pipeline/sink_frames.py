@@ -21,7 +21,7 @@ The plugin's writes then read the DataFrame in Spark's executors.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -174,19 +174,17 @@ def _without_nulls(kind: pa.DataType) -> pa.DataType:
     return kind
 
 
-def _runs(records: Sequence[SinkRecord]) -> Iterator[list[int]]:
-    """Positions of consecutive records with the same key and value schema."""
-    run: list[int] = []
+def schema_runs(records: Sequence[SinkRecord]) -> list[list[int]]:
+    """Positions of consecutive records with the same key and value schema, in order."""
+    runs: list[list[int]] = []
     last: tuple[Schema | None, Schema | None] | None = None
     for i, record in enumerate(records):
         schemas = (record.key_schema, record.value_schema)
-        if run and schemas != last:
-            yield run
-            run = []
-        run.append(i)
+        if not runs or schemas != last:
+            runs.append([])
+        runs[-1].append(i)
         last = schemas
-    if run:
-        yield run
+    return runs
 
 
 def _side(name: str, schema: Schema | None, values: list[Any]) -> list[tuple[pa.Field, pa.Array]]:
@@ -241,18 +239,32 @@ def frame_table(records: Sequence[SinkRecord], converter: HeaderConverter | None
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def sink_frame(
+    runtime: SparkRuntime, records: Sequence[SinkRecord], header_converter: HeaderConverter | None
+) -> DataFrame:
+    """A DataFrame of records that share one key and one value schema (see schema_runs)."""
+    return runtime.session().createDataFrame(frame_table(records, header_converter))
+
+
 def sink_frames(
     runtime: SparkRuntime,
     records: Sequence[SinkRecord],
     header_converter: HeaderConverter | None,
 ) -> list[SinkFrame]:
     """The batch as DataFrames, one per run of records with the same schemas, in order."""
-    out = []
-    spark = runtime.session()
-    for positions in _runs(records):
-        table = frame_table([records[i] for i in positions], header_converter)
-        out.append(SinkFrame(positions, spark.createDataFrame(table)))
-    return out
+    return [
+        SinkFrame(run, sink_frame(runtime, [records[i] for i in run], header_converter))
+        for run in schema_runs(records)
+    ]
 
 
-__all__ = ["SinkFrame", "frame_table", "frame_type", "inferred", "json_text", "sink_frames"]
+__all__ = [
+    "SinkFrame",
+    "frame_table",
+    "frame_type",
+    "inferred",
+    "json_text",
+    "schema_runs",
+    "sink_frame",
+    "sink_frames",
+]

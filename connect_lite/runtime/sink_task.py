@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from connect_lite.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
@@ -13,7 +13,7 @@ from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.config.connector_config import SinkSubscription
 from connect_lite.kafka.consumer import Consumer
 from connect_lite.pipeline.record_errors import TASK_PUT, capture
-from connect_lite.pipeline.sink_frames import sink_frames
+from connect_lite.pipeline.sink_frames import schema_runs, sink_frame
 from connect_lite.pipeline.sink_stage import SinkBatchResult, SinkStage
 from connect_lite.plugins.isolation import public_class_name
 from connect_lite.runtime.batch_pipeline import (
@@ -36,12 +36,25 @@ DLQ_FLUSH_TIMEOUT_S = 30.0
 """How long a commit waits for the dead letter queue to acknowledge reported records."""
 
 
-class _PutFailed(Exception):
-    """put_dataframe raised an error that errors.tolerance=all skips."""
+@dataclass
+class _HandOver:
+    """A batch on its way to ``put``: its consumed messages (whose offsets advance once it
+    is handed over), the records still to hand over with the message each came from, how
+    many records it held, and when it is tried again after a RetriableError."""
 
-    def __init__(self, error: Exception) -> None:
-        super().__init__(str(error))
-        self.error = error
+    messages: list[Any]
+    pairs: list[tuple[SinkRecord, Any]]
+    count: int
+    retry_at: float | None = None
+
+    def drop(self, partitions: set[TopicPartition]) -> None:
+        """Forget the records of revoked partitions: their new owner reads them again."""
+
+        def kept(message: Any) -> bool:
+            return TopicPartition(message.topic, message.partition) not in partitions
+
+        self.messages = [m for m in self.messages if kept(m)]
+        self.pairs = [(r, m) for r, m in self.pairs if kept(m)]
 
 
 class _Context(SinkTaskContext):
@@ -148,6 +161,9 @@ class WorkerSinkTask(WorkerTask):
                 "nor put_dataframe"
             )
         self._header_converter: Any = None
+        self._retry: _HandOver | None = None
+        """The batch waiting to be handed over again after a RetriableError."""
+        self._revocations = 0
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self) -> None:
@@ -169,19 +185,33 @@ class WorkerSinkTask(WorkerTask):
 
         The consumer stays on this thread (rebalance callbacks run here). A revocation or a
         pause first delivers the batch in flight; a rewind asked for during ``put`` drops the
-        batch in flight and seeks its partitions back, so no record is skipped."""
+        batch in flight and seeks its partitions back, so no record is skipped. While a batch
+        waits to be handed over again (a RetriableError), its partitions are paused and the
+        consumer is only polled to stay in the group."""
         assert self.consumer is not None
+        if self._retry is not None and not self._retry_now():
+            self._after_batch()
+            return
+        revocations = self._revocations
         messages = self._collect()
+        if self._revocations != revocations:  # fetched before a revocation: not ours now
+            messages = [m for m in messages if self._owns(m)]
         self.counters.add(records_in=len(messages))
         if messages and self.topic_tracker is not None:  # as received, before transforms
             self.topic_tracker.record(self.connector, {m.topic for m in messages}, self.task)
         if self._pipeline.advance(messages) and self._context.rewinds:
             self._drop_in_flight()
         self._apply_rewinds()
+        self._after_batch()
+
+    def _after_batch(self) -> None:
         if self.errors.dlq is not None:
             self.errors.dlq.poll()
         if self._context.commit_requested or time.monotonic() >= self._next_commit:
             self.commit_offsets()
+
+    def _owns(self, message: Any) -> bool:
+        return TopicPartition(message.topic, message.partition) in self.assigned
 
     def _collect(self) -> list[Any]:
         return collect_batch(self._fetch, self.batching, lambda: self.stopping)
@@ -196,88 +226,135 @@ class WorkerSinkTask(WorkerTask):
         return self.stage.run(messages, tolerate_errors=True)
 
     def _deliver(self, messages: list[Any], done: SinkBatchResult) -> None:
-        """Handle the batch's errors (skip, log, DLQ or fail), put the rest, advance offsets.
+        """Handle the batch's errors (skip, log, DLQ or fail), then hand the rest over.
 
-        Offsets of skipped records advance too, as in Kafka. A RetriableError from ``put``
-        (or ``put_dataframe``) hands the same records to it again after Kafka's backoff."""
+        Offsets of skipped records advance too, as in Kafka."""
         self.errors.stage_errors(done.errors, done.retries, messages.__getitem__)
-        records = list(done.records)
+        pairs = [(r, messages[i]) for r, i in zip(done.records, done.indices, strict=True)]
+        self._hand_over(_HandOver(messages, pairs, len(pairs)))
+
+    def _hand_over(self, batch: _HandOver) -> None:
+        """``put`` (or ``put_dataframe``) the batch's records, then advance its offsets. After
+        a RetriableError the batch is kept, its partitions paused, to be tried again after
+        Kafka's backoff: ``context.timeout(ms)`` if the task set one, else the next commit."""
+        self._retry = None
         # The consumed message of each record handed to put: a transform may have renamed
         # the topic, so the errant record reporter finds originals by the record itself.
-        self._putting = [(r, messages[i]) for r, i in zip(records, done.indices, strict=True)]
-        self._putting_index = None
+        self._putting, self._putting_index = batch.pairs, None
         try:
             with self.counters.timed_batch():
-                if self._puts_dataframes:
-                    self._put_dataframes(records, done.indices, messages)
-                else:
-                    self._redelivering(lambda: self.plugin.put(records))
+                put = self._put_dataframes if self._puts_dataframes else self._put
+                handed = put(batch)
         finally:
             self._putting, self._putting_index = [], None
+        if not handed:
+            self._retry = batch
+            if self.consumer is not None and self.assigned:
+                self.consumer.pause(sorted(self.assigned))
+            return
         if self.errors.failed is not None:  # the task swallowed its reporter's exception
             raise ToleranceExceededError(
                 "Tolerance exceeded in error handler"
             ) from self.errors.failed
-        self.counters.add(records_out=len(records))
-        for message in messages:
-            tp = TopicPartition(message.topic, message.partition)
-            self.current[tp] = message.offset + 1
+        self.counters.add(records_out=batch.count)
+        for message in batch.messages:
+            if self._owns(message):
+                self.current[TopicPartition(message.topic, message.partition)] = message.offset + 1
+        if batch.retry_at is not None and self.consumer is not None:
+            self.log.info("The batch was handed over again; resuming its partitions")
+            self.consumer.resume([tp for tp in self.assigned if tp not in self._paused_by_task])
 
-    def _put_dataframes(
-        self, records: list[SinkRecord], indices: list[int], messages: list[Any]
-    ) -> None:
-        """put_dataframe once per run of records with the same schemas, in order. A run that
-        raises a RetriableError is handed over again (the runs before it are not); any other
-        error fails the task, or with ``errors.tolerance=all`` skips the run's records."""
-        if not records:
-            return
+    def _put(self, batch: _HandOver) -> bool:
+        try:
+            self.plugin.put([record for record, _ in batch.pairs])
+        except RetriableError as error:
+            self._schedule_retry(batch, error)
+            return False
+        except Exception as error:
+            raise self._put_failed(error) from error
+        return True
+
+    def _put_dataframes(self, batch: _HandOver) -> bool:
+        """put_dataframe once per run of records with the same schemas, in order, each built
+        anew (on a new SparkSession if Spark's JVM died). A run that raises a RetriableError
+        is handed over again with the runs after it (not those before it); any other error
+        fails the task, or with ``errors.tolerance=all`` skips the run's records."""
+        if not batch.pairs:
+            return True
         if self._header_converter is None:
             self._header_converter = self.stage.spec.header_converter()
-        for run in sink_frames(self.stage.runtime, records, self._header_converter):
+        records = [record for record, _ in batch.pairs]
+        runtime, group = self.stage.runtime, self.stage.job_group
+        for positions in schema_runs(records):
+            run = [batch.pairs[p] for p in positions]
             try:
-                self._redelivering(functools.partial(self.plugin.put_dataframe, run.frame), True)
-            except _PutFailed as failed:
-                errors = [
-                    capture(
-                        failed.error, indices[p], TASK_PUT, public_class_name(type(self.plugin))
-                    )
-                    for p in run.positions
-                ]
-                self.errors.stage_errors(errors, 0, messages.__getitem__)
-
-    def _redelivering(self, put: Callable[[], None], tolerable: bool = False) -> None:
-        """Call ``put`` until it does not raise a RetriableError, waiting Kafka's backoff in
-        between: the task's ``context.timeout(ms)`` if it set one, else until the next offset
-        commit. Another error fails the task (or, ``tolerable`` with ``errors.tolerance=all``,
-        is raised as _PutFailed for the caller to report)."""
-        while True:
-            try:
-                put()
-                return
+                description = f"connect-lite put_dataframe {self.id}: {len(run)} records"
+                with runtime.job_group(group, description):  # stop() cancels its jobs
+                    frame = sink_frame(runtime, [r for r, _ in run], self._header_converter)
+                    self.plugin.put_dataframe(frame)
             except RetriableError as error:
-                self._await_redelivery(error)
+                batch.pairs = batch.pairs[positions[0] :]
+                self._schedule_retry(batch, error)
+                return False
             except Exception as error:
-                if tolerable and self.errors.handling.tolerance_all:
-                    raise _PutFailed(error) from error
-                raise ConnectError(
-                    "Exiting WorkerSinkTask due to unrecoverable exception: error in stage "
-                    f"{TASK_PUT} ({public_class_name(type(self.plugin))}): "
-                    f"{type(error).__qualname__}: {error}"
-                ) from error
+                if self.stopping:
+                    raise
+                if runtime.recover():  # Spark's JVM was gone: the run goes again on a new one
+                    batch.pairs = batch.pairs[positions[0] :]
+                    self._schedule_retry(batch, error)
+                    return False
+                if not self.errors.handling.tolerance_all:
+                    raise self._put_failed(error) from error
+                component = public_class_name(type(self.plugin))
+                errors = [capture(error, i, TASK_PUT, component) for i in range(len(run))]
+                originals = [message for _, message in run]
+                self.errors.stage_errors(errors, 0, originals.__getitem__)
+        return True
 
-    def _await_redelivery(self, error: RetriableError) -> None:
+    def _put_failed(self, error: Exception) -> ConnectError:
+        return ConnectError(
+            "Exiting WorkerSinkTask due to unrecoverable exception: error in stage "
+            f"{TASK_PUT} ({public_class_name(type(self.plugin))}): "
+            f"{type(error).__qualname__}: {error}"
+        )
+
+    def _schedule_retry(self, batch: _HandOver, error: Exception) -> None:
         timeout_ms, self._context.timeout_ms = self._context.timeout_ms, None
-        if time.monotonic() >= self._next_commit:  # Kafka's loop commits between attempts
-            self.commit_offsets()
-        wait = max(self._next_commit - time.monotonic(), 0.0)
+        now = time.monotonic()
+        wait = max(self._next_commit - now, 0.0)
         if timeout_ms is not None and timeout_ms > 0:
             wait = min(wait, timeout_ms / 1000)
+        batch.retry_at = now + wait
         self.log.warning(
             "RetriableException from SinkTask %s, the batch is handed over again in %.0f ms: %s",
             self.id, wait * 1000, error,
         )  # fmt: skip
-        if self._stopping.wait(wait):
-            raise ConnectError("The task stopped before the batch was handed over again")
+
+    def _retry_now(self) -> bool:
+        """Whether the batch waiting to be handed over again was tried now (and with which
+        outcome in ``_retry``); if its time has not come, poll the paused consumer a while."""
+        batch = self._retry
+        assert batch is not None and batch.retry_at is not None
+        left = batch.retry_at - time.monotonic()
+        if left > 0:
+            self._poll_paused(min(left, 0.5))
+            return False
+        self._hand_over(batch)
+        if self._retry is not None:
+            return False
+        if self._context.rewinds:
+            self._drop_in_flight()
+        self._apply_rewinds()
+        return True
+
+    def _poll_paused(self, timeout: float) -> None:
+        """Poll with every partition paused, to stay in the group and run rebalance callbacks;
+        a message fetched before the pause is read again later."""
+        assert self.consumer is not None
+        for message in self.consumer.poll_batch(100, timeout):
+            tp = TopicPartition(message.topic, message.partition)
+            self._context.rewinds.setdefault(tp, message.offset)
+        self._apply_rewinds()
 
     def _original_of(self, record: SinkRecord) -> Any:
         """The consumed message a SinkRecord of the batch being put came from, if any: the
@@ -367,8 +444,17 @@ class WorkerSinkTask(WorkerTask):
         return starts
 
     def _on_revoke(self, partitions: list[TopicPartition]) -> None:
+        """Deliver the batch in flight, commit, close. While a batch waits to be handed over
+        again, the one in flight behind it is dropped instead (it must not overtake it) and
+        the waiting batch forgets the revoked partitions' records, as Kafka's does."""
+        self._revocations += 1
         try:
-            self._pipeline.finish()
+            if self._retry is None:
+                self._pipeline.finish()
+            else:
+                self._drop_in_flight()
+            if self._retry is not None:
+                self._retry.drop(set(partitions))
             self.commit_offsets(partitions)
         finally:
             self.plugin.close(list(partitions))
@@ -391,12 +477,13 @@ class WorkerSinkTask(WorkerTask):
             self.consumer.resume(tps)
 
     def on_paused(self) -> None:
-        self._pipeline.finish()
+        if self._retry is None:  # else the batch in flight waits behind the one to retry
+            self._pipeline.finish()
         if self.consumer is not None and self.assigned:
             self.consumer.pause(list(self.assigned))
 
     def on_resumed(self) -> None:
-        if self.consumer is not None and self.assigned:
+        if self.consumer is not None and self.assigned and self._retry is None:
             self.consumer.resume([tp for tp in self.assigned if tp not in self._paused_by_task])
 
     def on_idle(self) -> None:
