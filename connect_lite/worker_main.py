@@ -46,6 +46,10 @@ from connect_lite.storage.sqlite import open_sqlite_stores
 
 log = logging.getLogger(__name__)
 
+SESSION_TIMEOUT_KEY = "consumer.session.timeout.ms"
+EMBEDDED_SESSION_TIMEOUT_MS = "6000"
+"""The sink consumers' session timeout with the embedded broker, unless the worker sets one."""
+
 STORE_BUSY_TIMEOUT_S = 1.0
 """How long one state-store write waits for a lock held by another process."""
 
@@ -132,6 +136,10 @@ def _start(
     starting.stage = "Checking Java."
     with timer.phase("Java"):
         check_java()
+    # Spark takes longest to start: it starts now, beside the broker, Kafka and the herder.
+    spark = SparkRuntime(config.spark_conf())
+    runtime.add("spark", spark.stop)
+    spark.start_in_background()
     broker = None
     if config.embedded_broker_enable:
         starting.stage = "Starting the embedded broker."
@@ -139,16 +147,18 @@ def _start(
             broker = EmbeddedBroker(port=config.embedded_broker_port)
             broker.start()
         runtime.add("embedded broker", broker.stop)
-        props = {**props, "bootstrap.servers": broker.bootstrap_servers}
+        props = {
+            # Tansu holds a group join for half the session timeout (Kafka's default: 45 s),
+            # so a sink would wait 22 s for its partitions, and again for each new topic.
+            SESSION_TIMEOUT_KEY: EMBEDDED_SESSION_TIMEOUT_MS,
+            **props,
+            "bootstrap.servers": broker.bootstrap_servers,
+        }
         config = WorkerConfig(props)
         log.info("Embedded broker listening at %s", broker.bootstrap_servers)
     starting.stage = f"Connecting to Kafka at {','.join(config.bootstrap_servers)}."
     with timer.phase("Kafka"):
         cluster_id = connect_to_kafka(config)
-    spark = SparkRuntime(config.spark_conf())
-    runtime.add("spark", spark.stop)
-    spark.start_in_background()
-
     starting.stage = "Starting connectors."
     with timer.phase("connectors"):
         worker_id = config.worker_id(server.host, server.port)

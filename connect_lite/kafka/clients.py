@@ -40,6 +40,9 @@ PRODUCER_DEFAULTS: dict[str, str] = {
     # so produce() kept blocking halfway through each batch. Memory stays bounded by
     # queue.buffering.max.kbytes (1 GiB by default).
     "queue.buffering.max.messages": "1000000",
+    # How long a record may wait in the client for others to share its request (librdkafka's
+    # default, stated: it bounds a lone record's latency).
+    "linger.ms": "5",
 }
 
 # Consumer fetch tuning. librdkafka's defaults (1 MiB per partition, 100k queued messages) give
@@ -48,9 +51,12 @@ PRODUCER_DEFAULTS: dict[str, str] = {
 # queued.max.messages.kbytes (64 MiB by default).
 # A sink often subscribes before its topic exists (the source has not produced yet), and
 # librdkafka only looks again at the next metadata refresh: 5 minutes by default. Refreshing
-# every 5 s lets a sink find a new topic, or a new topics.regex match, within seconds.
+# every second lets a sink find a new topic, or a new topics.regex match, within about one.
+# A fetch with nothing to return waits fetch.wait.max.ms on the broker; librdkafka's 500 ms
+# gave a lone record 120-200 ms on Tansu, 50 ms gives it ~10 ms (scripts/bench_latency.py).
 CONSUMER_DEFAULTS: dict[str, str] = {
-    "topic.metadata.refresh.interval.ms": "5000",
+    "topic.metadata.refresh.interval.ms": "1000",
+    "fetch.wait.max.ms": "50",
     "enable.auto.commit": "false",
     "auto.offset.reset": "earliest",
     "fetch.max.bytes": str(50 * 1024 * 1024),

@@ -104,10 +104,20 @@ class Consumer:
         return hook
 
     def poll_batch(self, max_records: int, timeout: float) -> list[ConsumedMessage]:
-        """Up to ``max_records`` records, waiting at most ``timeout`` seconds for the first."""
+        """Up to ``max_records`` records: those waiting now, or, when none is, the first to
+        arrive within ``timeout`` seconds together with those that came with it.
+
+        librdkafka's ``consume(n, timeout)`` waits for n records or the whole timeout, so a
+        lone record would wait out the window; ``poll`` returns at the first one."""
         try:
             # Any: the stubs type fields of error messages as optional; those are skipped.
-            batch: list[Any] = self._consumer.consume(num_messages=max_records, timeout=timeout)
+            batch: list[Any] = self._consumer.consume(num_messages=max_records, timeout=0)
+            if not batch and timeout > 0:
+                first = self._consumer.poll(timeout)
+                if first is not None:
+                    batch = [first]
+                    if max_records > 1:
+                        batch += self._consumer.consume(num_messages=max_records - 1, timeout=0)
         except (KafkaException, RuntimeError) as exc:
             raise to_connect_error(exc, "consume failed") from exc
         out: list[ConsumedMessage] = []

@@ -106,6 +106,8 @@ class SparkRuntime:
         """(message, cause, when) of the last failed start, until a start succeeds."""
         self.started_in: float | None = None
         """Seconds the last successful start took (None before one finished)."""
+        self.warmed_in: float | None = None
+        """Seconds the warm-up job after a background start took (None before it ran)."""
         self._groups: dict[str, list[JobGroup]] = {}
         self._groups_lock = threading.Lock()
         self._starter: threading.Thread | None = None
@@ -183,8 +185,20 @@ class SparkRuntime:
             return self._starter
 
     def _start_quietly(self) -> None:
-        with suppress(SparkStartError):  # logged, kept as start_error, raised to tasks
+        """Start the session, then warm it up; failures are logged (a failed start is also
+        kept as start_error and raised to tasks)."""
+        with suppress(SparkStartError):
             self.session()
+            begin = self._clock()
+            try:
+                from connect_lite.pipeline.transfer import warm_up  # it imports this module
+
+                warm_up(self)
+            except Exception as error:  # the first batch pays the start-up instead
+                log.warning("Spark's warm-up job failed: %s", error)
+                return
+            self.warmed_in = self._clock() - begin
+            log.info("Spark's Python workers warmed up in %.1f s", self.warmed_in)
 
     @property
     def start_error(self) -> str | None:

@@ -208,3 +208,17 @@ def run_job(
     for row, chunk in enumerate(order):
         by_chunk[chunk] = pickle.loads(blobs[row].as_buffer())
     return [by_chunk[chunk] for chunk in range(len(payloads))]
+
+
+def _passed_through(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The warm-up job's function: its module, and so the stage's code, is now imported."""
+    yield from batches
+
+
+def warm_up(runtime: SparkRuntime) -> None:
+    """A tiny job with the stages' shape (Arrow rows through ``mapInArrow``), one task per
+    partition: Spark's Python workers start and import the stage code before the first real
+    batch needs them."""
+    payloads = [b""] * runtime.default_parallelism
+    frame = chunk_frame(runtime, payloads).mapInArrow(_passed_through, OUTPUT_SCHEMA)
+    frame.toArrow()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextvars
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,7 +16,10 @@ Result = TypeVar("Result")
 
 @dataclass(frozen=True)
 class Batching:
-    """How records are grouped into one Spark job: large under load, small when trickling."""
+    """How records are grouped into one Spark job: a batch goes as soon as nothing more is
+    waiting and no batch is in its stage; it grows, up to ``max_records``, only while the
+    batch before it is still in the stage. ``max_wait_ms`` is how long an idle task waits
+    for a first record before its loop goes round (commits, status)."""
 
     max_records: int = 200_000
     max_wait_ms: int = 500
@@ -25,23 +27,43 @@ class Batching:
 
 DEFAULT_BATCHING = Batching()
 
+IN_FLIGHT_SLICE_S = 0.05
+"""While a batch is in its stage, the longest one fetch waits: the task notices within this
+that the stage is done, and hands the finished batch on."""
+
 
 def collect_batch(
     fetch: Callable[[int, float], Sequence[T] | None],
     batching: Batching,
     stopping: Callable[[], bool],
+    busy: Callable[[], bool] = lambda: False,
 ) -> list[T]:
-    """Poll one batch: call ``fetch(room left, seconds left)`` until it returns nothing, the
-    batch is full, the wait is over or the task stops. The first call comes whatever the wait;
-    a fetch that must not wait past the deadline returns nothing once no seconds are left."""
+    """Poll one batch, latency first: ``fetch(room left, seconds it may wait)``.
+
+    - Nothing in the stage (``busy()`` false): the first fetch may wait up to
+      ``max_wait_ms`` for a record; then fetches get 0 seconds (what is waiting now), and the
+      batch goes once one finds nothing.
+    - A batch in the stage: fetches wait at most IN_FLIGHT_SLICE_S each and the batch grows
+      until the stage is done; then one more fetch takes what is waiting, and the batch goes
+      (even empty, so the finished one is handed on at once).
+
+    No fixed window sits between a record and its job, and under load batches fill up: they
+    grow for as long as the job before them runs. It stops when the batch is full or the
+    task stops."""
     batch: list[T] = []
-    deadline = time.monotonic() + batching.max_wait_ms / 1000
+    was_busy = busy()
     while not stopping() and len(batch) < batching.max_records:
-        got = fetch(batching.max_records - len(batch), deadline - time.monotonic())
-        if not got:
+        in_flight = busy()
+        room = batching.max_records - len(batch)
+        if was_busy and not in_flight:  # the stage is done: hand it on, with what is waiting
+            batch.extend(fetch(room, 0.0) or ())
             break
-        batch.extend(got)
-        if time.monotonic() >= deadline:
+        idle_wait = 0.0 if batch else batching.max_wait_ms / 1000
+        wait = IN_FLIGHT_SLICE_S if in_flight else idle_wait
+        got = fetch(room, wait)
+        if got:
+            batch.extend(got)
+        elif not in_flight:
             break
     return batch
 
@@ -70,6 +92,11 @@ class BatchPipeline(Generic[T, Result]):
         self._run = run
         self._deliver = deliver
         self._in_flight: _InFlight[T, Result] | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether a batch is in the stage (not yet done)."""
+        return self._in_flight is not None and not self._in_flight.result.done()
 
     def advance(self, batch: list[T]) -> bool:
         """Start ``batch`` in the stage (unless it is empty), then deliver the batch that was

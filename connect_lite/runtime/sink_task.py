@@ -214,13 +214,14 @@ class WorkerSinkTask(WorkerTask):
         return TopicPartition(message.topic, message.partition) in self.assigned
 
     def _collect(self) -> list[Any]:
-        return collect_batch(self._fetch, self.batching, lambda: self.stopping)
+        return collect_batch(
+            self._fetch, self.batching, lambda: self.stopping, lambda: self._pipeline.busy
+        )
 
-    def _fetch(self, room: int, seconds_left: float) -> list[Any]:
+    def _fetch(self, room: int, wait: float) -> list[Any]:
+        """What the consumer has now, or (nothing yet) the first records within ``wait``."""
         assert self.consumer is not None
-        if seconds_left <= 0:
-            return []
-        return self.consumer.poll_batch(room, min(seconds_left, 0.5))
+        return self.consumer.poll_batch(room, max(wait, 0.0))
 
     def _run_stage(self, messages: list[Any]) -> SinkBatchResult:
         return self.stage.run(messages, tolerate_errors=True)

@@ -83,9 +83,13 @@ class WorkerSourceTask(WorkerTask):
         self._plugin_stopped = threading.Event()
         self._started = False
         self._wants_commit_record = type(plugin).commit_record is not SourceTask.commit_record
-        self._pipeline: BatchPipeline[SourceRecord, SourceBatchResult] = BatchPipeline(
-            f"stage-{self.id}", self._run_stage, self._send
+        # The stage thread runs each batch's job and then produces it at once; the task
+        # thread only polls. _send_lock keeps a commit from acknowledging a batch whose
+        # records are still being handed to the producer.
+        self._pipeline: BatchPipeline[SourceRecord, None] = BatchPipeline(
+            f"stage-{self.id}", self._run_and_send, lambda _batch, _none: None
         )
+        self._send_lock = threading.Lock()
         self.errors = build_handler(
             error_handling, self.connector, self.task, self.error_counters, self.log
         )
@@ -106,14 +110,16 @@ class WorkerSourceTask(WorkerTask):
         self.log.info("Source task started")
 
     def iteration(self) -> None:
-        """Poll the next batch while Spark runs the previous one, then produce the previous.
+        """Poll the next batch while Spark runs the previous one, which is produced as soon
+        as its job is done (on the stage thread, in order).
 
         ``poll`` stays on this thread; the stage waits on Spark's JVM and Python worker
-        processes, so the two overlap for real. Batches are produced in order."""
+        processes, so the two overlap for real. A batch starts as soon as the task has
+        nothing more waiting and the stage is free (see collect_batch)."""
         self._check_send_error()
         with self.counters.timed_batch():
             batch = self._collect()
-        self._pipeline.advance(batch)
+        self._pipeline.advance(batch)  # raises what failed the batch before, if anything
         assert self.producer is not None
         self.producer.poll(0)
         if time.monotonic() >= self._next_commit:
@@ -124,18 +130,28 @@ class WorkerSourceTask(WorkerTask):
 
     def _collect(self) -> list[SourceRecord]:
         batch = collect_batch(
-            lambda _room, _wait: self.plugin.poll(), self.batching, lambda: self.stopping
+            self._poll, self.batching, lambda: self.stopping, lambda: self._pipeline.busy
         )
         self.counters.add(records_in=len(batch))
         return batch
 
-    def _run_stage(self, batch: list[SourceRecord]) -> SourceBatchResult:
-        return self.stage.run(batch, tolerate_errors=True)
+    def _poll(self, _room: int, wait: float) -> list[SourceRecord] | None:
+        """The plugin's poll (it decides how long it blocks); not called when the batch
+        must go at once (no wait allowed): a poll might block."""
+        return self.plugin.poll() if wait > 0 else None
+
+    def _run_and_send(self, batch: list[SourceRecord]) -> None:
+        """On the stage thread: the batch's Spark job, then its records to the producer."""
+        result = self.stage.run(batch, tolerate_errors=True)
+        with self._send_lock:
+            self._send(batch, result)
 
     def _send(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
         """Handle the batch's errors (skip or fail), then produce the rest.
 
         A skipped record's offset is committed with the batch's, as in Kafka."""
+        if self.stopping:
+            return  # not produced: its offsets are never committed, it is polled again
         producer = self.producer
         assert producer is not None
         self.errors.stage_errors(result.errors, result.retries, source=batch.__getitem__)
@@ -196,12 +212,13 @@ class WorkerSourceTask(WorkerTask):
     def commit_offsets(self) -> None:
         """Write the offsets of every acknowledged record to the offset store, then ``commit``."""
         self._next_commit = time.monotonic() + self.flush_interval
-        if self.producer is not None:
-            if self._wants_commit_record:
-                self.producer.poll(0)
-            elif self.producer.flush(self.flush_timeout) == 0 and self._send_error is None:
-                self.submitted.ack_all()
-        ready = self.submitted.drain()
+        with self._send_lock:  # no batch half handed to the producer
+            if self.producer is not None:
+                if self._wants_commit_record:
+                    self.producer.poll(0)
+                elif self.producer.flush(self.flush_timeout) == 0 and self._send_error is None:
+                    self.submitted.ack_all()
+            ready = self.submitted.drain()
         if ready and not self._write_offsets(ready):
             return
         if self._started:
