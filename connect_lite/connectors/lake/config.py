@@ -355,10 +355,11 @@ CONFIG_DEF = (
         RETRY_BACKOFF_MS,
         Type.LONG,
         5000,
-        Range.at_least(0),
+        Range.at_least(1),
         Importance.LOW,
-        "How long the worker waits before handing a batch over again after a failure of the "
-        "store that may pass.",
+        "How long (milliseconds, at least 1) the worker waits before handing a batch over "
+        "again after a failure of the store that may pass. The worker ignores a timeout of 0 "
+        "(as Kafka Connect does) and would wait until the next offset commit instead.",
         group=_CONNECTOR,
     )
 )

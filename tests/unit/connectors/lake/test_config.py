@@ -137,6 +137,13 @@ def test_required_keys_and_ranges() -> None:
     assert list(errors_of({**BASE, "behavior.on.null.values": "write"})) == [
         "behavior.on.null.values"
     ]
+    # the worker ignores context.timeout(0): a backoff of 0 would wait for the next commit
+    assert errors_of({**BASE, "retry.backoff.ms": "0"}) == {
+        "retry.backoff.ms": [
+            "Invalid value 0 for configuration retry.backoff.ms: Value must be at least 1"
+        ]
+    }
+    assert LakeConfig.parse({**BASE, "retry.backoff.ms": "1"}).retry_backoff_ms == 1
     assert LakeConfig.parse({**BASE, "behavior.on.null.values": "IGNORE"}).ignore_null_values
 
 
