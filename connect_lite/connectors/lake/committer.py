@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connect_lite.api import ConnectError, DataError, RetriableError, TopicPartition
+from connect_lite.api import ConnectError, DataError, TopicPartition
 
 from . import journal, spark_io
 from .config import LakeConfig
@@ -380,25 +380,3 @@ class Committer:
                 min(offset, state.first_offset) if state is not None and len(state) else offset
             )
         return safe
-
-
-_NOT_RETRIABLE = {
-    "AnalysisException",
-    "ParseException",
-    "IllegalArgumentException",
-    "PySparkTypeError",
-    "PySparkValueError",
-}
-
-
-def is_retriable(error: BaseException) -> bool:
-    """Whether an error of Spark or the store may pass: I/O and JVM errors yes; analysis
-    errors (the plan itself is wrong) and Python errors no."""
-    if isinstance(error, RetriableError | OSError):
-        return True
-    if isinstance(error, ConnectError):
-        return False
-    names = {cls.__name__ for cls in type(error).__mro__}
-    if names & _NOT_RETRIABLE:
-        return False
-    return type(error).__module__.startswith(("py4j", "pyspark"))

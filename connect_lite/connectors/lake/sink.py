@@ -18,8 +18,9 @@ from connect_lite.api import (
     TopicPartition,
 )
 
-from .committer import Committer, is_retriable
+from .committer import Committer
 from .config import CONFIG_DEF, TASK_ID, LakeConfig, cross_field_errors
+from .errors import is_retriable
 from .layout import Layout, connector_dir_name
 from .partitioning import plan_batch
 from .store import open_store

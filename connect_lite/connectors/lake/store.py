@@ -238,7 +238,7 @@ class HadoopStore(Store):
         if self._fs.rename(src, dst):
             return True
         if self._fs.exists(src):
-            raise OSError(f"Could not rename {self.url(source)} to {self.url(target)}")
+            raise OSError(errno.EIO, f"Could not rename {self.url(source)} to {self.url(target)}")
         return False
 
     def delete(self, path: str) -> None:
@@ -254,7 +254,7 @@ class HadoopStore(Store):
             out.close()
         self._fs.delete(final, False)
         if not self._fs.rename(temp, final):
-            raise OSError(f"Could not rename {self.url(path)}.tmp to {self.url(path)}")
+            raise OSError(errno.EIO, f"Could not rename {self.url(path)}.tmp to {self.url(path)}")
 
     def read(self, path: str) -> bytes:
         target = self._path(path)

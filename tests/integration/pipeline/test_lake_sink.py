@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 
 from connect_lite.api import SinkTaskContext, TopicPartition
 from connect_lite.connectors.lake import sink
+from connect_lite.connectors.lake.errors import is_retriable
 from connect_lite.connectors.lake.sink import LakeSinkTask
 from connect_lite.connectors.lake.store import HadoopStore, LocalStore
 from connect_lite.pipeline import SparkRuntime
@@ -382,3 +384,38 @@ def test_a_task_on_a_hadoop_store_recovers_at_its_first_batch(
     assert ids(visible(tmp_path)) == list(range(6))
     assert not isinstance(task._committer.store, LocalStore)  # type: ignore[union-attr]
     assert os.listdir(tmp_path / "_connect-lite" / "lake-it" / "task-0" / "tmp") == []
+
+
+def test_which_spark_errors_are_retriable(session: Any, tmp_path: Path) -> None:
+    """Real Spark errors: a cancelled job may pass (the worker cancels the task's jobs to
+    stop it); a bad value, a bad setting or a missing path does not."""
+
+    def error_of(action: Any) -> Exception:
+        try:
+            action()
+        except Exception as error:
+            return error
+        raise AssertionError("no error")
+
+    text = session.createDataFrame([("not a time",)], "v string")
+    assert not is_retriable(error_of(lambda: text.selectExpr("CAST(v AS TIMESTAMP)").toArrow()))
+    assert not is_retriable(
+        error_of(
+            lambda: text.selectExpr(
+                "from_utc_timestamp(current_timestamp(), 'Nowhere/X')"
+            ).toArrow()
+        )
+    )
+    assert not is_retriable(error_of(lambda: HadoopStore("s3://bucket/lake", session)))
+    assert not is_retriable(error_of(lambda: session.read.parquet(f"file://{tmp_path}/no").count()))
+
+    context = session.sparkContext
+    timer = threading.Timer(1.0, context.cancelJobGroup, ["lake-it-cancel"])
+    context.setJobGroup("lake-it-cancel", "a job the test cancels", True)
+    timer.start()
+    try:
+        sleep = "java_method('java.lang.Thread', 'sleep', 60000L)"
+        assert is_retriable(error_of(lambda: session.range(1).selectExpr(sleep).collect()))
+    finally:
+        timer.cancel()
+        context.setLocalProperty("spark.jobGroup.id", None)

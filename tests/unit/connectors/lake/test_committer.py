@@ -4,12 +4,11 @@ staging, rotation, journals, crashes at every step, recovery and the offsets to 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from connect_lite.api import DataError, TopicPartition
-from connect_lite.connectors.lake.committer import Committer, is_retriable
+from connect_lite.connectors.lake.committer import Committer
 from connect_lite.connectors.lake.config import LakeConfig
 from connect_lite.connectors.lake.layout import Layout
 from connect_lite.connectors.lake.store import LocalStore
@@ -293,17 +292,3 @@ def test_forget_drops_staged_records_and_their_pieces(
     assert staged_pieces(tmp_path) == ["_tp=orders+1"]
     c.forget([TP1])
     assert hidden_files(tmp_path) == []
-
-
-@pytest.mark.parametrize(
-    ("error", "retriable"),
-    [
-        (OSError("io"), True),
-        (DataError("bad"), False),
-        (ValueError("bug"), False),
-        (type("Py4JJavaError", (Exception,), {"__module__": "py4j.protocol"})(), True),
-        (type("AnalysisException", (Exception,), {"__module__": "pyspark.errors"})(), False),
-    ],
-)
-def test_which_errors_are_retriable(error: Any, retriable: bool) -> None:
-    assert is_retriable(error) is retriable

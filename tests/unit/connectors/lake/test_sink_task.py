@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
@@ -66,7 +67,7 @@ def test_store_errors_are_retriable_with_the_backoff(
     plugin.open([TP0])
 
     def broken(*args: object) -> None:
-        raise OSError("no space left")
+        raise OSError(errno.ENOSPC, "no space left")
 
     monkeypatch.setattr(spark_io, "stage", broken)
     with pytest.raises(RetriableError, match="no space left"):
@@ -125,3 +126,18 @@ def test_close_forgets_and_a_reopen_recovers(tmp_path: Path, fake_spark: FakeSpa
         5,
     ]
     plugin.stop()
+
+
+def test_a_store_failure_for_good_is_not_retriable(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plugin, context = task(tmp_path)
+    plugin.open([TP0])
+
+    def denied(*args: object) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(spark_io, "stage", denied)
+    with pytest.raises(PermissionError):
+        plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))
+    assert context.timeouts == []
