@@ -143,9 +143,11 @@ class LakeSinkTask(SinkTask):
     def _put(self, df: Any) -> None:
         assert self._config is not None
         session = df.sparkSession
-        self._session = session
         if self._committer is None:
             self._committer = self._new_committer(session)
+        elif session is not self._session:  # the JVM may have died: a new session's store
+            self._committer.store = self._committer.store.for_session(session)
+        self._session = session
         assert self._committer is not None
         late_starts = self._recover() if self._opening else {}
         plan = plan_batch(

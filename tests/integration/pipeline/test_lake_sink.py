@@ -353,6 +353,12 @@ def test_hadoop_store_operations(session: Any, tmp_path: Path) -> None:
     store.delete("a")
     assert not store.exists("a") and store.list_dir("missing") == []
     assert (tmp_path / "b" / "c" / "final").read_text() == "p"
+    # a batch of another session (after the JVM died, a new one) gets a store of its own
+    assert store.for_session(session) is store
+    other = session.newSession()
+    rebound = store.for_session(other)
+    assert isinstance(rebound, HadoopStore) and rebound.session is other
+    assert rebound.exists("b/c/final")
 
 
 def test_a_task_on_a_hadoop_store_recovers_at_its_first_batch(

@@ -141,3 +141,38 @@ def test_a_store_failure_for_good_is_not_retriable(
     with pytest.raises(PermissionError):
         plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))
     assert context.timeouts == []
+
+
+class SessionStore(LocalStore):
+    """A local store that, like a Hadoop store, belongs to one session."""
+
+    def __init__(self, url: str, session: object) -> None:
+        super().__init__(url)
+        self.session = session
+
+    def for_session(self, session: object) -> SessionStore:
+        return self if session is self.session else SessionStore(self.root_url, session)
+
+
+def test_a_new_session_gets_its_own_store(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The JVM died and the worker rebuilt the batch on a new session: the store's
+    FileSystem handle belonged to the old JVM."""
+    monkeypatch.setattr(
+        sink,
+        "open_store",
+        lambda url, session: None if session is None else SessionStore(url, session),
+    )
+    plugin, _ = task(tmp_path)
+    plugin.open([TP0])
+    first = FakeFrame(rows("orders", 0, range(2)))
+    plugin.put_dataframe(first)
+    store = plugin._committer.store  # type: ignore[union-attr]
+    assert isinstance(store, SessionStore) and store.session is first.sparkSession
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2, 3))))  # another session
+    rebound = plugin._committer.store  # type: ignore[union-attr]
+    assert isinstance(rebound, SessionStore) and rebound is not store
+    assert visible_offsets(tmp_path) == {
+        "orders/partition=0/orders+0+0000000000+0000000002.parquet": [0, 1, 2]
+    }
