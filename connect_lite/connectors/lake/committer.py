@@ -16,6 +16,7 @@ partitions and goes through these phases:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import uuid
 from collections.abc import Callable, Collection, Mapping
@@ -146,12 +147,20 @@ class Committer:
 
     # -- putting -----------------------------------------------------------------------
 
-    def put(self, df: Any, plan: BatchPlan, session: Any) -> dict[TopicPartition, int]:
+    def put(
+        self,
+        df: Any,
+        plan: BatchPlan,
+        session: Any,
+        assigned: Collection[TopicPartition] | None = None,
+    ) -> dict[TopicPartition, int]:
         """Stage one batch and commit every segment that is complete; returns the offset
-        after the batch's last record, per partition."""
+        after the batch's last record, per partition. Records of partitions not in
+        ``assigned`` (when given) are refused before anything is staged."""
         self.settle()
         now = self._clock()
         rows = spark_io.collect_rows(df, plan)
+        _check_partitions(rows, assigned)
         batch, skip = self._admit(rows)
         before = {
             tp: len(self.states[tp])
@@ -380,3 +389,30 @@ class Committer:
                 min(offset, state.first_offset) if state is not None and len(state) else offset
             )
         return safe
+
+
+def _check_partitions(
+    rows: Mapping[TopicPartition, PartitionRows], assigned: Collection[TopicPartition] | None
+) -> None:
+    """Refuse records of a partition this task was not assigned, and records of two
+    partitions under one (offsets twice): a transform changed their topic or partition,
+    and offsets are tracked per consumed topic partition."""
+    for tp, part in rows.items():
+        if assigned is not None and tp not in assigned:
+            others = ", ".join(
+                f"{a.topic}-{a.partition}"
+                for a in sorted(assigned, key=lambda a: (a.topic, a.partition))
+            )
+            raise ConnectError(
+                f"LakeSink writes records under their consumed topic and partition; records "
+                f"of topic {tp.topic!r} partition {tp.partition} (offsets {part.offsets[0]}.."
+                f"{part.offsets[-1]}) are not of a partition this task was assigned "
+                f"({others or 'none'}): a transform renamed the topic or changed the "
+                "partition (such as RegexRouter), which this sink does not support"
+            )
+        if any(a == b for a, b in itertools.pairwise(part.offsets)):
+            raise ConnectError(
+                f"LakeSink writes records under their consumed topic and partition; records "
+                f"of topic {tp.topic!r} partition {tp.partition} share offsets: a transform "
+                "moved records of another partition there, which this sink does not support"
+            )

@@ -78,6 +78,8 @@ class LakeSinkTask(SinkTask):
         self._session: Any = None
         self._opening: set[TopicPartition] = set()
         """Partitions opened whose recovery has not run yet (it needs the store)."""
+        self._opened: set[TopicPartition] = set()
+        """Partitions opened and not closed: the only ones pre_commit answers for."""
 
     def version(self) -> str:
         return VERSION
@@ -102,6 +104,7 @@ class LakeSinkTask(SinkTask):
         (unknown before the first batch): then this runs at the first ``put_dataframe``."""
         if self._committer is not None:
             self._committer.forget(partitions)
+        self._opened.update(partitions)
         self._opening.update(partitions)
         if self._committer is None:
             return
@@ -157,12 +160,19 @@ class LakeSinkTask(SinkTask):
             session.conf.get("spark.sql.session.timeZone"),
         )
         rounds = self._committer.rounds
-        batch_ends = self._committer.put(df, plan, session)
+        batch_ends = self._committer.put(df, plan, session, self._assignment())
         if self._committer.rounds != rounds:
             self.context.request_commit()  # offsets may move on now
         for tp, start in late_starts.items():
             if start > batch_ends.get(tp, -1):  # the consumer is behind the visible files
                 self.context.offset(tp, start)
+
+    def _assignment(self) -> set[TopicPartition]:
+        """The worker's assignment; the partitions opened if its context cannot tell."""
+        try:
+            return set(self.context.assignment())
+        except NotImplementedError:
+            return set(self._opened)
 
     def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Commit scheduled rotations, then per partition the first staged offset (or the
@@ -186,12 +196,16 @@ class LakeSinkTask(SinkTask):
                 log.warning("Scheduled rotation failed; retrying at the next put", exc_info=True)
             if not committer.settled:
                 return {}
-        open_now = {tp: o for tp, o in offsets.items() if tp not in self._opening}
+        # only partitions opened and recovered: of others this task knows nothing
+        open_now = {
+            tp: o for tp, o in offsets.items() if tp in self._opened and tp not in self._opening
+        }
         return committer.safe_offsets(open_now)
 
     def close(self, partitions: list[TopicPartition]) -> None:
         """Forget the partitions' staged records; their next owner re-reads them."""
         self._opening.difference_update(partitions)
+        self._opened.difference_update(partitions)
         if self._committer is not None:
             self._committer.forget(partitions)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_lite.api import DataError, TopicPartition
+from connect_lite.api import ConnectError, DataError, TopicPartition
 from connect_lite.connectors.lake.committer import Committer
 from connect_lite.connectors.lake.config import LakeConfig
 from connect_lite.connectors.lake.layout import Layout
@@ -292,3 +292,22 @@ def test_forget_drops_staged_records_and_their_pieces(
     assert staged_pieces(tmp_path) == ["_tp=orders+1"]
     c.forget([TP1])
     assert hidden_files(tmp_path) == []
+
+
+def test_records_of_a_partition_not_assigned_are_refused_before_anything_is_staged(
+    tmp_path: Path, fake_spark: FakeSpark
+) -> None:
+    """A transform renamed the topic: offsets would be tracked under a partition the
+    worker never asks about, and the consumed one committed past staged records."""
+    c = committer(tmp_path)
+    with pytest.raises(
+        ConnectError,
+        match=r"^LakeSink writes records under their consumed topic and partition; records of "
+        r"topic 'lake_orders' partition 0 \(offsets 0..4\) are not of a partition this task "
+        r"was assigned \(orders-0, orders-1\): a transform renamed the topic",
+    ):
+        c.put(rows("lake_orders", 0, range(5)), plan(), None, {TP0, TP1})
+    with pytest.raises(ConnectError, match=r"partition 0 share offsets: a transform moved"):
+        c.put(rows("orders", 0, [0, 1]) + rows("orders", 0, [1]), plan(), None, {TP0, TP1})
+    assert fake_spark.jobs == ["collect", "collect"] and hidden_files(tmp_path) == []
+    assert c.safe_offsets({TP0: 5}) == {TP0: 5}  # the worker skipped them, or failed

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_lite.api import DataError, RetriableError, TopicPartition
+from connect_lite.api import ConnectError, DataError, RetriableError, TopicPartition
 from connect_lite.connectors.lake import sink, spark_io
 from connect_lite.connectors.lake.sink import LakeSinkTask
 from connect_lite.connectors.lake.store import LocalStore
@@ -114,7 +114,7 @@ def test_close_forgets_and_a_reopen_recovers(tmp_path: Path, fake_spark: FakeSpa
     plugin.open([TP0])
     plugin.put_dataframe(FakeFrame(rows("orders", 0, range(5))))
     plugin.close([TP0])
-    assert plugin.pre_commit({TP0: 5}) == {TP0: 5}  # no longer this task's to hold back
+    assert plugin.pre_commit({TP0: 5}) == {}  # no longer this task's: it knows nothing of it
     plugin.open([TP0])
     assert context.offsets == {TP0: 3}
     plugin.put_dataframe(FakeFrame(rows("orders", 0, range(3, 6))))
@@ -126,6 +126,30 @@ def test_close_forgets_and_a_reopen_recovers(tmp_path: Path, fake_spark: FakeSpa
         5,
     ]
     plugin.stop()
+
+
+def test_records_renamed_by_a_transform_are_refused_and_never_staged(
+    tmp_path: Path, fake_spark: FakeSpark
+) -> None:
+    """Staged under lake_orders-0, the records were held back for no partition the worker
+    commits: pre_commit({orders-0: 5}) returned 5 while no file held them."""
+    plugin, context = task(tmp_path)
+    context.assigned = {TP0}
+    plugin.open([TP0])
+    with pytest.raises(ConnectError, match=r"topic 'lake_orders' partition 0 \(offsets 0..4\)"):
+        plugin.put_dataframe(FakeFrame(rows("lake_orders", 0, range(5))))
+    assert context.timeouts == []  # not retriable: skipped with errors.tolerance=all, or fails
+    assert fake_spark.jobs == ["collect"] and visible_offsets(tmp_path) == {}
+    assert plugin.pre_commit({TP0: 5}) == {TP0: 5}  # nothing of orders-0 was written or held
+
+
+def test_pre_commit_answers_only_for_partitions_opened(
+    tmp_path: Path, fake_spark: FakeSpark
+) -> None:
+    plugin, _ = task(tmp_path)
+    plugin.open([TP0])
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))
+    assert plugin.pre_commit({TP0: 2, TP1: 7}) == {TP0: 0}  # TP1: nothing committed
 
 
 def test_a_store_failure_for_good_is_not_retriable(
