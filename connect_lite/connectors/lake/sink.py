@@ -129,7 +129,8 @@ class LakeSinkTask(SinkTask):
 
     def put_dataframe(self, df: Any) -> None:
         """Stage the batch and commit complete files; returns once the batch is staged and
-        every complete file is visible."""
+        every complete file is visible. Raises RetriableError only for failures that may
+        pass; after any other error nothing of the batch is staged."""
         assert self._config is not None
         try:
             self._put(df)
@@ -142,6 +143,13 @@ class LakeSinkTask(SinkTask):
             if _is_spark_error(error):  # the plan itself is wrong for these values
                 raise DataError(f"The lake sink cannot write this batch: {error}") from error
             raise
+        finally:
+            if self._committer is not None and self._committer.rewinds:
+                for tp, offset in sorted(
+                    self._committer.rewinds.items(), key=lambda i: _order(i[0])
+                ):
+                    self.context.offset(tp, offset)
+                self._committer.rewinds.clear()
 
     def _put(self, df: Any) -> None:
         assert self._config is not None
@@ -200,6 +208,7 @@ class LakeSinkTask(SinkTask):
         open_now = {
             tp: o for tp, o in offsets.items() if tp in self._opened and tp not in self._opening
         }
+        committer.seen_positions(open_now)
         return committer.safe_offsets(open_now)
 
     def close(self, partitions: list[TopicPartition]) -> None:

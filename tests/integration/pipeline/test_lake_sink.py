@@ -19,8 +19,8 @@ import pyarrow.orc
 import pyarrow.parquet as pq
 import pytest
 
-from connect_lite.api import SinkTaskContext, TopicPartition
-from connect_lite.connectors.lake import sink
+from connect_lite.api import ConnectError, RetriableError, SinkTaskContext, TopicPartition
+from connect_lite.connectors.lake import sink, spark_io
 from connect_lite.connectors.lake.errors import is_retriable
 from connect_lite.connectors.lake.sink import LakeSinkTask
 from connect_lite.connectors.lake.store import HadoopStore, LocalStore
@@ -425,3 +425,27 @@ def test_which_spark_errors_are_retriable(session: Any, tmp_path: Path) -> None:
     finally:
         timer.cancel()
         context.setLocalProperty("spark.jobGroup.id", None)
+
+
+def test_a_put_that_fails_for_good_leaves_nothing_staged(
+    session: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task, context = start_task(tmp_path)
+    tp = TopicPartition("orders", 0)
+    task.open([tp])
+    task.put_dataframe(frame(session, "orders", 0, range(2)))
+    real_write = spark_io.write_files
+
+    def denied(*args: Any) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(spark_io, "write_files", denied)
+    with pytest.raises(ConnectError, match=r"orders-0 offsets 0\.\.2 failed; no record") as raised:
+        task.put_dataframe(frame(session, "orders", 0, range(2, 5)))
+    assert not isinstance(raised.value, RetriableError) and context.timeouts == []
+    staged = sorted(p.name for p in (tmp_path / "_connect-lite").rglob("_tp=*"))
+    assert staged == ["_tp=orders+0"]  # the first put's records only
+    monkeypatch.setattr(spark_io, "write_files", real_write)
+    task.put_dataframe(frame(session, "orders", 0, range(5, 6)))  # the worker skipped 2..4
+    assert ids(visible(tmp_path)) == [0, 1, 5]
+    assert task.pre_commit({tp: 6}) == {tp: 6}

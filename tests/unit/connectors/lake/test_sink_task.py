@@ -167,6 +167,31 @@ def test_a_store_failure_for_good_is_not_retriable(
     assert context.timeouts == []
 
 
+def test_the_task_rewinds_partitions_whose_staged_records_must_be_read_again(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plugin, context = task(tmp_path, **{"flush.size": "10"})
+    plugin.open([TP0])
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))
+    real = fake_spark.write_files
+    calls = []
+
+    def fails_once(*args: object) -> None:
+        calls.append(args)
+        if len(calls) == 1:
+            raise PermissionError(errno.EACCES, "denied")
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(spark_io, "write_files", fails_once)
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2, 4)), value_type="long"))
+    assert context.offsets == {TP0: 0}
+    assert plugin.pre_commit({TP0: 4}) == {TP0: 0}
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(4))))  # read again from 0
+    assert visible_offsets(tmp_path) == {  # committed by the put that read them again
+        "orders/partition=0/orders+0+0000000000+0000000003.parquet": [0, 1, 2, 3]
+    }
+
+
 class SessionStore(LocalStore):
     """A local store that, like a Hadoop store, belongs to one session."""
 
