@@ -31,19 +31,31 @@ deletes the journal and the temporary directory; it is idempotent, so any task m
 have been another task's), deletes this task's stale staging and temporary files, reads the
 last offset in the names of each assigned partition's visible files, and seeks the
 partition there (``context.offset``), ahead of the consumer group. Staged data is never
-recovered: it is re-read from Kafka, so it needs no fsync. A put that fails with a store
-error raises ``RetriableError``; redelivered records below a partition's next offset are
-skipped, and a round whose journal write failed stays undecided until a later call sees
-whether the journal (or a file it renamed) exists.
+recovered: it is re-read from Kafka, so it needs no fsync.
 
-**Offsets.** ``pre_commit`` returns per partition the first staged offset when records are
-staged, else the offset the worker passed: everything before it is in visible files or was
-never to be written (dropped by a transform, or a null value ignored). So after a crash at
+**Failures** (``errors.py``). Only failures that may pass raise ``RetriableError`` (I/O
+errors of the store or the JVM, a cancelled Spark job, a JVM that died); the worker hands
+the same records over again, and those below a partition's next offset are skipped. A
+round whose journal write failed stays undecided until a later call sees whether the
+journal (or a file it renamed) exists. Any other failure (a bad record, a bad setting, no
+permission) unstages what the put staged before it is raised: the worker skips the records
+(``errors.tolerance=all``) or fails, and either way none of them is written. If records
+staged by earlier puts cannot be committed (at a schema change or a scheduled rotation),
+their partitions are unstaged and rewound (``context.offset``), and the records read again
+are committed by the put that reads them, which fails if they do.
+
+**Offsets.** Records are tracked under the topic partition they carry, so a put refuses
+records of a partition the task was not assigned (a transform renamed the topic) before
+staging anything. ``pre_commit`` answers only for partitions opened (and recovered): per
+partition the first staged offset when records are staged, else the offset the worker
+passed: everything before it is in visible files or was never to be written (dropped by a
+transform, a null value ignored, or a put that failed and was skipped). So after a crash at
 any point, visible files hold each record once, and the records after them are read again.
 
 **Stores** (``store.py``). ``file://`` uses ``os`` with fsync and ``os.rename``; other
 schemes use the Hadoop FileSystem of Spark's JVM, reached through the DataFrame's session.
 That store exists only once a batch brought the session, so on a Hadoop store the
 recovery of ``open`` runs at the first ``put_dataframe`` (records already in visible files
-are skipped, and the consumer is moved ahead if it is behind them).
+are skipped, and the consumer is moved ahead if it is behind them). A batch of another
+session (the JVM died and the worker started a new one) reopens the store in its JVM.
 """

@@ -11,11 +11,21 @@ partitions and goes through these phases:
    later call finds out whether the journal (or one of its renamed files) exists.
 3. *committed*: the journal exists. The segments leave the staged state; the journal is
    rolled forward (a failure leaves it pending, retried before anything else).
+
+A put is atomic for the worker. Records of a run (the records of one ``put_dataframe``,
+handed over again after a ``RetriableError``) stay staged while the worker retries, and
+are unstaged when the put fails otherwise, since the worker then skips them (errors.tolerance
+``all``) or fails. If a round also held records of earlier runs and they fail alone too,
+those partitions are unstaged and the consumer rewound to read them again (``rewinds``):
+until the records come again, later records of the partition are skipped (they come again
+too), and the records read again are committed at the end of each put, so that a failure
+is the failure of the put that holds them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import uuid
 from collections.abc import Callable, Collection, Mapping
@@ -25,7 +35,8 @@ from typing import Any
 from connect_lite.api import ConnectError, DataError, RetriableError, TopicPartition
 
 from . import journal, spark_io
-from .config import LakeConfig
+from .config import Extractor, LakeConfig
+from .errors import is_retriable
 from .journal import Journal
 from .layout import FileName, Layout, unescape_partition_value
 from .partitioning import FILE_COLUMN, BatchPlan
@@ -40,6 +51,18 @@ log = logging.getLogger(__name__)
 class _Round:
     journal: Journal
     cuts: Mapping[TopicPartition, int]
+
+
+@dataclass(frozen=True)
+class _Mark:
+    """How to unstage what the run being put staged for one partition."""
+
+    next_offset: int | None  # the partition's next offset before the run
+    first_offset: int  # the first offset the run staged
+
+
+class _EarlierFailed(Exception):
+    """Records staged by earlier runs failed to commit; their partitions are rewound."""
 
 
 class Committer:
@@ -60,6 +83,17 @@ class Committer:
         self._pending: list[Journal] = []
         self.rounds = 0
         """How many rounds this committer committed."""
+        self._run: dict[TopicPartition, _Mark] | None = None
+        """What the run being put staged (None between runs)."""
+        self._run_committed = False
+        """Whether a round committed records of the run (it can no longer be undone)."""
+        self._reread: dict[TopicPartition, int] = {}
+        """Partitions rewound, until their records come again: the last offset that was
+        staged (later records arriving first are skipped; they come again too)."""
+        self._eager: dict[TopicPartition, int] = {}
+        """Partitions whose records up to this offset are committed at the end of each put."""
+        self.rewinds: dict[TopicPartition, int] = {}
+        """Offsets the task is to rewind partitions to (``context.offset``), then clear."""
 
     # -- recovery ----------------------------------------------------------------------
 
@@ -94,6 +128,8 @@ class Committer:
         owner from its visible files); their pieces are deleted if the store allows."""
         for tp in partitions:
             self.next_offsets.pop(tp, None)
+            for known in (self._reread, self._eager, self.rewinds, self._run or {}):
+                known.pop(tp, None)
             state = self.states.pop(tp, None)
             if state is not None:
                 self._release(tp, state.pieces)
@@ -146,13 +182,47 @@ class Committer:
 
     # -- putting -----------------------------------------------------------------------
 
-    def put(self, df: Any, plan: BatchPlan, session: Any) -> dict[TopicPartition, int]:
+    def put(
+        self,
+        df: Any,
+        plan: BatchPlan,
+        session: Any,
+        assigned: Collection[TopicPartition] | None = None,
+    ) -> dict[TopicPartition, int]:
         """Stage one batch and commit every segment that is complete; returns the offset
-        after the batch's last record, per partition."""
-        self.settle()
+        after the batch's last record, per partition.
+
+        Records of partitions not in ``assigned`` (when given) are refused before anything
+        is staged. An error that is not retriable leaves nothing of the run staged."""
+        try:
+            self.settle()
+        except Exception as error:
+            raise _retry(error, "finishing an earlier commit round failed") from error
+        if self._run is None:
+            self._run, self._run_committed = {}, False
+        try:
+            rows = spark_io.collect_rows(df, plan)
+            _check_partitions(rows, assigned)
+            try:
+                self._put_rows(df, plan, session, rows)
+            except _EarlierFailed:  # the run was unstaged; without those records it may pass
+                self._run, self._run_committed = {}, False
+                self._put_rows(df, plan, session, rows)
+        except Exception as error:
+            if is_retriable(error):
+                raise  # the records are handed over again: what the run staged stays
+            self._undo_run(error)
+            if isinstance(error, _EarlierFailed):  # again, with the run's records unstaged
+                raise ConnectError(f"{error}; no record of the batch is written") from error
+            raise
+        self._run = None
+        return {tp: part.offsets[-1] + 1 for tp, part in rows.items() if part.offsets}
+
+    def _put_rows(
+        self, df: Any, plan: BatchPlan, session: Any, rows: dict[TopicPartition, PartitionRows]
+    ) -> None:
         now = self._clock()
-        rows = spark_io.collect_rows(df, plan)
-        batch, skip = self._admit(rows)
+        batch, skip, eager = self._admit(rows)
         before = {
             tp: len(self.states[tp])
             for tp in batch
@@ -162,13 +232,115 @@ class Committer:
         }
         before.update(self._scheduled(now))
         if before:
-            self.publish(session, before)
+            self._publish_or_blame(session, before, earlier=True)
         if batch:
             self._stage(df, plan, batch, skip, now)
-        complete = {tp: s.complete for tp, s in self.states.items() if s.complete}
-        if complete:
-            self.publish(session, complete)
-        return {tp: part.offsets[-1] + 1 for tp, part in rows.items() if part.offsets}
+        cuts = {tp: s.complete for tp, s in self.states.items() if s.complete}
+        cuts.update({tp: len(s) for tp in eager if len(s := self.states.get(tp) or ())})
+        if cuts:
+            self._publish_or_blame(session, cuts, earlier=False)
+
+    def _publish_or_blame(
+        self, session: Any, cuts: Mapping[TopicPartition, int], earlier: bool
+    ) -> None:
+        """Publish; if that fails and not retriably, unstage the run, and fail the run (a
+        ConnectError); or, for a round of records staged before the run (``earlier``: a
+        schema change or a scheduled rotation), have those read again (_EarlierFailed).
+
+        (A round of complete segments that fails holds records of the run: without them
+        the segments are not complete, as they were not before the run.)"""
+        rounds = self.rounds
+        try:
+            self.publish(session, cuts)
+        except Exception as error:
+            if is_retriable(error):
+                raise
+            what = self._describe(cuts)
+            self._undo_run(error)
+            if self.rounds != rounds:  # the journal was written despite the error
+                raise RetriableError(
+                    f"A commit round failed but was committed ({error}); the batch comes again"
+                ) from error
+            left = {tp: len(s) for tp in cuts if earlier and len(s := self.states.get(tp) or ())}
+            if not left:
+                raise ConnectError(
+                    f"Writing the files of {what} failed; no record of the batch is written: "
+                    f"{error}"
+                ) from error
+            described = self._describe(left)
+            self._read_again(left, error)
+            raise _EarlierFailed(
+                f"Staged records of earlier batches ({described}) could not be written; they "
+                f"are read again from Kafka: {error}"
+            ) from error
+
+    def _undo_run(self, error: BaseException) -> None:
+        """Unstage what the run staged, after an error that is not retriable. Raises
+        RetriableError if that cannot be done: the store cannot tell whether a round was
+        committed, or a round committed records of the run."""
+        if self._undecided is not None or self._pending:
+            try:
+                self.settle()
+            except Exception as again:
+                raise _retry(again, "the store cannot tell whether a round was committed") from (
+                    error
+                )
+        run, self._run = self._run or {}, {}
+        if self._run_committed:
+            self._run = run
+            raise RetriableError(
+                f"Records of this batch are committed already and the rest failed: {error}"
+            ) from error
+        config = self.config
+        for tp, mark in run.items():
+            state = self.states.get(tp)
+            if state is not None:
+                gone = state.truncate(
+                    mark.first_offset, config.flush_size, config.rotate_interval_ms
+                )
+                if not len(state):
+                    del self.states[tp]
+                self._release(tp, gone)
+            if mark.next_offset is None:
+                self.next_offsets.pop(tp, None)
+            else:
+                self.next_offsets[tp] = mark.next_offset
+
+    def _read_again(self, cuts: Mapping[TopicPartition, int], error: BaseException) -> None:
+        """Unstage the partitions of records of earlier runs that cannot be committed, and
+        have them read again from their first staged offset."""
+        log.error(
+            "Staged records of earlier batches (%s) could not be written; they are read "
+            "again from Kafka: %s",
+            self._describe(cuts),
+            error,
+        )
+        for tp in cuts:
+            state = self.states.pop(tp)
+            first, last = state.first_offset, state.last_offset
+            self._release(tp, state.pieces)
+            self.next_offsets[tp] = first
+            self._reread[tp] = last
+            self._eager.pop(tp, None)
+            self.rewinds[tp] = first
+
+    def _describe(self, cuts: Mapping[TopicPartition, int]) -> str:
+        parts = []
+        for tp in sorted(cuts, key=lambda t: (t.topic, t.partition)):
+            state = self.states.get(tp)
+            if state is not None and 0 < cuts[tp] <= len(state):
+                first, last = state.offsets[0], state.offsets[cuts[tp] - 1]
+                parts.append(f"{tp.topic}-{tp.partition} offsets {first}..{last}")
+        return ", ".join(parts) or "no records"
+
+    def seen_positions(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """The worker's positions (pre_commit): a partition at or before the last record
+        it was rewound for is read again, whatever comes first."""
+        for tp, offset in offsets.items():
+            last = self._reread.get(tp)
+            if last is not None and offset <= last:
+                del self._reread[tp]
+                self._eager[tp] = last
 
     def publish_scheduled(self, session: Any) -> None:
         """Commit what waited ``rotate.schedule.interval.ms`` (from pre_commit)."""
@@ -190,42 +362,77 @@ class Committer:
 
     def _admit(
         self, rows: dict[TopicPartition, PartitionRows]
-    ) -> tuple[dict[TopicPartition, PartitionRows], dict[TopicPartition, int]]:
+    ) -> tuple[dict[TopicPartition, PartitionRows], dict[TopicPartition, int], set[TopicPartition]]:
         """The rows to stage per partition: not below its next offset, nulls handled by
-        ``behavior.on.null.values``; and the partitions that have rows to skip."""
+        ``behavior.on.null.values``; the partitions that have rows to skip; and those whose
+        records are to be committed at the end of the put (records read again)."""
         batch: dict[TopicPartition, PartitionRows] = {}
         skip: dict[TopicPartition, int] = {}
-        ignore = self.config.ignore_null_values
+        ahead: set[TopicPartition] = set()
         for tp, part in rows.items():
             if tp.topic.startswith("."):
                 raise DataError(f"Topic {tp.topic}: its files would be hidden files")
+            last_read = self._reread.get(tp)
+            if last_read is not None and part.offsets[0] > last_read:
+                skip[tp] = part.offsets[-1] + 1  # ahead of the rewind: these come again
+                ahead.add(tp)
+                continue
             start = self.next_offsets.get(tp)
             if start is not None and part.offsets[0] < start:
                 skip[tp] = start
-            kept = PartitionRows()
-            for offset, time, directory, null in zip(
-                part.offsets, part.times, part.dirs, part.nulls, strict=True
-            ):
-                if start is not None and offset < start:
-                    continue
-                if null:
-                    if ignore:
-                        continue
-                    raise DataError(
-                        f"Record {tp.topic}-{tp.partition}@{offset} has a null value; set "
-                        "behavior.on.null.values=ignore to skip such records"
-                    )
-                if directory is None:
-                    raise DataError(
-                        f"Record {tp.topic}-{tp.partition}@{offset}: no directory (the record "
-                        "has no time for the time-based partitioner)"
-                    )
-                kept.offsets.append(offset)
-                kept.times.append(time)
-                kept.dirs.append(directory)
+            kept = self._kept(tp, part, start)
             if kept.offsets:
                 batch[tp] = kept
-        return batch, skip
+        eager: set[TopicPartition] = set()
+        for tp, part in rows.items():  # every record is fine: the records read again came
+            if tp in ahead:
+                continue
+            last_read = self._reread.pop(tp, None)
+            if last_read is not None:
+                self._eager[tp] = last_read
+            if tp in self._eager:
+                eager.add(tp)
+                if part.offsets[-1] >= self._eager[tp]:
+                    del self._eager[tp]
+        return batch, skip, eager
+
+    def _kept(self, tp: TopicPartition, part: PartitionRows, start: int | None) -> PartitionRows:
+        """A partition's rows to stage: from ``start``, nulls ignored if configured; raises
+        DataError for a null value (unless ignored) and a record without a directory."""
+        kept = PartitionRows()
+        ignore = self.config.ignore_null_values
+        for offset, time, directory, null in zip(
+            part.offsets, part.times, part.dirs, part.nulls, strict=True
+        ):
+            if start is not None and offset < start:
+                continue
+            if null:
+                if ignore:
+                    continue
+                raise DataError(
+                    f"The record at offset {offset} of topic {tp.topic!r} partition "
+                    f"{tp.partition} has a null value, and behavior.on.null.values=fail: no "
+                    "record of the batch is written (set behavior.on.null.values=ignore to "
+                    "skip such records)"
+                )
+            if directory is None:
+                raise DataError(
+                    f"The record at offset {offset} of topic {tp.topic!r} partition "
+                    f"{tp.partition} has no time for the time-based partitioner "
+                    f"({self._no_time()}): no record of the batch is written"
+                )
+            kept.offsets.append(offset)
+            kept.times.append(time)
+            kept.dirs.append(directory)
+        return kept
+
+    def _no_time(self) -> str:
+        if self.config.extractor is Extractor.RECORD:
+            return "timestamp.extractor=Record and the record has no timestamp"
+        return (
+            f"timestamp.extractor=RecordField and the value's field "
+            f"{self.config.timestamp_field!r} is null or not a time"
+        )
 
     def _stage(
         self,
@@ -246,6 +453,8 @@ class Committer:
         self._put_refs[put_dir] = set(batch)
         config = self.config
         for tp, part in batch.items():
+            if self._run is not None and tp not in self._run:
+                self._run[tp] = _Mark(self.next_offsets.get(tp), part.offsets[0])
             state = self.states.get(tp)
             if state is None or (not len(state) and state.type_key != plan.type_key):
                 state = self.states[tp] = StagedPartition(plan.type_key, plan.value_is_struct)
@@ -279,11 +488,19 @@ class Committer:
         for tp, upto in done.cuts.items():
             state = self.states.get(tp)
             if state is not None:
+                mark = (self._run or {}).get(tp)
+                if mark is not None and upto and state.offsets[upto - 1] >= mark.first_offset:
+                    self._run_committed = True
                 self._release(tp, state.drop(upto))
         self._pending.append(done.journal)
         self.rounds += 1
         log.debug("Committed %d files in round %s", len(done.journal.renames), done.journal.path)
-        self.settle()
+        try:
+            self.settle()
+        except Exception:  # committed all the same: settled before anything else
+            log.warning(
+                "Rolling forward %s failed; retried later", done.journal.path, exc_info=True
+            )
 
     def _write_round(
         self, session: Any, cuts: Mapping[TopicPartition, int], temp_dir: str
@@ -372,33 +589,49 @@ class Committer:
 
     def safe_offsets(self, offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Per partition, the first staged offset if records are staged (everything before
-        it is in visible files or was never to be written), else the offset given."""
+        it is in visible files or was never to be written), else the offset given; at most
+        the offset a partition was rewound to until its records come again."""
         safe = {}
         for tp, offset in offsets.items():
             state = self.states.get(tp)
+            if tp in self._reread:  # records to read again from there
+                offset = min(offset, self.next_offsets.get(tp, offset))
             safe[tp] = (
                 min(offset, state.first_offset) if state is not None and len(state) else offset
             )
         return safe
 
 
-_NOT_RETRIABLE = {
-    "AnalysisException",
-    "ParseException",
-    "IllegalArgumentException",
-    "PySparkTypeError",
-    "PySparkValueError",
-}
+def _retry(error: Exception, what: str) -> RetriableError:
+    """A failure to finish a commit round: retried until the store works, whatever the
+    error (the round is committed or may be; nothing else may happen before it)."""
+    if isinstance(error, RetriableError):
+        return error
+    return RetriableError(f"The lake store failed, {what}: {error}")
 
 
-def is_retriable(error: BaseException) -> bool:
-    """Whether an error of Spark or the store may pass: I/O and JVM errors yes; analysis
-    errors (the plan itself is wrong) and Python errors no."""
-    if isinstance(error, RetriableError | OSError):
-        return True
-    if isinstance(error, ConnectError):
-        return False
-    names = {cls.__name__ for cls in type(error).__mro__}
-    if names & _NOT_RETRIABLE:
-        return False
-    return type(error).__module__.startswith(("py4j", "pyspark"))
+def _check_partitions(
+    rows: Mapping[TopicPartition, PartitionRows], assigned: Collection[TopicPartition] | None
+) -> None:
+    """Refuse records of a partition this task was not assigned, and records of two
+    partitions under one (offsets twice): a transform changed their topic or partition,
+    and offsets are tracked per consumed topic partition."""
+    for tp, part in rows.items():
+        if assigned is not None and tp not in assigned:
+            others = ", ".join(
+                f"{a.topic}-{a.partition}"
+                for a in sorted(assigned, key=lambda a: (a.topic, a.partition))
+            )
+            raise ConnectError(
+                f"LakeSink writes records under their consumed topic and partition; records "
+                f"of topic {tp.topic!r} partition {tp.partition} (offsets {part.offsets[0]}.."
+                f"{part.offsets[-1]}) are not of a partition this task was assigned "
+                f"({others or 'none'}): a transform renamed the topic or changed the "
+                "partition (such as RegexRouter), which this sink does not support"
+            )
+        if any(a == b for a, b in itertools.pairwise(part.offsets)):
+            raise ConnectError(
+                f"LakeSink writes records under their consumed topic and partition; records "
+                f"of topic {tp.topic!r} partition {tp.partition} share offsets: a transform "
+                "moved records of another partition there, which this sink does not support"
+            )

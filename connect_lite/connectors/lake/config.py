@@ -75,7 +75,9 @@ _FIXED_TIME = {
     Partitioner.HOURLY: (HOURLY_PATH_FORMAT, 3_600_000),
     Partitioner.DAILY: (DAILY_PATH_FORMAT, 86_400_000),
 }
-_OFFSET_ZONE = re.compile(r"^[+-]\d{2}:\d{2}$")
+_OFFSET_ZONE = re.compile(r"^[+-](\d{2}):(\d{2})$")
+_MAX_OFFSET_HOURS = 18
+"""Java's ZoneOffset (Spark's zones) ranges over -18:00..+18:00."""
 
 
 def _simple_name(value: str, suffix: str) -> str:
@@ -126,7 +128,10 @@ class _OneOf:
 def _store_url(name: str, value: Any) -> str | None:
     if not value:
         return _invalid(name, value, "must be a URL such as file:///data/lake or s3a://bucket/lake")
-    parts = urllib.parse.urlsplit(value)
+    try:
+        parts = urllib.parse.urlsplit(value)
+    except ValueError as exc:  # e.g. "Invalid IPv6 URL" for s3a://[bucket
+        return _invalid(name, value, f"not a valid URL ({exc})")
     if len(parts.scheme) < 2:
         return None  # a plain path: absolute, or relative to the worker's working directory
     if parts.scheme == "file" and (
@@ -164,11 +169,19 @@ def _path_format(name: str, value: Any) -> str | None:
 def _timezone(name: str, value: Any) -> str | None:
     if value is None or not value.strip():
         return _invalid(name, value, "must be a time zone ID such as UTC or Europe/Paris")
-    if _OFFSET_ZONE.match(value.strip()):
+    text = value.strip()
+    offset = _OFFSET_ZONE.match(text)
+    if offset:
+        hours, minutes = int(offset[1]), int(offset[2])
+        if minutes >= 60 or hours > _MAX_OFFSET_HOURS or (hours == _MAX_OFFSET_HOURS and minutes):
+            return _invalid(
+                name, value, "a zone offset is ±HH:MM from -18:00 to +18:00, minutes below 60"
+            )
         return None
     try:
-        zoneinfo.ZoneInfo(value.strip())
-    except (ValueError, zoneinfo.ZoneInfoNotFoundError):
+        zoneinfo.ZoneInfo(text)
+    except (ValueError, OSError, zoneinfo.ZoneInfoNotFoundError):
+        # OSError: a directory of the zone database ("Europe"), a name too long for a path
         return _invalid(name, value, "unknown time zone ID (use e.g. UTC, Europe/Paris, +05:30)")
     return None
 
@@ -342,10 +355,11 @@ CONFIG_DEF = (
         RETRY_BACKOFF_MS,
         Type.LONG,
         5000,
-        Range.at_least(0),
+        Range.at_least(1),
         Importance.LOW,
-        "How long the worker waits before handing a batch over again after a failure of the "
-        "store that may pass.",
+        "How long (milliseconds, at least 1) the worker waits before handing a batch over "
+        "again after a failure of the store that may pass. The worker ignores a timeout of 0 "
+        "(as Kafka Connect does) and would wait until the next offset commit instead.",
         group=_CONNECTOR,
     )
 )

@@ -9,6 +9,7 @@ scheduled rotation or a schema change ends a segment after everything staged.
 
 from __future__ import annotations
 
+import bisect
 from array import array
 from dataclasses import dataclass
 
@@ -131,6 +132,24 @@ class StagedPartition:
             segments.append(Segment(self.offsets[start], self.offsets[end - 1], files))
             start = end
         return segments
+
+    def truncate(self, offset: int, flush_size: int, interval_ms: int) -> list[Piece]:
+        """Forget the records from ``offset`` on (those of the last puts: a put's pieces are
+        wholly before or after it), as if they had never been added; returns their pieces."""
+        keep = bisect.bisect_left(self.offsets, offset)
+        if keep == len(self.offsets):
+            return []
+        del self.offsets[keep:], self.times[keep:], self._dirs[keep:]
+        # an end at ``keep`` may be a record's time cutting before it: scanned again
+        self.ends = [e for e in self.ends if e < keep]
+        self._start = self._scanned = self.ends[-1] if self.ends else 0
+        self._base = None
+        self.scan(flush_size, interval_ms)  # the segments as they were before those records
+        if not self.offsets:
+            self._dirs, self._dir_names, self._dir_ids = array("l"), [], {}
+        gone = [p for p in self.pieces if p.first_offset >= offset]
+        self.pieces = [p for p in self.pieces if p.first_offset < offset]
+        return gone
 
     def drop(self, upto: int) -> list[Piece]:
         """Forget the first ``upto`` records (a segment end, or all); returns the pieces

@@ -18,8 +18,9 @@ from connect_lite.api import (
     TopicPartition,
 )
 
-from .committer import Committer, is_retriable
+from .committer import Committer
 from .config import CONFIG_DEF, TASK_ID, LakeConfig, cross_field_errors
+from .errors import is_retriable
 from .layout import Layout, connector_dir_name
 from .partitioning import plan_batch
 from .store import open_store
@@ -77,6 +78,8 @@ class LakeSinkTask(SinkTask):
         self._session: Any = None
         self._opening: set[TopicPartition] = set()
         """Partitions opened whose recovery has not run yet (it needs the store)."""
+        self._opened: set[TopicPartition] = set()
+        """Partitions opened and not closed: the only ones pre_commit answers for."""
 
     def version(self) -> str:
         return VERSION
@@ -101,6 +104,7 @@ class LakeSinkTask(SinkTask):
         (unknown before the first batch): then this runs at the first ``put_dataframe``."""
         if self._committer is not None:
             self._committer.forget(partitions)
+        self._opened.update(partitions)
         self._opening.update(partitions)
         if self._committer is None:
             return
@@ -125,7 +129,8 @@ class LakeSinkTask(SinkTask):
 
     def put_dataframe(self, df: Any) -> None:
         """Stage the batch and commit complete files; returns once the batch is staged and
-        every complete file is visible."""
+        every complete file is visible. Raises RetriableError only for failures that may
+        pass; after any other error nothing of the batch is staged."""
         assert self._config is not None
         try:
             self._put(df)
@@ -138,13 +143,22 @@ class LakeSinkTask(SinkTask):
             if _is_spark_error(error):  # the plan itself is wrong for these values
                 raise DataError(f"The lake sink cannot write this batch: {error}") from error
             raise
+        finally:
+            if self._committer is not None and self._committer.rewinds:
+                for tp, offset in sorted(
+                    self._committer.rewinds.items(), key=lambda i: _order(i[0])
+                ):
+                    self.context.offset(tp, offset)
+                self._committer.rewinds.clear()
 
     def _put(self, df: Any) -> None:
         assert self._config is not None
         session = df.sparkSession
-        self._session = session
         if self._committer is None:
             self._committer = self._new_committer(session)
+        elif session is not self._session:  # the JVM may have died: a new session's store
+            self._committer.store = self._committer.store.for_session(session)
+        self._session = session
         assert self._committer is not None
         late_starts = self._recover() if self._opening else {}
         plan = plan_batch(
@@ -154,12 +168,19 @@ class LakeSinkTask(SinkTask):
             session.conf.get("spark.sql.session.timeZone"),
         )
         rounds = self._committer.rounds
-        batch_ends = self._committer.put(df, plan, session)
+        batch_ends = self._committer.put(df, plan, session, self._assignment())
         if self._committer.rounds != rounds:
             self.context.request_commit()  # offsets may move on now
         for tp, start in late_starts.items():
             if start > batch_ends.get(tp, -1):  # the consumer is behind the visible files
                 self.context.offset(tp, start)
+
+    def _assignment(self) -> set[TopicPartition]:
+        """The worker's assignment; the partitions opened if its context cannot tell."""
+        try:
+            return set(self.context.assignment())
+        except NotImplementedError:
+            return set(self._opened)
 
     def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Commit scheduled rotations, then per partition the first staged offset (or the
@@ -183,12 +204,17 @@ class LakeSinkTask(SinkTask):
                 log.warning("Scheduled rotation failed; retrying at the next put", exc_info=True)
             if not committer.settled:
                 return {}
-        open_now = {tp: o for tp, o in offsets.items() if tp not in self._opening}
+        # only partitions opened and recovered: of others this task knows nothing
+        open_now = {
+            tp: o for tp, o in offsets.items() if tp in self._opened and tp not in self._opening
+        }
+        committer.seen_positions(open_now)
         return committer.safe_offsets(open_now)
 
     def close(self, partitions: list[TopicPartition]) -> None:
         """Forget the partitions' staged records; their next owner re-reads them."""
         self._opening.difference_update(partitions)
+        self._opened.difference_update(partitions)
         if self._committer is not None:
             self._committer.forget(partitions)
 

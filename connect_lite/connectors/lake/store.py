@@ -56,6 +56,10 @@ class Store(ABC):
     @abstractmethod
     def read(self, path: str) -> bytes: ...
 
+    def for_session(self, session: Any) -> Store:
+        """The store for batches of another Spark session (the same one if it needs none)."""
+        return self
+
     def sync_files(self, paths: list[str]) -> None:  # noqa: B027  # optional for a store
         """Make files written by Spark durable (where closing them does not)."""
 
@@ -190,6 +194,7 @@ class HadoopStore(Store):
 
     def __init__(self, root_url: str, session: Any) -> None:
         super().__init__(root_url)
+        self.session = session
         context = session.sparkContext
         self._jvm = context._jvm  # private PySpark API: the one door to the JVM without pyspark
         conf = context._jsc.hadoopConfiguration()
@@ -198,6 +203,11 @@ class HadoopStore(Store):
         self._fs = root.getFileSystem(conf)
         self._root = self._fs.makeQualified(root)
         self._root_text = self._root.toString().rstrip("/")
+
+    def for_session(self, session: Any) -> Store:
+        """This store in the JVM of another session: a new session may run in a new JVM
+        (the old one died), where this store's FileSystem handle is gone."""
+        return self if session is self.session else HadoopStore(self.root_url, session)
 
     def _path(self, path: str) -> Any:
         return self._path_class(self._root, path) if path else self._root
@@ -238,7 +248,7 @@ class HadoopStore(Store):
         if self._fs.rename(src, dst):
             return True
         if self._fs.exists(src):
-            raise OSError(f"Could not rename {self.url(source)} to {self.url(target)}")
+            raise OSError(errno.EIO, f"Could not rename {self.url(source)} to {self.url(target)}")
         return False
 
     def delete(self, path: str) -> None:
@@ -254,7 +264,7 @@ class HadoopStore(Store):
             out.close()
         self._fs.delete(final, False)
         if not self._fs.rename(temp, final):
-            raise OSError(f"Could not rename {self.url(path)}.tmp to {self.url(path)}")
+            raise OSError(errno.EIO, f"Could not rename {self.url(path)}.tmp to {self.url(path)}")
 
     def read(self, path: str) -> bytes:
         target = self._path(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,8 +19,9 @@ import pyarrow.orc
 import pyarrow.parquet as pq
 import pytest
 
-from connect_lite.api import SinkTaskContext, TopicPartition
-from connect_lite.connectors.lake import sink
+from connect_lite.api import ConnectError, RetriableError, SinkTaskContext, TopicPartition
+from connect_lite.connectors.lake import sink, spark_io
+from connect_lite.connectors.lake.errors import is_retriable
 from connect_lite.connectors.lake.sink import LakeSinkTask
 from connect_lite.connectors.lake.store import HadoopStore, LocalStore
 from connect_lite.pipeline import SparkRuntime
@@ -351,6 +353,12 @@ def test_hadoop_store_operations(session: Any, tmp_path: Path) -> None:
     store.delete("a")
     assert not store.exists("a") and store.list_dir("missing") == []
     assert (tmp_path / "b" / "c" / "final").read_text() == "p"
+    # a batch of another session (after the JVM died, a new one) gets a store of its own
+    assert store.for_session(session) is store
+    other = session.newSession()
+    rebound = store.for_session(other)
+    assert isinstance(rebound, HadoopStore) and rebound.session is other
+    assert rebound.exists("b/c/final")
 
 
 def test_a_task_on_a_hadoop_store_recovers_at_its_first_batch(
@@ -382,3 +390,62 @@ def test_a_task_on_a_hadoop_store_recovers_at_its_first_batch(
     assert ids(visible(tmp_path)) == list(range(6))
     assert not isinstance(task._committer.store, LocalStore)  # type: ignore[union-attr]
     assert os.listdir(tmp_path / "_connect-lite" / "lake-it" / "task-0" / "tmp") == []
+
+
+def test_which_spark_errors_are_retriable(session: Any, tmp_path: Path) -> None:
+    """Real Spark errors: a cancelled job may pass (the worker cancels the task's jobs to
+    stop it); a bad value, a bad setting or a missing path does not."""
+
+    def error_of(action: Any) -> Exception:
+        try:
+            action()
+        except Exception as error:
+            return error
+        raise AssertionError("no error")
+
+    text = session.createDataFrame([("not a time",)], "v string")
+    assert not is_retriable(error_of(lambda: text.selectExpr("CAST(v AS TIMESTAMP)").toArrow()))
+    assert not is_retriable(
+        error_of(
+            lambda: text.selectExpr(
+                "from_utc_timestamp(current_timestamp(), 'Nowhere/X')"
+            ).toArrow()
+        )
+    )
+    assert not is_retriable(error_of(lambda: HadoopStore("s3://bucket/lake", session)))
+    assert not is_retriable(error_of(lambda: session.read.parquet(f"file://{tmp_path}/no").count()))
+
+    context = session.sparkContext
+    timer = threading.Timer(1.0, context.cancelJobGroup, ["lake-it-cancel"])
+    context.setJobGroup("lake-it-cancel", "a job the test cancels", True)
+    timer.start()
+    try:
+        sleep = "java_method('java.lang.Thread', 'sleep', 60000L)"
+        assert is_retriable(error_of(lambda: session.range(1).selectExpr(sleep).collect()))
+    finally:
+        timer.cancel()
+        context.setLocalProperty("spark.jobGroup.id", None)
+
+
+def test_a_put_that_fails_for_good_leaves_nothing_staged(
+    session: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task, context = start_task(tmp_path)
+    tp = TopicPartition("orders", 0)
+    task.open([tp])
+    task.put_dataframe(frame(session, "orders", 0, range(2)))
+    real_write = spark_io.write_files
+
+    def denied(*args: Any) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(spark_io, "write_files", denied)
+    with pytest.raises(ConnectError, match=r"orders-0 offsets 0\.\.2 failed; no record") as raised:
+        task.put_dataframe(frame(session, "orders", 0, range(2, 5)))
+    assert not isinstance(raised.value, RetriableError) and context.timeouts == []
+    staged = sorted(p.name for p in (tmp_path / "_connect-lite").rglob("_tp=*"))
+    assert staged == ["_tp=orders+0"]  # the first put's records only
+    monkeypatch.setattr(spark_io, "write_files", real_write)
+    task.put_dataframe(frame(session, "orders", 0, range(5, 6)))  # the worker skipped 2..4
+    assert ids(visible(tmp_path)) == [0, 1, 5]
+    assert task.pre_commit({tp: 6}) == {tp: 6}

@@ -145,9 +145,11 @@ class Clock:
 
 
 class FakeContext(SinkTaskContext):
-    """Records what a sink task asks of the worker."""
+    """Records what a sink task asks of the worker. ``assigned``: the assignment, if the
+    context tells it (else the task goes by the partitions it opened)."""
 
-    def __init__(self) -> None:
+    def __init__(self, assigned: set[TopicPartition] | None = None) -> None:
+        self.assigned = assigned
         self.offsets: dict[TopicPartition, int] = {}
         self.timeouts: list[int] = []
         self.commit_requests = 0
@@ -166,7 +168,9 @@ class FakeContext(SinkTaskContext):
         self.commit_requests += 1
 
     def assignment(self) -> set[TopicPartition]:
-        return set(self.offsets)
+        if self.assigned is None:
+            raise NotImplementedError
+        return set(self.assigned)
 
 
 class _Conf:

@@ -3,13 +3,15 @@ staging, rotation, journals, crashes at every step, recovery and the offsets to 
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from connect_lite.api import DataError, TopicPartition
-from connect_lite.connectors.lake.committer import Committer, is_retriable
+from connect_lite.api import ConnectError, DataError, RetriableError, TopicPartition
+from connect_lite.connectors.lake import spark_io
+from connect_lite.connectors.lake.committer import Committer
 from connect_lite.connectors.lake.config import LakeConfig
 from connect_lite.connectors.lake.layout import Layout
 from connect_lite.connectors.lake.store import LocalStore
@@ -93,7 +95,11 @@ def test_null_values_fail_by_default_and_can_be_ignored(
 ) -> None:
     strict = committer(tmp_path / "a")
     batch = [Row("t", 0, 0), Row("t", 0, 1, null=True), Row("t", 0, 2)]
-    with pytest.raises(DataError, match=r"^Record t-0@1 has a null value; set behavior"):
+    with pytest.raises(
+        DataError,
+        match=r"^The record at offset 1 of topic 't' partition 0 has a null value, and "
+        r"behavior.on.null.values=fail: no record of the batch is written \(set behavior",
+    ):
         strict.put(batch, plan(), None)
     assert fake_spark.jobs == ["collect"] and strict.safe_offsets({TP0: 3}) == {TP0: 3}
     lenient = committer(tmp_path / "b", **{"behavior.on.null.values": "ignore"})
@@ -223,7 +229,7 @@ def test_a_failed_journal_write_leaves_the_round_undecided_until_settled(
     real_write = c.store.write_atomically
 
     def fails_before(path: str, data: bytes) -> None:
-        raise OSError("disk full")
+        raise OSError(errno.ENOSPC, "disk full")
 
     monkeypatch.setattr(c.store, "write_atomically", fails_before)
     with pytest.raises(OSError, match="disk full"):
@@ -245,7 +251,7 @@ def test_a_journal_written_despite_an_error_counts_as_committed(
 
     def fails_after(path: str, data: bytes) -> None:
         real_write(path, data)
-        raise OSError("timeout")
+        raise OSError(errno.ETIMEDOUT, "timeout")
 
     monkeypatch.setattr(c.store, "write_atomically", fails_after)
     with pytest.raises(OSError, match="timeout"):
@@ -267,13 +273,14 @@ def test_a_failed_roll_forward_is_pending_until_the_store_works(
 
     def rename(source: str, target: str) -> bool:
         if failing[0]:
-            raise OSError("unreachable")
+            raise OSError(errno.EHOSTUNREACH, "unreachable")
         return real_rename(source, target)
 
     monkeypatch.setattr(c.store, "rename", rename)
-    with pytest.raises(OSError):
-        c.put(rows("orders", 0, range(3)), plan(), None)
-    assert not c.settled
+    c.put(rows("orders", 0, range(3)), plan(), None)  # committed: the journal was written
+    assert not c.settled and c.safe_offsets({TP0: 3}) == {TP0: 3}
+    with pytest.raises(RetriableError, match="finishing an earlier commit round failed"):
+        c.put(rows("orders", 0, range(3, 4)), plan(), None)  # the round goes first
     with pytest.raises(OSError):
         c.settle()
     failing[0] = False
@@ -295,15 +302,198 @@ def test_forget_drops_staged_records_and_their_pieces(
     assert hidden_files(tmp_path) == []
 
 
+def failing_writes(
+    fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch, *errors: BaseException
+) -> list[list[tuple[str, int, int, int]]]:
+    """Make the next rounds' writes raise ``errors`` in turn (then write); returns the
+    bounds each round asked for."""
+    pending = list(errors)
+    asked: list[list[tuple[str, int, int, int]]] = []
+    real = fake_spark.write_files
+
+    def write_files(session: Any, fmt: Any, pieces: Any, bounds: Any, *rest: Any) -> None:
+        asked.append(list(bounds))
+        if pending:
+            raise pending.pop(0)
+        real(session, fmt, pieces, bounds, *rest)
+
+    monkeypatch.setattr(spark_io, "write_files", write_files)
+    return asked
+
+
+def test_a_put_that_fails_for_good_unstages_its_records(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker skips the records of a put that fails (errors.tolerance=all) or fails:
+    they must not stay staged, to be written later or to fail every later put."""
+    c = committer(tmp_path)
+    c.put(rows("orders", 0, range(2)), plan(), None)
+    failing_writes(fake_spark, monkeypatch, PermissionError(errno.EACCES, "denied"))
+    with pytest.raises(
+        ConnectError,
+        match=r"^Writing the files of orders-0 offsets 0..2 failed; no record of the batch is "
+        r"written: \[Errno 13\] denied",
+    ):
+        c.put(rows("orders", 0, range(2, 5)), plan(), None)
+    assert c.next_offsets == {TP0: 2} and c.safe_offsets({TP0: 5}) == {TP0: 0}
+    assert staged_pieces(tmp_path) == ["_tp=orders+0"]  # the first put's piece only
+    c.put(rows("orders", 0, range(5, 8)), plan(), None)  # the worker went on after 2..4
+    assert visible_offsets(tmp_path) == {
+        "orders/partition=0/orders+0+0000000000+0000000005.parquet": [0, 1, 5]
+    }
+    assert c.safe_offsets({TP0: 8}) == {TP0: 6} and c.settled
+
+
+def test_a_run_retried_then_failing_for_good_unstages_what_every_attempt_staged(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c = committer(tmp_path)
+    failing_writes(
+        fake_spark,
+        monkeypatch,
+        OSError(errno.EIO, "flaky"),
+        PermissionError(errno.EACCES, "denied"),
+    )
+    with pytest.raises(OSError, match="flaky"):  # retriable: the run stays staged
+        c.put(rows("orders", 0, range(4)), plan(), None)
+    assert c.safe_offsets({TP0: 4}) == {TP0: 0} and staged_pieces(tmp_path)
+    with pytest.raises(ConnectError, match="denied"):  # the same records again
+        c.put(rows("orders", 0, range(4)), plan(), None)
+    assert c.next_offsets == {} and c.states == {} and hidden_files(tmp_path) == []
+    c.put(rows("orders", 0, range(4, 7)), plan(), None)
+    assert visible_offsets(tmp_path) == {
+        "orders/partition=0/orders+0+0000000004+0000000006.parquet": [4, 5, 6]
+    }
+
+
+def test_a_run_is_not_unstaged_once_a_round_committed_records_of_it(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c = committer(tmp_path)
+    real_write = c.store.write_atomically
+
+    def fails_after(path: str, data: bytes) -> None:
+        real_write(path, data)
+        raise PermissionError(errno.EACCES, "denied after writing")
+
+    monkeypatch.setattr(c.store, "write_atomically", fails_after)
+    with pytest.raises(RetriableError, match="committed already"):
+        c.put(rows("orders", 0, range(3)), plan(), None)
+    monkeypatch.setattr(c.store, "write_atomically", real_write)
+    c.put(rows("orders", 0, range(3)), plan(), None)  # handed over again: skipped
+    assert visible_offsets(tmp_path) == {
+        "orders/partition=0/orders+0+0000000000+0000000002.parquet": [0, 1, 2]
+    }
+
+
+def test_earlier_records_that_cannot_be_written_are_read_again(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schema change commits what was staged before; if that fails for good, those
+    records (of puts that returned) are read again, and committed by the put that reads
+    them, so a failure is theirs: nothing poisons later puts."""
+    c = committer(tmp_path, **{"flush.size": "10"})
+    c.put(rows("orders", 0, range(2)), plan("v1"), None)
+    asked = failing_writes(fake_spark, monkeypatch, PermissionError(errno.EACCES, "once"))
+    c.put(rows("orders", 0, range(2, 4)) + rows("orders", 1, range(2)), plan("v2"), None)
+    assert asked == [[("orders", 0, 0, 1)]]  # the schema change's round, which failed
+    assert c.rewinds == {TP0: 0}  # the task rewinds the consumer
+    # this put's records of orders-0 come again too, after 0..1; orders-1 is staged
+    assert c.next_offsets == {TP0: 0, TP1: 2}
+    assert c.safe_offsets({TP0: 4, TP1: 2}) == {TP0: 0, TP1: 0}
+    c.put(rows("orders", 0, range(4, 6)), plan("v2"), None)  # the batch's rest: ahead
+    assert TP0 not in c.states and c.safe_offsets({TP0: 6}) == {TP0: 0}
+    c.rewinds.clear()
+    c.put(rows("orders", 0, range(2)), plan("v1"), None)  # read again: committed at once
+    assert visible_offsets(tmp_path) == {
+        "orders/partition=0/orders+0+0000000000+0000000001.parquet": [0, 1]
+    }
+    c.put(rows("orders", 0, range(2, 6)), plan("v2"), None)  # then as usual
+    assert c.safe_offsets({TP0: 6}) == {TP0: 2} and len(visible_offsets(tmp_path)) == 1
+
+
+def test_earlier_records_failing_again_fail_their_own_put(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c = committer(tmp_path, **{"flush.size": "10"})
+    c.put(rows("orders", 0, range(2)), plan("v1"), None)
+    denied = [PermissionError(errno.EACCES, "poison")] * 2
+    failing_writes(fake_spark, monkeypatch, *denied)
+    c.put(rows("orders", 0, range(2, 4)), plan("v2"), None)  # 0..1 fail: read again
+    with pytest.raises(ConnectError, match=r"orders-0 offsets 0..1 failed; no record of"):
+        c.put(rows("orders", 0, range(2)), plan("v1"), None)  # read again: theirs to fail
+    c.put(rows("orders", 0, range(2, 4)), plan("v2"), None)  # the worker skipped 0..1
+    c.put(rows("orders", 0, range(4, 12)), plan("v2"), None)
+    assert visible_offsets(tmp_path) == {
+        "orders/partition=0/orders+0+0000000002+0000000011.parquet": list(range(2, 12))
+    }
+
+
+def test_a_partition_rewound_is_read_again_when_the_worker_is_there(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Records read again may start later than the first one staged (a transform drops
+    it now): the worker's position tells that the rewind took place."""
+    c = committer(tmp_path, **{"flush.size": "10"})
+    c.put(rows("orders", 0, range(2)), plan("v1"), None)
+    failing_writes(fake_spark, monkeypatch, PermissionError(errno.EACCES, "once"))
+    c.put(rows("orders", 0, range(2, 4)), plan("v2"), None)
+    c.seen_positions({TP0: 4})  # not rewound yet
+    c.put(rows("orders", 0, [2, 3]), plan("v2"), None)
+    assert TP0 not in c.states
+    c.seen_positions({TP0: 0})  # rewound
+    c.put(rows("orders", 0, [2, 3]), plan("v2"), None)  # 0..1 are dropped now
+    assert visible_offsets(tmp_path) == {
+        "orders/partition=0/orders+0+0000000002+0000000003.parquet": [2, 3]
+    }
+
+
 @pytest.mark.parametrize(
-    ("error", "retriable"),
+    ("batch", "message"),
     [
-        (OSError("io"), True),
-        (DataError("bad"), False),
-        (ValueError("bug"), False),
-        (type("Py4JJavaError", (Exception,), {"__module__": "py4j.protocol"})(), True),
-        (type("AnalysisException", (Exception,), {"__module__": "pyspark.errors"})(), False),
+        (
+            [Row("t", 0, 0, null=True)],
+            "The record at offset 0 of topic 't' partition 0 has a null value",
+        ),
+        (
+            [Row("t", 0, 0), Row("t", 0, 1, dir=None)],  # type: ignore[arg-type]
+            "The record at offset 1 of topic 't' partition 0 has no time for the time-based "
+            "partitioner (timestamp.extractor=RecordField and the value's field 'at' is null "
+            "or not a time): no record of the batch is written",
+        ),
     ],
 )
-def test_which_errors_are_retriable(error: Any, retriable: bool) -> None:
-    assert is_retriable(error) is retriable
+def test_a_bad_record_fails_the_put_before_anything_is_staged(
+    tmp_path: Path, fake_spark: FakeSpark, batch: list[Row], message: str
+) -> None:
+    c = committer(
+        tmp_path,
+        **{
+            "partitioner.class": "DailyPartitioner",
+            "timestamp.extractor": "RecordField",
+            "timestamp.field": "at",
+        },
+    )
+    with pytest.raises(DataError) as raised:
+        c.put(batch, plan(), None)
+    assert str(raised.value).startswith(message)
+    assert fake_spark.jobs == ["collect"] and c.states == {} and c.next_offsets == {}
+
+
+def test_records_of_a_partition_not_assigned_are_refused_before_anything_is_staged(
+    tmp_path: Path, fake_spark: FakeSpark
+) -> None:
+    """A transform renamed the topic: offsets would be tracked under a partition the
+    worker never asks about, and the consumed one committed past staged records."""
+    c = committer(tmp_path)
+    with pytest.raises(
+        ConnectError,
+        match=r"^LakeSink writes records under their consumed topic and partition; records of "
+        r"topic 'lake_orders' partition 0 \(offsets 0..4\) are not of a partition this task "
+        r"was assigned \(orders-0, orders-1\): a transform renamed the topic",
+    ):
+        c.put(rows("lake_orders", 0, range(5)), plan(), None, {TP0, TP1})
+    with pytest.raises(ConnectError, match=r"partition 0 share offsets: a transform moved"):
+        c.put(rows("orders", 0, [0, 1]) + rows("orders", 0, [1]), plan(), None, {TP0, TP1})
+    assert fake_spark.jobs == ["collect", "collect"] and hidden_files(tmp_path) == []
+    assert c.safe_offsets({TP0: 5}) == {TP0: 5}  # the worker skipped them, or failed

@@ -137,6 +137,13 @@ def test_required_keys_and_ranges() -> None:
     assert list(errors_of({**BASE, "behavior.on.null.values": "write"})) == [
         "behavior.on.null.values"
     ]
+    # the worker ignores context.timeout(0): a backoff of 0 would wait for the next commit
+    assert errors_of({**BASE, "retry.backoff.ms": "0"}) == {
+        "retry.backoff.ms": [
+            "Invalid value 0 for configuration retry.backoff.ms: Value must be at least 1"
+        ]
+    }
+    assert LakeConfig.parse({**BASE, "retry.backoff.ms": "1"}).retry_backoff_ms == 1
     assert LakeConfig.parse({**BASE, "behavior.on.null.values": "IGNORE"}).ignore_null_values
 
 
@@ -155,6 +162,7 @@ def test_a_plain_path_is_a_local_store_relative_to_the_working_directory(
     [
         ("file://data/lake", "a file URL needs an absolute path: file:///abs/path"),
         ("file:relative", "a file URL needs an absolute path: file:///abs/path"),
+        ("s3a://[bucket", "not a valid URL (Invalid IPv6 URL)"),
     ],
 )
 def test_store_url_errors(url: str, message: str) -> None:
@@ -208,6 +216,44 @@ def test_path_format_and_timezone_errors() -> None:
         ],
     }
     assert LakeConfig.parse({**BASE, "timezone": "+05:30"})
+
+
+@pytest.mark.parametrize(
+    ("zone", "message"),
+    [
+        ("Europe", "unknown time zone ID (use e.g. UTC, Europe/Paris, +05:30)"),  # a directory
+        ("Etc", "unknown time zone ID (use e.g. UTC, Europe/Paris, +05:30)"),
+        ("A" * 300, "unknown time zone ID (use e.g. UTC, Europe/Paris, +05:30)"),  # too long
+        ("../zoneinfo", "unknown time zone ID (use e.g. UTC, Europe/Paris, +05:30)"),
+        ("+99:99", "a zone offset is ±HH:MM from -18:00 to +18:00, minutes below 60"),
+        ("+19:00", "a zone offset is ±HH:MM from -18:00 to +18:00, minutes below 60"),
+        ("-18:30", "a zone offset is ±HH:MM from -18:00 to +18:00, minutes below 60"),
+        ("+05:60", "a zone offset is ±HH:MM from -18:00 to +18:00, minutes below 60"),
+    ],
+)
+def test_a_bad_timezone_is_a_config_error_not_a_crash(zone: str, message: str) -> None:
+    props = {**BASE, "partitioner.class": "HourlyPartitioner", "timezone": zone}
+    assert errors_of(props) == {
+        "timezone": [f"Invalid value {zone} for configuration timezone: {message}"]
+    }
+    assert CONFIG_DEF.validate(props)["timezone"].errors == [
+        f"Invalid value {zone} for configuration timezone: {message}"
+    ]
+    LakeSinkConnector().validate(props)  # the cross-key checks do not raise either
+
+
+@pytest.mark.parametrize("zone", ["+18:00", "-18:00", "+00:00", "-09:30", "Etc/GMT+5"])
+def test_zone_offsets_within_range(zone: str) -> None:
+    assert LakeConfig.parse({**BASE, "timezone": zone})
+
+
+def test_a_url_urlsplit_rejects_is_a_config_error_in_validate() -> None:
+    props = {**BASE, "store.url": "s3a://[bucket"}
+    assert CONFIG_DEF.validate(props)["store.url"].errors == [
+        "Invalid value s3a://[bucket for configuration store.url: not a valid URL (Invalid "
+        "IPv6 URL)"
+    ]
+    LakeSinkConnector().validate(props)
 
 
 def test_connector_validate_reports_cross_key_errors_by_key() -> None:

@@ -14,7 +14,7 @@ def staged(
     at: float = 0.0,
     state: StagedPartition | None = None,
 ) -> StagedPartition:
-    state = state or StagedPartition("type", True)
+    state = state if state is not None else StagedPartition("type", True)
     piece = Piece(f"piece-{offsets[0]}", offsets[0], offsets[-1], at)
     state.add(offsets, times or [None] * len(offsets), dirs or ["d"] * len(offsets), piece)
     return state
@@ -89,3 +89,49 @@ def test_offsets_must_grow() -> None:
     state = staged([5, 6])
     with pytest.raises(ValueError, match="offset 6 is not after 6"):
         staged([6, 7], state=state)
+
+
+PUTS = [[0, 1], [2, 3, 4], [5], [6, 7, 8, 9]]
+TIMES = {0: 0, 1: 400, 2: 1000, 3: 1100, 4: 2100, 5: 2200, 6: 2300, 7: 9000, 8: 9100, 9: 9200}
+
+
+def staged_puts(puts: list[list[int]], flush: int, interval: int) -> StagedPartition:
+    state = StagedPartition("type", True)
+    for offsets in puts:
+        staged(offsets, times=[TIMES[o] for o in offsets], state=state)
+        state.scan(flush, interval)
+    return state
+
+
+@pytest.mark.parametrize("kept", [0, 1, 2, 3])
+@pytest.mark.parametrize(("flush", "interval"), [(3, -1), (100, 1000), (3, 1000)])
+def test_truncate_restores_the_state_before_the_last_puts(
+    kept: int, flush: int, interval: int
+) -> None:
+    """Puts undone: the segments are as if their records had never been staged."""
+    state = staged_puts(PUTS, flush, interval)
+    before = staged_puts(PUTS[:kept], flush, interval)
+    gone = state.truncate(PUTS[kept][0], flush, interval)
+    assert [p.first_offset for p in gone] == [put[0] for put in PUTS[kept:]]
+    assert list(state.offsets) == list(before.offsets) and state.pieces == before.pieces
+    assert state.ends == before.ends
+    for offsets in ([20, 21], [22, 23, 24, 25]):  # and they go on alike
+        for s in (state, before):
+            staged(offsets, times=[9300 + o * 300 for o in offsets], state=s)
+            s.scan(flush, interval)
+    assert state.ends == before.ends
+    assert state.segments(len(state)) == before.segments(len(before))
+
+
+def test_truncate_drops_a_time_cut_made_by_a_record_it_removes() -> None:
+    state = staged([0, 1], times=[0, 10])
+    state.scan(flush_size=100, interval_ms=1000)
+    staged([2], times=[5000], state=state)  # its time cuts before it: [0, 1] is complete
+    state.scan(100, 1000)
+    assert state.complete == 2
+    assert [p.first_offset for p in state.truncate(2, 100, 1000)] == [2]
+    assert state.complete == 0 and list(state.offsets) == [0, 1]
+    staged([3], times=[20], state=state)
+    state.scan(100, 1000)
+    assert state.complete == 0
+    assert state.truncate(0, 100, 1000) and len(state) == 0 and state.pieces == []

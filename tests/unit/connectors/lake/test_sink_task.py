@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
 
-from connect_lite.api import DataError, RetriableError, TopicPartition
+from connect_lite.api import ConnectError, DataError, RetriableError, TopicPartition
 from connect_lite.connectors.lake import sink, spark_io
 from connect_lite.connectors.lake.sink import LakeSinkTask
 from connect_lite.connectors.lake.store import LocalStore
@@ -66,7 +67,7 @@ def test_store_errors_are_retriable_with_the_backoff(
     plugin.open([TP0])
 
     def broken(*args: object) -> None:
-        raise OSError("no space left")
+        raise OSError(errno.ENOSPC, "no space left")
 
     monkeypatch.setattr(spark_io, "stage", broken)
     with pytest.raises(RetriableError, match="no space left"):
@@ -113,7 +114,7 @@ def test_close_forgets_and_a_reopen_recovers(tmp_path: Path, fake_spark: FakeSpa
     plugin.open([TP0])
     plugin.put_dataframe(FakeFrame(rows("orders", 0, range(5))))
     plugin.close([TP0])
-    assert plugin.pre_commit({TP0: 5}) == {TP0: 5}  # no longer this task's to hold back
+    assert plugin.pre_commit({TP0: 5}) == {}  # no longer this task's: it knows nothing of it
     plugin.open([TP0])
     assert context.offsets == {TP0: 3}
     plugin.put_dataframe(FakeFrame(rows("orders", 0, range(3, 6))))
@@ -125,3 +126,102 @@ def test_close_forgets_and_a_reopen_recovers(tmp_path: Path, fake_spark: FakeSpa
         5,
     ]
     plugin.stop()
+
+
+def test_records_renamed_by_a_transform_are_refused_and_never_staged(
+    tmp_path: Path, fake_spark: FakeSpark
+) -> None:
+    """Staged under lake_orders-0, the records were held back for no partition the worker
+    commits: pre_commit({orders-0: 5}) returned 5 while no file held them."""
+    plugin, context = task(tmp_path)
+    context.assigned = {TP0}
+    plugin.open([TP0])
+    with pytest.raises(ConnectError, match=r"topic 'lake_orders' partition 0 \(offsets 0..4\)"):
+        plugin.put_dataframe(FakeFrame(rows("lake_orders", 0, range(5))))
+    assert context.timeouts == []  # not retriable: skipped with errors.tolerance=all, or fails
+    assert fake_spark.jobs == ["collect"] and visible_offsets(tmp_path) == {}
+    assert plugin.pre_commit({TP0: 5}) == {TP0: 5}  # nothing of orders-0 was written or held
+
+
+def test_pre_commit_answers_only_for_partitions_opened(
+    tmp_path: Path, fake_spark: FakeSpark
+) -> None:
+    plugin, _ = task(tmp_path)
+    plugin.open([TP0])
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))
+    assert plugin.pre_commit({TP0: 2, TP1: 7}) == {TP0: 0}  # TP1: nothing committed
+
+
+def test_a_store_failure_for_good_is_not_retriable(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plugin, context = task(tmp_path)
+    plugin.open([TP0])
+
+    def denied(*args: object) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(spark_io, "stage", denied)
+    with pytest.raises(PermissionError):
+        plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))
+    assert context.timeouts == []
+
+
+def test_the_task_rewinds_partitions_whose_staged_records_must_be_read_again(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plugin, context = task(tmp_path, **{"flush.size": "10"})
+    plugin.open([TP0])
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))
+    real = fake_spark.write_files
+    calls = []
+
+    def fails_once(*args: object) -> None:
+        calls.append(args)
+        if len(calls) == 1:
+            raise PermissionError(errno.EACCES, "denied")
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(spark_io, "write_files", fails_once)
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2, 4)), value_type="long"))
+    assert context.offsets == {TP0: 0}
+    assert plugin.pre_commit({TP0: 4}) == {TP0: 0}
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(4))))  # read again from 0
+    assert visible_offsets(tmp_path) == {  # committed by the put that read them again
+        "orders/partition=0/orders+0+0000000000+0000000003.parquet": [0, 1, 2, 3]
+    }
+
+
+class SessionStore(LocalStore):
+    """A local store that, like a Hadoop store, belongs to one session."""
+
+    def __init__(self, url: str, session: object) -> None:
+        super().__init__(url)
+        self.session = session
+
+    def for_session(self, session: object) -> SessionStore:
+        return self if session is self.session else SessionStore(self.root_url, session)
+
+
+def test_a_new_session_gets_its_own_store(
+    tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The JVM died and the worker rebuilt the batch on a new session: the store's
+    FileSystem handle belonged to the old JVM."""
+    monkeypatch.setattr(
+        sink,
+        "open_store",
+        lambda url, session: None if session is None else SessionStore(url, session),
+    )
+    plugin, _ = task(tmp_path)
+    plugin.open([TP0])
+    first = FakeFrame(rows("orders", 0, range(2)))
+    plugin.put_dataframe(first)
+    store = plugin._committer.store  # type: ignore[union-attr]
+    assert isinstance(store, SessionStore) and store.session is first.sparkSession
+    plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2, 3))))  # another session
+    rebound = plugin._committer.store  # type: ignore[union-attr]
+    assert isinstance(rebound, SessionStore) and rebound is not store
+    assert visible_offsets(tmp_path) == {
+        "orders/partition=0/orders+0+0000000000+0000000002.parquet": [0, 1, 2]
+    }
