@@ -93,6 +93,7 @@ class SourceStage(BatchStage):
         description = f"connect-lite source stage {self.spec.stage_id}: {n} records as columns"
         try:
             with gc_paused(), self.runtime.job_group(self.job_group, description) as group:
+                self._check_cancelled()
                 chunks = collect_source_chunks(group, mapped)
         except StageCancelledError:
             raise

@@ -72,10 +72,18 @@ class BatchStage:
         self._token = uuid.uuid4().hex  # a new stage instance rebuilds its components
         self._driver_chain: Chain | None = None
         self.compiled_batches = 0  # batches whose chain ran as Spark column expressions
+        self._cancelled = False
 
     def cancel(self) -> None:
-        """Cancel this stage's running job (stopping its task)."""
+        """Cancel this stage's running job, and every later one (its task is stopping)."""
+        self._cancelled = True
         self.runtime.cancel(self.job_group)
+
+    def _check_cancelled(self) -> None:
+        """No job starts once the task stopped: e.g. a batch that waited for Spark's start
+        while its task was asked to stop (Spark may be stopping too by then)."""
+        if self._cancelled:
+            raise StageCancelledError(f"The stage of {self.spec.stage_id} was cancelled")
 
     def _run_chunks(
         self, n: int, make_payload: Callable[[int, int], ChunkInput], kind: str | None = None
@@ -98,6 +106,7 @@ class BatchStage:
         bounds = chunk_bounds(n, self.runtime.default_parallelism)
         description = f"connect-lite {kind} stage {self.spec.stage_id}: {n} records"
         with self.runtime.job_group(self.job_group, description) as group:
+            self._check_cancelled()
             payloads = [dumps(make_payload(a, b)) for a, b in bounds]
             results = run_job(self.runtime, group, self.spec, self._token, payloads)
         return list(zip((a for a, _ in bounds), results, strict=True))

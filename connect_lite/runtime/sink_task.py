@@ -287,6 +287,8 @@ class WorkerSinkTask(WorkerTask):
         records = [record for record, _ in batch.pairs]
         runtime, group = self.stage.runtime, self.stage.job_group
         for positions in schema_runs(records):
+            if self.stopping:  # nothing more is handed over; its offsets are not committed
+                raise ConnectError("The task stopped before its batch was handed over")
             run = [batch.pairs[p] for p in positions]
             try:
                 description = f"connect-lite put_dataframe {self.id}: {len(run)} records"

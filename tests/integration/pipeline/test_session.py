@@ -182,3 +182,16 @@ def test_split_covers_everything(n: int):
     assert all(a < b for a, b in bounds)
     assert all(bounds[i][1] == bounds[i + 1][0] for i in range(len(bounds) - 1))
     assert len(bounds) == min(n, 4)
+
+
+def test_a_cancelled_stage_starts_no_later_job(runtime: SparkRuntime) -> None:
+    """A task asked to stop while its batch waited (e.g. for Spark's start) runs no job."""
+    spec = StageSpec(
+        "cancelled-early", plugins.Utf8Converter, plugins.Utf8Converter, plugins.Utf8HeaderConverter
+    )
+    stage = SourceStage(runtime, spec, "task-cancelled-early-0")
+    tracker = runtime.session().sparkContext.statusTracker()
+    stage.cancel()
+    with pytest.raises(StageCancelledError, match="cancelled"):
+        stage.run([SourceRecord(None, None, "t", "v")])
+    assert list(tracker.getJobIdsForGroup("task-cancelled-early-0")) == []
