@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from connect_lite.testing.kafka_helpers import KafkaHelpers
 from tests.integration.worker_process import WorkerProcess
 
 HERE = Path(__file__).resolve().parent
@@ -35,3 +36,9 @@ def worker(
         yield process
     finally:
         process.stop()
+
+
+@pytest.fixture(scope="module")
+def kafka(bootstrap_servers: str) -> KafkaHelpers:
+    """Topics, produce and consume on the session's broker."""
+    return KafkaHelpers(bootstrap_servers)

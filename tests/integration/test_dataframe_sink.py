@@ -33,17 +33,8 @@ def reading(i: int, schema: dict[str, Any] | None = SCHEMA) -> str:
     return json.dumps(payload if schema is None else {"schema": schema, "payload": payload})
 
 
-@pytest.fixture(scope="module")
-def kafka(bootstrap_servers: str) -> KafkaHelpers:
-    return KafkaHelpers(bootstrap_servers)
-
-
 def start(worker: WorkerProcess, config: dict[str, str]) -> str:
-    name = unique("df")
-    response = worker.rest.post("/connectors", {"name": name, "config": config})
-    assert response.status == 201, response.body
-    worker.wait_running(name)
-    return name
+    return worker.create_running("df", config)
 
 
 def rows(path: Path, count: int) -> list[dict[str, Any]]:

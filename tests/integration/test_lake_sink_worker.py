@@ -54,17 +54,8 @@ def lake_config(topic: str, store: Path, schemas: bool = True, **extra: str) -> 
     }
 
 
-@pytest.fixture(scope="module")
-def kafka(bootstrap_servers: str) -> KafkaHelpers:
-    return KafkaHelpers(bootstrap_servers)
-
-
 def start(worker: WorkerProcess, config: dict[str, str]) -> str:
-    name = unique("lake")
-    response = worker.rest.post("/connectors", {"name": name, "config": config})
-    assert response.status == 201, response.body
-    worker.wait_running(name)
-    return name
+    return worker.create_running("lake", config)
 
 
 def visible(root: Path) -> list[Path]:

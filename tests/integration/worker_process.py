@@ -256,6 +256,14 @@ class WorkerProcess:
     def status(self, name: str) -> Any:
         return self.rest.get(f"/connectors/{name}/status").body
 
+    def create_running(self, prefix: str, config: dict[str, str]) -> str:
+        """Create a connector named ``prefix`` plus random digits; its name once it runs."""
+        name = unique(prefix)
+        response = self.rest.post("/connectors", {"name": name, "config": config})
+        assert response.status == 201, response.body
+        self.wait_running(name)
+        return name
+
     def wait_running(self, name: str, tasks: int = 1, timeout: float = 120) -> Any:
         def running() -> Any:
             r = self.rest.get(f"/connectors/{name}/status")
