@@ -26,6 +26,7 @@ from connect_lite.kafka.broker import EmbeddedBroker
 from connect_lite.kafka.clients import admin_config
 from connect_lite.pipeline.java import check_java
 from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.transfer import warm_up
 from connect_lite.plugins.registry import Plugins
 from connect_lite.rest.app import create_app
 from connect_lite.rest.server import RestServer
@@ -139,7 +140,7 @@ def _start(
     # Spark takes longest to start: it starts now, beside the broker, Kafka and the herder.
     spark = SparkRuntime(config.spark_conf())
     runtime.add("spark", spark.stop)
-    spark.start_in_background()
+    spark.start_in_background(then=warm_up)  # its Python workers before the first batch
     broker = None
     if config.embedded_broker_enable:
         starting.stage = "Starting the embedded broker."

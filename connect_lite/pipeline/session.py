@@ -106,8 +106,6 @@ class SparkRuntime:
         """(message, cause, when) of the last failed start, until a start succeeds."""
         self.started_in: float | None = None
         """Seconds the last successful start took (None before one finished)."""
-        self.warmed_in: float | None = None
-        """Seconds the warm-up job after a background start took (None before it ran)."""
         self._groups: dict[str, list[JobGroup]] = {}
         self._groups_lock = threading.Lock()
         self._starter: threading.Thread | None = None
@@ -174,31 +172,33 @@ class SparkRuntime:
             self._parallelism = None
             return True
 
-    def start_in_background(self) -> threading.Thread:
-        """Begin creating the session on a daemon thread; the caller never waits for it."""
+    def start_in_background(
+        self, then: Callable[[SparkRuntime], None] | None = None
+    ) -> threading.Thread:
+        """Begin creating the session on a daemon thread; the caller never waits for it.
+        ``then`` runs on that thread once the session exists (e.g. a warm-up job)."""
         with self._starter_lock:  # not self._lock: a creation in progress must not block us
             if self._starter is None:
                 self._starter = threading.Thread(
-                    target=self._start_quietly, name="spark-session-start", daemon=True
+                    target=self._start_quietly,
+                    args=(then,),
+                    name="spark-session-start",
+                    daemon=True,
                 )
                 self._starter.start()
             return self._starter
 
-    def _start_quietly(self) -> None:
-        """Start the session, then warm it up; failures are logged (a failed start is also
+    def _start_quietly(self, then: Callable[[SparkRuntime], None] | None) -> None:
+        """Start the session, then run ``then``; failures are logged (a failed start is also
         kept as start_error and raised to tasks)."""
         with suppress(SparkStartError):
             self.session()
-            begin = self._clock()
-            try:
-                from connect_lite.pipeline.transfer import warm_up  # it imports this module
-
-                warm_up(self)
-            except Exception as error:  # the first batch pays the start-up instead
-                log.warning("Spark's warm-up job failed: %s", error)
+            if then is None:
                 return
-            self.warmed_in = self._clock() - begin
-            log.info("Spark's Python workers warmed up in %.1f s", self.warmed_in)
+            try:
+                then(self)
+            except Exception as error:  # e.g. the warm-up: the first batch pays instead
+                log.warning("Spark's first job after its start failed: %s", error)
 
     @property
     def start_error(self) -> str | None:

@@ -28,7 +28,9 @@ records are built: it otherwise dominates the cost of allocating millions of obj
 from __future__ import annotations
 
 import functools
+import logging
 import pickle
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -45,6 +47,8 @@ from connect_lite.pipeline.typed_rows import RowLayout, sink_rows, source_rows, 
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+log = logging.getLogger(__name__)
 
 OUTPUT_SCHEMA = "chunk long, payload binary"
 _ARROW_SCHEMA = pa.schema([("chunk", pa.int64()), ("payload", pa.binary())])
@@ -219,6 +223,8 @@ def warm_up(runtime: SparkRuntime) -> None:
     """A tiny job with the stages' shape (Arrow rows through ``mapInArrow``), one task per
     partition: Spark's Python workers start and import the stage code before the first real
     batch needs them."""
+    begin = time.monotonic()
     payloads = [b""] * runtime.default_parallelism
     frame = chunk_frame(runtime, payloads).mapInArrow(_passed_through, OUTPUT_SCHEMA)
     frame.toArrow()
+    log.info("Spark's Python workers warmed up in %.1f s", time.monotonic() - begin)
