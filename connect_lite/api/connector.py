@@ -18,8 +18,6 @@ from connect_lite.api.records import (
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    import pyspark.sql  # noqa: TID251  # the type hint only: plugins load without Spark
-
 
 class ConnectorContext:
     """What a connector may ask of the worker."""
@@ -183,7 +181,7 @@ class SinkTask(ABC):
         """Write a batch of records. A task implements this or :meth:`put_dataframe`."""
         raise NotImplementedError(f"{type(self).__name__} implements neither put nor put_dataframe")
 
-    def put_dataframe(self, df: pyspark.sql.DataFrame) -> None:
+    def put_dataframe(self, df: Any) -> None:  # a pyspark.sql.DataFrame; no Spark import here
         """Optional, replaces :meth:`put`: write one batch, already converted and transformed,
         as a Spark DataFrame, with Spark's writers on the executors; return once it is durable.
 
