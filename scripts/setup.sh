@@ -31,3 +31,23 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
+
+# `scripts/setup.sh --browser` (what scripts/test.sh runs) also makes sure headless Chromium is
+# there for the browser tests of the status page: Debian's `chromium` package, installed with
+# apt-get when it is missing and this user may install packages.
+if [ "${1:-}" = "--browser" ] && ! command -v chromium >/dev/null 2>&1 \
+    && [ -z "${CONNECT_LITE_CHROMIUM:-}" ]; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "Installing Chromium for the browser tests (apt-get install chromium)..." >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    cat >&2 <<'MSG'
+The browser tests of the status page need headless Chromium, and `chromium` is not on PATH.
+Install it, then run this command again:
+  Debian/Ubuntu:  sudo apt-get install -y chromium
+Or set CONNECT_LITE_CHROMIUM to the path of a Chromium or Chrome binary.
+MSG
+    exit 1
+  fi
+fi

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, sync_playwright
 
 from connect_lite.testing.kafka_helpers import KafkaHelpers
 from tests.integration.worker_process import WorkerProcess
@@ -42,3 +45,26 @@ def worker(
 def kafka(bootstrap_servers: str) -> KafkaHelpers:
     """Topics, produce and consume on the session's broker."""
     return KafkaHelpers(bootstrap_servers)
+
+
+def chromium_path() -> str:
+    """The headless Chromium the browser tests drive: $CONNECT_LITE_CHROMIUM, else Debian's
+    ``chromium`` on PATH (``scripts/test.sh`` installs it)."""
+    found = os.environ.get("CONNECT_LITE_CHROMIUM") or shutil.which("chromium")
+    if not found:
+        pytest.fail("No Chromium: run scripts/test.sh (it installs Debian's chromium package)")
+    return found
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for the whole session, driven by Playwright."""
+    with sync_playwright() as playwright:
+        # --no-sandbox: Chromium's sandbox refuses to run as root, which CI is.
+        launched = playwright.chromium.launch(
+            executable_path=chromium_path(), args=["--no-sandbox"]
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -86,8 +87,10 @@ class Response:
 class Rest:
     """A tiny REST client over urllib: no extra dependency, real HTTP."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, auth: tuple[str, str] | None = None) -> None:
         self.base = base.rstrip("/")
+        self.auth = auth
+        """Basic-auth user and password sent with every request, if any."""
 
     def request(
         self,
@@ -101,6 +104,9 @@ class Rest:
         req = urllib.request.Request(self.base + path, data=data, method=method)
         if data is not None:
             req.add_header("Content-Type", content_type)
+        if self.auth is not None:
+            token = base64.b64encode(f"{self.auth[0]}:{self.auth[1]}".encode()).decode()
+            req.add_header("Authorization", f"Basic {token}")
         try:
             with urllib.request.urlopen(req, timeout=120) as resp:
                 return _response(resp.status, resp.read(), dict(resp.headers))
@@ -173,6 +179,7 @@ class WorkerProcess:
         connector_files: list[str] | None = None,
         port: int | None = None,
         env: dict[str, str] | None = None,
+        auth: tuple[str, str] | None = None,
     ) -> None:
         self.workdir = workdir
         self.env = dict(os.environ if env is None else env)
@@ -194,7 +201,7 @@ class WorkerProcess:
         props.update(extra or {})
         self.props_path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         self.connector_files = connector_files or []
-        self.rest = Rest(f"http://127.0.0.1:{self.port}")
+        self.rest = Rest(f"http://127.0.0.1:{self.port}", auth)
         self.log_path = workdir / "worker.log"
         self.proc: subprocess.Popen[bytes] | None = None
 
