@@ -29,7 +29,7 @@
     lastUpdated: document.getElementById("last-updated"),
   };
   const cards = new Map(); // connector name -> card (its elements, below)
-  const history = new M.History();
+  const history = new M.History(M.WINDOW_MS, INTERVAL_MS / 2); // skips scrapes right after a click
   let polls = 0;
   let timer = null;
   let polling = false;
@@ -115,7 +115,8 @@
       workerKnown ? null : request("GET", "."),
     ]);
     renderWorker(info, health);
-    if (!list.ok || list.json === null || typeof list.json !== "object") {
+    const listed = list.json;
+    if (!list.ok || listed === null || typeof listed !== "object" || Array.isArray(listed)) {
       showPollError(`Could not list connectors: ${list.message || "not a JSON object"}`);
       return;
     }
@@ -368,7 +369,8 @@
     title.id = `${id}-title`;
     const baseline = document.createElementNS(SVG_NS, "line");
     const bottom = String(CHART_HEIGHT - 1);
-    attrs(baseline, { class: "baseline", x1: "0", x2: String(CHART_WIDTH), y1: bottom, y2: bottom });
+    const right = String(CHART_WIDTH);
+    attrs(baseline, { class: "baseline", x1: "0", x2: right, y1: bottom, y2: bottom });
     const line = document.createElementNS(SVG_NS, "polyline");
     attrs(line, { class: "line", points: "" });
     svg.append(title, baseline, line);
@@ -431,7 +433,10 @@
       if (offsets.length === 0) return make("p", {}, "No offsets.");
       const table = make("table", { class: "offsets-table" });
       const head = make("tr");
-      head.append(make("th", { scope: "col" }, "Partition"), make("th", { scope: "col" }, "Offset"));
+      head.append(
+        make("th", { scope: "col" }, "Partition"),
+        make("th", { scope: "col" }, "Offset"),
+      );
       const body = make("tbody");
       for (const entry of offsets) {
         const row = make("tr");
@@ -534,7 +539,8 @@
   }
 
   function askDelete(name) {
-    const question = `Delete connector "${name}"? Its config and tasks are removed; its offsets stay.`;
+    const question =
+      `Delete connector "${name}"? Its config and tasks are removed; its offsets stay.`;
     if (typeof ui.dialog.showModal !== "function") {
       if (window.confirm(question)) deleteConnector(name);
       return;
@@ -546,7 +552,9 @@
   }
 
   function deleteConnector(name) {
-    runAction("delete", name).catch((error) => announce(`Could not delete: ${error.message}`, true));
+    runAction("delete", name).catch((error) =>
+      announce(`Could not delete ${name}: ${error.message}`, true),
+    );
   }
 
   function onDialogClick(event) {

@@ -14,7 +14,7 @@
   const ERROR_COUNTERS = ["kafka_connect_task_error_metrics_total_record_errors"];
   const WINDOW_MS = 5 * 60 * 1000;
   /** Scrapes closer together than this (a poll right after a button's call) are skipped: a
-   * rate over a few milliseconds is mostly noise. */
+   * rate over a few milliseconds is mostly noise. Half the page's default poll interval. */
   const MIN_INTERVAL_MS = 1000;
 
   /** Every sample of a Prometheus text exposition: [{name, labels, value}]. Comments, blank
