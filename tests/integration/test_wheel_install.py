@@ -166,6 +166,9 @@ def test_the_wheel_ships_the_builtin_connectors_license_and_type_marker(
         "connect_lite/connectors/counter.py",
         "connect_lite/connectors/filestream/source.py",
         "connect_lite/connectors/filestream/sink.py",
+        "connect_lite/rest/ui_static/index.html",  # the status page, GET /ui
+        "connect_lite/rest/ui_static/app.js",
+        "connect_lite/rest/ui_static/style.css",
         f"{info}/licenses/LICENSE",
     } <= names
     assert not any(name.startswith(("plugins/", "tests/")) for name in names)
