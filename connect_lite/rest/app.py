@@ -8,14 +8,14 @@ from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
 from connect_lite.config.rest_security import RestSecurity
-from connect_lite.rest import connectors, error_mapping, plugins, root
+from connect_lite.rest import connectors, error_mapping, openapi, plugins, root
 from connect_lite.rest import loggers as logger_routes
 from connect_lite.rest.edge import Edge
 from connect_lite.rest.services import HERDER, LOGGERS
 from connect_lite.runtime.herder_api import HerderAPI
 from connect_lite.runtime.loggers import Loggers
 
-BLUEPRINTS = (root.bp, connectors.bp, plugins.bp, logger_routes.bp)
+BLUEPRINTS = (root.bp, connectors.bp, plugins.bp, logger_routes.bp, openapi.bp)
 
 
 class _JSONProvider(DefaultJSONProvider):
