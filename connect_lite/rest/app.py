@@ -33,6 +33,7 @@ def create_app(herder: HerderAPI, loggers: Loggers, security: RestSecurity | Non
     app.extensions[HERDER] = herder
     app.extensions[LOGGERS] = loggers
     app.url_map.strict_slashes = False  # "/connectors/" is "/connectors", without a redirect
+    app.url_map.converters["java_int"] = connectors.JavaIntConverter
     error_mapping.register(app)
     Edge(security or RestSecurity()).install(app)
     app.url_value_preprocessor(_decode_slashes)

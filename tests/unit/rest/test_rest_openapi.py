@@ -160,7 +160,7 @@ def test_path_parameters_have_their_converters_types(app: Flask) -> None:
     schemas = {p["name"]: p["schema"] for p in item["parameters"]}
     assert schemas == {
         "connector": {"type": "string", "minLength": 1},
-        "task": {"type": "integer"},
+        "task": {"type": "integer", "minimum": -(2**31), "maximum": 2**31 - 1},
     }
     assert all(p["in"] == "path" and p["required"] for p in item["parameters"])
 
