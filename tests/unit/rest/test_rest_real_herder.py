@@ -146,6 +146,7 @@ def test_unknown_task_messages(api: FlaskClient) -> None:
     create(api, "src", source())
     error(api.get("/connectors/src/tasks/3/status"), 404, "No status found for task src-3")
     error(api.post("/connectors/src/tasks/7/restart"), 404, "Task src-7 not found")
+    error(api.post("/connectors/src/tasks/-1/restart"), 404, "Task src--1 not found")
 
 
 def test_a_deleted_connector_is_gone_everywhere(api: FlaskClient) -> None:
