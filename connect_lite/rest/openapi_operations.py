@@ -99,6 +99,11 @@ CONNECTOR_OPERATIONS = (
 )
 """The operations on /connectors/{connector} a created connector links to."""
 NOT_STOPPED = "The connector is not STOPPED, or still has tasks."
+STARTED_BEFORE_ANSWER = (
+    "The config is validated and stored, and the connector and its tasks are started, before "
+    "the answer. A connector that then fails to start keeps its config and is FAILED; the "
+    "answer is a 500 (Failed to transition connector ... to state STARTED)."
+)
 
 PATH_PARAMETERS: dict[str, str] = {
     "connector": "The connector's name",
@@ -171,6 +176,7 @@ OPERATIONS: dict[str, Operation] = {
         "POST",
         "Create a connector",
         {201: CREATED, 400: error(INVALID_CONFIG), 409: error("Connector {name} already exists")},
+        description=STARTED_BEFORE_ANSWER,
         body=ref("CreateConnectorRequest"),
         links=CONNECTOR_OPERATIONS,
     ),
@@ -192,6 +198,7 @@ OPERATIONS: dict[str, Operation] = {
             201: CREATED,
             400: error(INVALID_CONFIG),
         },
+        description=STARTED_BEFORE_ANSWER,
         body=ref("ConnectorConfigRequest"),
         links=CONNECTOR_OPERATIONS,
     ),

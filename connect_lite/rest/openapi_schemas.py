@@ -27,11 +27,10 @@ def array(items: Schema) -> Schema:
 
 def obj(required: dict[str, Schema], optional: dict[str, Schema] | None = None) -> Schema:
     """An object with these required and optional properties; other keys are allowed."""
-    return {
-        "type": "object",
-        "required": list(required),
-        "properties": {**required, **(optional or {})},
-    }
+    schema: Schema = {"type": "object", "properties": {**required, **(optional or {})}}
+    if required:
+        schema["required"] = list(required)
+    return schema
 
 
 STRING: Schema = {"type": "string"}
