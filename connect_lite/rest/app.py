@@ -8,14 +8,14 @@ from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
 from connect_lite.config.rest_security import RestSecurity
-from connect_lite.rest import connectors, error_mapping, plugins, root, ui
+from connect_lite.rest import connectors, error_mapping, openapi, plugins, root, ui
 from connect_lite.rest import loggers as logger_routes
 from connect_lite.rest.edge import Edge
 from connect_lite.rest.services import HERDER, LOGGERS
 from connect_lite.runtime.herder_api import HerderAPI
 from connect_lite.runtime.loggers import Loggers
 
-BLUEPRINTS = (root.bp, connectors.bp, plugins.bp, logger_routes.bp, ui.bp)
+BLUEPRINTS = (root.bp, connectors.bp, plugins.bp, logger_routes.bp, openapi.bp, ui.bp)
 
 
 class _JSONProvider(DefaultJSONProvider):
@@ -33,6 +33,7 @@ def create_app(herder: HerderAPI, loggers: Loggers, security: RestSecurity | Non
     app.extensions[HERDER] = herder
     app.extensions[LOGGERS] = loggers
     app.url_map.strict_slashes = False  # "/connectors/" is "/connectors", without a redirect
+    app.url_map.converters["java_int"] = connectors.JavaIntConverter
     error_mapping.register(app)
     Edge(security or RestSecurity()).install(app)
     app.url_value_preprocessor(_decode_slashes)

@@ -7,6 +7,7 @@ from typing import Any, cast
 from urllib.parse import quote
 
 from flask import Blueprint, Response, request
+from werkzeug.routing import IntegerConverter, Map
 
 from connect_lite.api.errors import NotFoundError
 from connect_lite.rest import render
@@ -24,7 +25,15 @@ log = logging.getLogger(__name__)
 bp = Blueprint("connectors", __name__)
 
 CONNECTOR = "/connectors/<connector>"
-TASK = CONNECTOR + "/tasks/<int(signed=True):task>"
+TASK = CONNECTOR + "/tasks/<java_int:task>"
+
+
+class JavaIntConverter(IntegerConverter):
+    """A path parameter parsed as Jersey parses a Java int: signed, 32 bits; any other text
+    matches no route (404). Registered as ``java_int`` by the app factory."""
+
+    def __init__(self, map: Map) -> None:
+        super().__init__(map, min=-(2**31), max=2**31 - 1, signed=True)
 
 
 def _location(name: str) -> str:

@@ -437,7 +437,7 @@ class StandaloneHerder:
     def restart_task(self, name: str, task: int) -> None:
         self._config_or_404(name)
         task_configs = self.stores.configs.get_task_configs(name)
-        if task >= len(task_configs):
+        if not 0 <= task < len(task_configs):  # -1 would index the last task
             raise NotFoundError(f"Task {name}-{task} not found")
         target = self._target_state(name)
         self.worker.stop_tasks(name, [task])

@@ -306,6 +306,18 @@ def test_non_integer_task_id_is_404(client: FlaskClient, with_connector: str) ->
     error(client.post("/connectors/src/tasks/one/restart"), 404, "HTTP 404 Not Found")
 
 
+@pytest.mark.parametrize("task", ["2147483648", "-2147483649", "99999999999999999999"])
+def test_task_id_outside_a_java_int_is_404(
+    client: FlaskClient, herder: FakeHerder, with_connector: str, task: str
+) -> None:
+    """As Jersey fails to parse it; the herder never sees it (SQLite cannot bind it: 500)."""
+    error(client.get(f"/connectors/src/tasks/{task}/status"), 404, "HTTP 404 Not Found")
+    error(client.post(f"/connectors/src/tasks/{task}/restart"), 404, "HTTP 404 Not Found")
+    assert not [call for call in herder.calls if call[0] == "restart_task"]
+    bounds = client.get("/connectors/src/tasks/-2147483648/status")
+    error(bounds, 404, NO_TASK_STATUS.format("src", -2147483648))
+
+
 # -- control -----------------------------------------------------------------------------------
 
 

@@ -26,6 +26,7 @@ from connect_lite.storage.memory import open_memory_stores
 from connect_lite.worker_main import build_herder
 
 from .helpers import error
+from .openapi_check import conforms
 
 REPO = Path(__file__).resolve().parents[3]
 WORKER_ID = "127.0.0.1:8083"
@@ -146,6 +147,7 @@ def test_unknown_task_messages(api: FlaskClient) -> None:
     create(api, "src", source())
     error(api.get("/connectors/src/tasks/3/status"), 404, "No status found for task src-3")
     error(api.post("/connectors/src/tasks/7/restart"), 404, "Task src-7 not found")
+    error(api.post("/connectors/src/tasks/-1/restart"), 404, "Task src--1 not found")
 
 
 def test_a_deleted_connector_is_gone_everywhere(api: FlaskClient) -> None:
@@ -377,3 +379,42 @@ def test_validate_answers_a_bad_request_with_400_not_kafkas_500(
     response = api.put(f"/connector-plugins/{plugin}/config/validate", json=body)
     assert response.status_code == 400
     assert response.get_json()["message"].startswith(message)
+
+
+# -- the OpenAPI document --------------------------------------------------------------------
+
+OFFSETS = {"offsets": [{"partition": {"task": "0"}, "offset": {"position": 7}}]}
+DOCUMENTED_STEPS: list[tuple[str, str, Any, int]] = [
+    ("POST", "/connectors", {"name": "src", "config": source()}, 201),
+    ("POST", "/connectors", {"name": "bad", "config": source(**{"tasks.max": "x"})}, 400),
+    ("GET", "/connectors/src/status", None, 200),
+    ("GET", "/connectors?expand=status&expand=info", None, 200),
+    ("POST", "/connectors/src/restart?includeTasks=true", None, 202),
+    ("PATCH", "/connectors/src/offsets", OFFSETS, 400),
+    ("PUT", "/connectors/src/stop", None, 204),
+    ("GET", "/connectors/src/status", None, 200),
+    ("PATCH", "/connectors/src/offsets", OFFSETS, 200),
+    ("GET", "/connectors/src/offsets", None, 200),
+    ("DELETE", "/connectors/src/offsets", None, 200),
+    ("GET", "/connectors/src/topics", None, 200),
+    ("GET", "/connector-plugins?connectorsOnly=false", None, 200),
+    ("GET", "/connector-plugins/ScriptedSource/config", None, 200),
+    ("GET", "/connector-plugins/ScriptedSource/config?version=[", None, 400),
+    ("GET", "/connector-plugins/NoSuchPlugin/config", None, 404),
+    ("PUT", "/connector-plugins/ScriptedSource/config/validate", source(), 200),
+    ("PUT", "/connector-plugins/ScriptedSource/config/validate", source(topic=None), 200),
+    ("PUT", "/connector-plugins/ScriptedSource/config/validate", {}, 400),
+    ("GET", "/", None, 200),
+    ("GET", "/health", None, 200),
+    ("GET", "/metrics", None, 200),
+    ("DELETE", "/connectors/src?includeOffsets=true", None, 204),
+]
+
+
+def test_real_answers_match_the_openapi_document(api: FlaskClient) -> None:
+    """The real herder's shapes (ConfigKeyInfo, ConfigInfos, statuses, plans) are the
+    documented ones; the fake herder's are checked in test_rest_openapi.py."""
+    for method, path, body, status in DOCUMENTED_STEPS:
+        response = api.open(path, method=method, json=body)
+        assert response.status_code == status, (method, path, response.get_data(as_text=True))
+        conforms(api.application, response)
