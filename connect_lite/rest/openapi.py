@@ -19,6 +19,7 @@ from werkzeug.routing import BaseConverter, IntegerConverter, PathConverter, Rul
 from connect_lite import __version__
 from connect_lite.rest import render
 from connect_lite.rest.openapi_operations import (
+    FIRST_TASK,
     OPERATIONS,
     PATH_PARAMETERS,
     Answer,
@@ -211,7 +212,10 @@ def _operation(endpoint: str, operation: Operation, served: set[str]) -> dict[st
     links = {
         _operation_id(target): {
             "operationId": _operation_id(target),
-            "parameters": {"connector": "$response.body#/name"},
+            "parameters": {
+                "connector": "$response.body#/name",
+                **({"task": FIRST_TASK[target]} if target in FIRST_TASK else {}),
+            },
         }
         for target in operation.links
         if target in served

@@ -96,8 +96,12 @@ CONNECTOR_OPERATIONS = (
     "connectors.reset_connector_offsets",
     "connectors.connector_topics",
     "connectors.reset_connector_topics",
+    "connectors.task_status",
+    "connectors.restart_task",
 )
 """The operations on /connectors/{connector} a created connector links to."""
+FIRST_TASK = {"connectors.task_status": "0", "connectors.restart_task": "0"}
+"""Links to task operations name task 0: every connector that starts has it."""
 NOT_STOPPED = "The connector is not STOPPED, or still has tasks."
 STARTED_BEFORE_ANSWER = (
     "The config is validated and stored, and the connector and its tasks are started, before "

@@ -39,10 +39,13 @@ STATES = ["UNASSIGNED", "RUNNING", "PAUSED", "FAILED", "RESTARTING", "STOPPED"]
 CONNECTOR_TYPES = ["source", "sink", "unknown"]
 PLUGIN_TYPES = ["sink", "source", "converter", "header_converter", "transformation", "predicate"]
 INITIAL_STATES = ["RUNNING", "PAUSED", "STOPPED"]
+COUNTER_EXAMPLE = {"connector.class": "CounterSource", "topic": "counter", "interval.ms": "1000"}
+"""A config that works on any worker: the built-in demo counter (a record a second)."""
+
 CONFIG_VALUE: Schema = {
-    "type": ["string", "null"],
-    "description": "A JSON null is reported as an error on its key (or, in a PATCH, removes "
-    "the key). As in Kafka, numbers and booleans are also taken, as their JSON text.",
+    "type": ["string", "number", "boolean", "null"],
+    "description": "A string. As in Kafka, numbers and booleans are taken as their JSON text. "
+    "A JSON null is reported as an error on its key (or, in a PATCH, removes the key).",
 }
 PRIMITIVE: Schema = {"type": ["string", "number", "boolean", "null"]}
 
@@ -192,10 +195,11 @@ SCHEMAS: dict[str, Schema] = {
         "required": ["name", "config"],
         "properties": {
             "name": {
-                "type": "string",
+                "type": ["string", "number", "boolean"],
                 "minLength": 1,
                 "maxLength": 249,
-                "description": "Trimmed; may not contain '/' or control characters.",
+                "description": "Trimmed; may not contain '/' or control characters. As in Kafka, "
+                "a number or boolean is taken as its JSON text.",
             },
             "config": _config_request("The connector's config", require_class=True),
             "initial_state": {
@@ -204,10 +208,14 @@ SCHEMAS: dict[str, Schema] = {
                 "description": "Any case; absent or null means RUNNING.",
             },
         },
+        "examples": [{"name": "counter", "config": COUNTER_EXAMPLE}],
     },
-    "ConnectorConfigRequest": _config_request(
-        "A full connector config; a 'name' in it must be the connector's.", require_class=True
-    ),
+    "ConnectorConfigRequest": {
+        **_config_request(
+            "A full connector config; a 'name' in it must be the connector's.", require_class=True
+        ),
+        "examples": [COUNTER_EXAMPLE],
+    },
     "ConnectorConfigPatch": _config_request(
         "Keys to set; a JSON null removes the key.", require_class=False
     ),

@@ -182,9 +182,10 @@ def test_created_connectors_link_to_the_connector_operations(app: Flask) -> None
     for path, method in (("/connectors", "post"), ("/connectors/{connector}/config", "put")):
         links = doc["paths"][path][method]["responses"]["201"]["links"]
         assert {"connector_info", "delete_connector", "alter_connector_offsets"} <= set(links)
+        assert links["task_status"]["parameters"]["task"] == "0"  # every started connector's
         for link in links.values():
             assert link["operationId"] in ids
-            assert link["parameters"] == {"connector": "$response.body#/name"}
+            assert link["parameters"]["connector"] == "$response.body#/name"
             target = ids[link["operationId"]]
             assert target["operationId"] != "create_connector"
 
