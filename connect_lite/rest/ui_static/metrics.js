@@ -152,13 +152,16 @@
     }
   }
 
-  /** SVG polyline coordinates of `points[field]`, right-aligned at `now` over `windowMs`,
-   * scaled to the largest value (a flat line at the bottom when all are zero). */
+  /** SVG polyline coordinates of `points[field]`, right-aligned at `now`, scaled to the largest
+   * value (a flat line at the bottom when all are zero). The time axis spans `windowMs`, or
+   * less while the history is younger, so a new chart is drawn across its whole width. */
   function sparkline(points, field, now, width, height, windowMs = WINDOW_MS) {
     const pad = 2;
     const max = points.reduce((m, p) => Math.max(m, p[field]), 0);
+    const age = points.length > 0 ? now - points[0].t : 0;
+    const span = age > 0 ? Math.min(windowMs, age) : windowMs;
     const coords = points.map((p) => {
-      const x = Math.max(0, width - ((now - p.t) / windowMs) * width);
+      const x = Math.max(0, width - ((now - p.t) / span) * width);
       const y = max > 0 ? pad + (height - 2 * pad) * (1 - p[field] / max) : height - pad;
       return `${round(x)},${round(y)}`;
     });

@@ -1,16 +1,16 @@
-"""The status page's metrics arithmetic (ui_static/metrics.js), run under Node when installed:
-parsing the worker's real /metrics text, rates from successive scrapes, sparkline layout."""
+"""The status page's metrics arithmetic (ui_static/metrics.js), run in the session's headless
+Chromium: parsing the worker's real /metrics text, rates from successive scrapes, sparkline
+layout."""
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Browser, Page
 
 from connect_lite.runtime.metrics import WorkerMetrics
 from connect_lite.runtime.retry import StatusCounters
@@ -19,9 +19,10 @@ from connect_lite.runtime.task_metrics import ErrorCounters, TaskCounters
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.memory import open_memory_stores
 
-METRICS_JS = Path(__file__).resolve().parents[3] / "connect_lite/rest/ui_static/metrics.js"
-NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
+METRICS_JS = Path(__file__).resolve().parents[2] / "connect_lite/rest/ui_static/metrics.js"
+pytestmark = pytest.mark.integration
+
+RunJs = Callable[[str, Any], Any]
 
 ODD = 'a "quoted" \\ name, {braced}'
 """A connector name that needs escaping in Prometheus label values."""
@@ -46,26 +47,31 @@ def exposition(tasks: list[FakeTask]) -> str:
     return WorkerMetrics(stores.configs, tracker, runtime=runtime).exposition().decode()
 
 
-def run_js(body: str, data: Any) -> Any:
-    """Run ``body`` with ``m`` (metrics.js) and ``data`` in scope; it returns a JSON value."""
-    script = (
-        f"const m = require({json.dumps(str(METRICS_JS))});\n"
-        "const data = JSON.parse(require('fs').readFileSync(0, 'utf8'));\n"
-        f"const result = (() => {{ {body} }})();\n"
-        "process.stdout.write(JSON.stringify(result));\n"
-    )
-    done = subprocess.run(
-        [str(NODE), "-e", script],
-        input=json.dumps(data),
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    return json.loads(done.stdout)
+@pytest.fixture(scope="module")
+def page(browser: Browser) -> Iterator[Page]:
+    """A blank page with metrics.js loaded, as the status page loads it."""
+    blank = browser.new_page()
+    blank.add_script_tag(path=str(METRICS_JS))
+    try:
+        yield blank
+    finally:
+        blank.close()
 
 
-def test_the_workers_metrics_text_is_parsed_with_escaped_labels() -> None:
+@pytest.fixture
+def run_js(page: Page) -> RunJs:
+    """Run a function body with ``m`` (metrics.js) and ``data`` in scope; it returns JSON."""
+
+    def run(body: str, data: Any) -> Any:
+        script = f"(data) => {{ const m = globalThis.ConnectLiteMetrics; {body} }}"
+        return page.evaluate(script, data)
+
+    return run
+
+
+def test_the_workers_metrics_text_is_parsed_with_escaped_labels(
+    run_js: Callable[[str, Any], Any],
+) -> None:
     source = FakeTask(ODD, 0, "source")
     source.counters.add(records_in=10, records_out=9)
     sink = FakeTask("snk", 1, "sink")
@@ -85,7 +91,7 @@ def test_the_workers_metrics_text_is_parsed_with_escaped_labels() -> None:
     assert all(set(s["labels"]) == {"connector", "task"} for s in samples)
 
 
-def test_unreadable_lines_are_skipped() -> None:
+def test_unreadable_lines_are_skipped(run_js: RunJs) -> None:
     text = 'ok{a="1"} 2\nbroken{a="1" 3\n{a="1"} 4\nnovalue\nspecial NaN\nbig +Inf 123\n'
     samples = run_js(
         "return m.parsePrometheus(data).map(s => [s.name, s.labels, String(s.value)]);", text
@@ -106,7 +112,9 @@ def scrape(values: dict[tuple[str, str, int], float]) -> list[dict[str, Any]]:
     ]
 
 
-def test_throughput_and_errors_come_from_successive_scrapes() -> None:
+def test_throughput_and_errors_come_from_successive_scrapes(
+    run_js: Callable[[str, Any], Any],
+) -> None:
     scrapes = [
         (0, {("source", "src", 0): 100, ("source", "src", 1): 50, ("errors", "src", 0): 1}),
         (2000, {("source", "src", 0): 110, ("source", "src", 1): 60, ("errors", "src", 0): 3}),
@@ -134,7 +142,9 @@ def test_throughput_and_errors_come_from_successive_scrapes() -> None:
     assert points["gone"] == []
 
 
-def test_a_baseline_first_then_points_within_the_window_of_known_connectors() -> None:
+def test_a_baseline_first_then_points_within_the_window_of_known_connectors(
+    run_js: Callable[[str, Any], Any],
+) -> None:
     result = run_js(
         "const h = new m.History(5000);"
         "const lengths = [];"
@@ -149,7 +159,7 @@ def test_a_baseline_first_then_points_within_the_window_of_known_connectors() ->
     assert result == [[], [2000], [2000, 4000], [4000, 8000], []]
 
 
-def test_a_sparkline_is_right_aligned_in_time_and_scaled_to_its_peak() -> None:
+def test_a_sparkline_is_right_aligned_in_time_and_scaled_to_its_peak(run_js: RunJs) -> None:
     points = [{"t": 1000, "rate": 0}, {"t": 3000, "rate": 5}, {"t": 5000, "rate": 10}]
     drawn = run_js(
         "return [m.sparkline(data, 'rate', 5000, 100, 20, 4000), "
@@ -162,3 +172,9 @@ def test_a_sparkline_is_right_aligned_in_time_and_scaled_to_its_peak() -> None:
         {"points": "0,18 50,18 100,18", "max": 0},
         {"points": "", "max": 0},
     ]
+
+
+def test_a_young_history_is_drawn_across_the_whole_chart(run_js: RunJs) -> None:
+    points = [{"t": 1000, "rate": 4}, {"t": 2000, "rate": 2}, {"t": 3000, "rate": 4}]
+    drawn = run_js("return m.sparkline(data, 'rate', 3000, 100, 20, 300000);", points)
+    assert drawn == {"points": "0,2 50,10 100,2", "max": 4}

@@ -1,0 +1,231 @@
+"""The status page (``GET /ui``) in a real headless Chromium against a real worker.
+
+The worker serves https with basic auth, as it would on a network, and plain http on loopback
+for the test's own REST calls. Connectors are created through the REST API and watched, paused,
+resumed and deleted through the page. ``CONNECT_LITE_UI_SCREENSHOT=docs/ui.png`` saves the
+README's screenshot from the last test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Locator, Page, expect
+from playwright.sync_api import Error as PlaywrightError
+
+from tests.integration.worker_process import (
+    WorkerProcess,
+    free_port,
+    sink_config,
+    source_config,
+    unique,
+    wait_for,
+)
+from tests.tls_certs import make_pki
+
+pytestmark = pytest.mark.integration
+
+USER, SECRET = "operator", "ui-s3cret"
+TIMEOUT_MS = 60_000
+
+
+class Guarded:
+    """A worker behind TLS and basic auth, and the https address of its status page."""
+
+    def __init__(self, worker: WorkerProcess, https_port: int) -> None:
+        self.worker = worker
+        self.page_url = f"https://127.0.0.1:{https_port}/ui?interval=500"
+
+
+@pytest.fixture(scope="module")
+def guarded(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guarded]:
+    workdir = tmp_path_factory.mktemp("status-page")
+    pki = make_pki(workdir / "pki")
+    credentials = workdir / "credentials.properties"
+    credentials.write_text(f"{USER}={SECRET}\n")
+    http_port, https_port = free_port(), free_port()
+    extra = {
+        "listeners": f"http://127.0.0.1:{http_port},https://127.0.0.1:{https_port}",
+        "listeners.https.ssl.keystore.type": "PEM",
+        "listeners.https.ssl.keystore.location": str(pki.server_pem),
+        "rest.basic.auth.credentials.file": str(credentials),
+    }
+    worker = WorkerProcess(workdir, bootstrap_servers, extra, port=http_port, auth=(USER, SECRET))
+    worker.start()
+    try:
+        yield Guarded(worker, https_port)
+    finally:
+        worker.stop()
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    """A browser profile that knows the password; the test certificate is self-signed."""
+    profile = browser.new_context(
+        http_credentials={"username": USER, "password": SECRET},
+        ignore_https_errors=True,
+        viewport={"width": 1280, "height": 900},
+    )
+    try:
+        yield profile
+    finally:
+        profile.close()
+
+
+@pytest.fixture
+def page(context: BrowserContext, guarded: Guarded) -> Iterator[Page]:
+    """The status page, loaded; it fails the test if its script throws or logs an error."""
+    opened = context.new_page()
+    problems: list[str] = []
+    opened.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
+    opened.on("console", lambda message: _script_error(message, problems))
+    response = opened.goto(guarded.page_url)
+    assert response is not None and response.status == 200
+    expect(opened.locator("#connectors")).not_to_have_attribute("data-polls", "0")
+    yield opened
+    opened.close()
+    assert not problems, problems
+
+
+def _script_error(message: ConsoleMessage, problems: list[str]) -> None:
+    # Chromium itself logs every HTTP error answer as "Failed to load resource"; the page shows
+    # those in its status line. Anything else at error level comes from the page's script.
+    if message.type == "error" and "Failed to load resource" not in message.text:
+        problems.append(message.text)
+
+
+def card(page: Page, name: str) -> Locator:
+    return page.locator(f'article.connector[data-connector="{name}"]')
+
+
+def test_without_the_password_the_page_is_refused(browser: Browser, guarded: Guarded) -> None:
+    anonymous = browser.new_context(ignore_https_errors=True)
+    try:
+        # Challenged for a password it does not have, headless Chromium gives up on the page.
+        with pytest.raises(PlaywrightError, match="ERR_INVALID_AUTH_CREDENTIALS"):
+            anonymous.new_page().goto(guarded.page_url)
+        answer = anonymous.request.get(guarded.page_url)
+        assert answer.status == 401
+        assert answer.headers["www-authenticate"].startswith("Basic")
+    finally:
+        anonymous.close()
+
+
+def test_a_connector_created_through_the_api_appears_with_its_state(
+    page: Page, guarded: Guarded, tmp_path: Path
+) -> None:
+    topic = unique("ui-appears")
+    name = guarded.worker.create_running(
+        "ui-src", source_config(topic, **{"poll.interval.ms": "50"})
+    )
+    shown = card(page, name)
+    expect(shown).to_be_visible(timeout=TIMEOUT_MS)
+    expect(shown.locator("[data-role=connector-state]")).to_have_text("RUNNING")
+    expect(shown.locator("[data-role=connector-type]")).to_contain_text("source")
+    expect(shown.locator('tr[data-task="0"] [data-role=task-state]')).to_have_text("RUNNING")
+
+    page.fill("#filter", "no-such-connector")
+    expect(shown).to_be_hidden()
+    page.fill("#filter", name)
+    expect(shown).to_be_visible()
+
+
+def test_pause_and_resume_through_the_page(page: Page, guarded: Guarded) -> None:
+    rest = guarded.worker.rest
+    name = guarded.worker.create_running("ui-pause", source_config(unique("ui-pause")))
+    shown = card(page, name)
+    state = shown.locator("[data-role=connector-state]")
+    expect(state).to_have_text("RUNNING", timeout=TIMEOUT_MS)
+
+    shown.locator("[data-action=pause]").click()
+    expect(state).to_have_text("PAUSED", timeout=TIMEOUT_MS)
+    wait_for(lambda: rest.get(f"/connectors/{name}/status").body["connector"]["state"] == "PAUSED")
+
+    shown.locator("[data-action=resume]").focus()
+    page.keyboard.press("Enter")  # the buttons work by keyboard too
+    expect(state).to_have_text("RUNNING", timeout=TIMEOUT_MS)
+    assert rest.get(f"/connectors/{name}/status").body["connector"]["state"] == "RUNNING"
+
+
+def test_a_throughput_chart_receives_data(page: Page, guarded: Guarded) -> None:
+    name = guarded.worker.create_running(
+        "ui-chart", source_config(unique("ui-chart"), **{"poll.interval.ms": "20"})
+    )
+    chart = page.locator(f'svg[data-chart=throughput][data-connector="{name}"]')
+    expect(chart).to_be_visible(timeout=TIMEOUT_MS)
+
+    def drawn() -> bool:
+        points = int(chart.get_attribute("data-points") or "0")
+        return points >= 2 and _peak(chart) > 0
+
+    wait_for(drawn, timeout=60, what="a throughput chart with data")
+    assert chart.locator("polyline").count() == 1
+
+
+def _peak(chart: Locator) -> float:
+    """The peak rate a chart's text alternative states ("... records/s (peak 12.5)")."""
+    found = re.search(r"peak ([\d.,]+)", chart.locator("title").text_content() or "")
+    return float(found.group(1).replace(",", "")) if found else 0.0
+
+
+def test_delete_asks_first_and_cancel_keeps_the_connector(page: Page, guarded: Guarded) -> None:
+    rest = guarded.worker.rest
+    name = guarded.worker.create_running("ui-delete", source_config(unique("ui-delete")))
+    shown = card(page, name)
+    expect(shown).to_be_visible(timeout=TIMEOUT_MS)
+    dialog = page.locator("#confirm-dialog")
+
+    shown.locator("[data-action=delete]").click()
+    expect(dialog).to_be_visible()
+    expect(page.locator("#confirm-text")).to_contain_text(name)
+    dialog.locator("[data-action=cancel-delete]").click()
+    expect(dialog).to_be_hidden()
+    assert rest.get(f"/connectors/{name}").status == 200
+
+    shown.locator("[data-action=delete]").click()
+    dialog.locator("[data-action=confirm-delete]").click()
+    expect(shown).to_have_count(0, timeout=TIMEOUT_MS)
+    assert rest.get(f"/connectors/{name}").status == 404
+
+
+def test_offsets_and_active_topics_are_shown(page: Page, guarded: Guarded) -> None:
+    topic = unique("ui-offsets")
+    name = guarded.worker.create_running("ui-offsets", source_config(topic))
+    shown = card(page, name)
+    wait_for(lambda: guarded.worker.rest.get(f"/connectors/{name}/topics").body[name]["topics"])
+    details = shown.locator("details[data-role=connector-details]")
+    details.locator("summary").click()
+    expect(details.locator("[data-role=topics]")).to_contain_text(topic, timeout=TIMEOUT_MS)
+    expect(details.locator("[data-role=offsets]")).to_contain_text("next", timeout=TIMEOUT_MS)
+
+
+def test_a_pipeline_on_the_page(page: Page, guarded: Guarded, tmp_path: Path) -> None:
+    """A source and a sink on one topic: both charts receive data. The page then holds only
+    them, for the README's screenshot (saved when CONNECT_LITE_UI_SCREENSHOT names a file)."""
+    rest = guarded.worker.rest
+    for name in rest.get("/connectors").body:
+        assert rest.delete(f"/connectors/{name}").status == 204
+    topic = unique("orders")
+    source = guarded.worker.create_running(
+        "orders-source", source_config(topic, **{"poll.interval.ms": "20"})
+    )
+    sink = guarded.worker.create_running("orders-sink", sink_config(topic, tmp_path / "out.jsonl"))
+    for name in (source, sink):
+        chart = page.locator(f'svg[data-chart=throughput][data-connector="{name}"]')
+        wait_for(
+            lambda c=chart: int(c.get_attribute("data-points") or "0") >= 10 and _peak(c) > 0,
+            timeout=90,
+            what=f"the throughput chart of {name} with data",
+        )
+    expect(page.locator("article.connector")).to_have_count(2)
+    shot = tmp_path / "ui.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    wanted = os.environ.get("CONNECT_LITE_UI_SCREENSHOT")
+    if wanted:
+        shutil.copyfile(shot, wanted)
