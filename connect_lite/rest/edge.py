@@ -1,7 +1,8 @@
 """Checks at the edge of the REST layer, before any route runs: Host, CORS, auth, body limits.
 
 The order is: the Host check (403, against DNS rebinding on loopback listeners), then a CORS
-preflight is answered, then basic auth (401), then the body's size (413) and type (415).
+preflight is answered, then a change from another site is refused (403, against cross-site
+forms), then basic auth (401), then the body's size (413) and type (415).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost
 REALM = 'Basic realm="connect-lite"'
 UNAUTHORIZED = "User cannot access the resource."
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+CHANGING_METHODS = BODY_METHODS | {"DELETE"}
+SAME_ORIGIN_SITES = frozenset({"same-origin", "none"})
+"""``Sec-Fetch-Site`` values of a browser's request from the page's own origin, or typed in."""
 CORS_HEADERS = "Content-Type, Authorization, Accept, Origin, X-Requested-With"
 DRAIN_BYTES = 1024 * 1024  # of a refused body, read and dropped so the client sees the 413
 _NO_USER = hashlib.sha256(b"no such user").digest()
@@ -49,6 +53,7 @@ class Edge:
             self._check_host()
         if self._is_preflight():
             return self._preflight()
+        self._check_cross_site()
         if self.security.credentials is not None:
             self._authenticate()
         self._check_body()
@@ -72,6 +77,25 @@ class Edge:
         raise ForbiddenError(
             f"Host '{host}' is not allowed on a loopback listener; add it to rest.allowed.hosts"
         )
+
+    def _check_cross_site(self) -> None:
+        """A browser's request from another site that would change something is refused (403),
+        unless CORS allows its origin. A bodiless POST needs no preflight, so without this an
+        HTML form on any site could restart connectors with the password the browser keeps.
+        Clients that are not browsers send neither ``Sec-Fetch-Site`` nor ``Origin``."""
+        if request.method not in CHANGING_METHODS:
+            return
+        site = request.headers.get("Sec-Fetch-Site")
+        origin = request.headers.get("Origin")
+        if site in SAME_ORIGIN_SITES:
+            return
+        if site is None and (origin is None or origin == request.host_url.rstrip("/")):
+            return
+        if self._allowed_origin() is None:
+            raise ForbiddenError(
+                f"A {request.method} from another site ({origin or 'unknown origin'}) is refused; "
+                "allow its origin with access.control.allow.origin"
+            )
 
     def _allowed_origin(self) -> str | None:
         origin = request.headers.get("Origin")

@@ -204,6 +204,23 @@ def test_offsets_and_active_topics_are_shown(page: Page, guarded: Guarded) -> No
     expect(details.locator("[data-role=offsets]")).to_contain_text("next", timeout=TIMEOUT_MS)
 
 
+def test_a_form_on_another_site_cannot_restart_a_connector(
+    context: BrowserContext, guarded: Guarded
+) -> None:
+    """The browser knows the password; a form from elsewhere POSTs a restart with it."""
+    name = guarded.worker.create_running("ui-csrf", source_config(unique("ui-csrf")))
+    target = guarded.page_url.split("/ui")[0] + f"/connectors/{name}/restart?includeTasks=true"
+    elsewhere = context.new_page()
+    try:
+        elsewhere.set_content(f'<form method="post" action="{target}"><button>go</button></form>')
+        with elsewhere.expect_response(lambda answer: "/restart" in answer.url) as answered:
+            elsewhere.click("button")
+        assert answered.value.status == 403
+        assert "another site" in answered.value.json()["message"]
+    finally:
+        elsewhere.close()
+
+
 def test_a_pipeline_on_the_page(page: Page, guarded: Guarded, tmp_path: Path) -> None:
     """A source and a sink on one topic: both charts receive data. The page then holds only
     them, for the README's screenshot (saved when CONNECT_LITE_UI_SCREENSHOT names a file)."""

@@ -244,3 +244,63 @@ def test_a_number_too_large_for_a_double_is_400(client: FlaskClient, number: str
     response = client.patch("/connectors/x/offsets", data=raw, content_type="application/json")
     assert response.status_code == 400
     assert "too large for a double" in response.get_json()["message"]
+
+
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example", **FORM},
+        {"Sec-Fetch-Site": "same-site", "Origin": "https://other.localhost"},
+        {"Origin": "https://evil.example", **FORM},  # a browser without Sec-Fetch-Site
+        {"Sec-Fetch-Site": "cross-site"},  # Origin withheld (a form with no-referrer)
+    ],
+)
+def test_a_cross_site_form_cannot_restart_or_delete(
+    client: FlaskClient, with_connector: str, herder: FakeHerder, headers: dict[str, str]
+) -> None:
+    """A bodiless POST needs no CORS preflight: an HTML form on any site could send one with
+    the browser's saved password. Any request of another site that changes something is 403."""
+    for method, path in (
+        ("POST", f"/connectors/{with_connector}/restart"),
+        ("POST", f"/connectors/{with_connector}/tasks/0/restart"),
+        ("PUT", f"/connectors/{with_connector}/pause"),
+        ("DELETE", f"/connectors/{with_connector}"),
+    ):
+        response = client.open(path, method=method, headers=headers)
+        assert response.status_code == 403, (method, path)
+        assert "another site" in response.get_json()["message"]
+    assert (
+        client.get(f"/connectors/{with_connector}/status").get_json()["connector"]["state"]
+        == "RUNNING"
+    )
+    assert client.get("/connectors", headers=headers).status_code == 200  # reading is fine
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},  # curl, kcctl and every client that is not a browser
+        {"Sec-Fetch-Site": "same-origin", "Origin": "http://localhost"},  # the status page
+        {"Sec-Fetch-Site": "none"},  # typed into the address bar
+        {"Origin": "http://localhost"},  # an older browser on the page's own origin
+    ],
+)
+def test_own_origin_and_non_browser_changes_pass(
+    client: FlaskClient, with_connector: str, headers: dict[str, str]
+) -> None:
+    response = client.put(f"/connectors/{with_connector}/pause", headers=headers)
+    assert response.status_code == 202
+
+
+def test_an_allowed_cors_origin_may_change_things(herder: FakeHerder, loggers: Loggers) -> None:
+    client = make_client(herder, loggers, cors_origins=("https://ui.example",))
+    config = {"connector.class": "org.example.FileSource", "tasks.max": "1"}
+    headers = {"Sec-Fetch-Site": "cross-site", "Origin": "https://ui.example"}
+    created = client.post("/connectors", json={"name": "c", "config": config}, headers=headers)
+    assert created.status_code == 201
+    evil = {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}
+    assert client.delete("/connectors/c", headers=evil).status_code == 403
+    assert client.delete("/connectors/c", headers=headers).status_code == 204
