@@ -204,6 +204,68 @@ def test_offsets_and_active_topics_are_shown(page: Page, guarded: Guarded) -> No
     expect(details.locator("[data-role=offsets]")).to_contain_text("next", timeout=TIMEOUT_MS)
 
 
+CONTRAST = """() => {
+  const rgba = (text) => (text.match(/[\\d.]+/g) || []).map(Number);
+  const background = (element) => {
+    for (let e = element; e; e = e.parentElement) {
+      const [r, g, b, a = 1] = rgba(getComputedStyle(e).backgroundColor);
+      if (a > 0) return [r, g, b];
+    }
+    return [255, 255, 255];
+  };
+  const luminance = ([r, g, b]) => {
+    const c = [r, g, b].map((v) => v / 255)
+      .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  };
+  const found = [];
+  for (const element of document.querySelectorAll("body *")) {
+    const own = [...element.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own || element.getClientRects().length === 0) continue;
+    const style = getComputedStyle(element);
+    if (style.visibility === "hidden") continue;
+    const fg = rgba(style.color).slice(0, 3);
+    const [l1, l2] = [luminance(fg), luminance(background(element))].sort((x, y) => y - x);
+    const ratio = (l1 + 0.05) / (l2 + 0.05);
+    const large = parseFloat(style.fontSize) >= 24
+      || (parseFloat(style.fontSize) >= 18.66 && Number(style.fontWeight) >= 700);
+    found.push({text: element.textContent.trim().slice(0, 40), ratio, needed: large ? 3 : 4.5});
+  }
+  return found;
+}"""
+"""Every visible text's WCAG contrast ratio against the background behind it."""
+
+
+def test_accessibility_basics_contrast_names_and_keyboard(page: Page, guarded: Guarded) -> None:
+    name = guarded.worker.create_running("ui-a11y", source_config(unique("ui-a11y")))
+    shown = card(page, name)
+    expect(shown.locator("[data-role=connector-state]")).to_have_text("RUNNING", timeout=TIMEOUT_MS)
+
+    texts = page.evaluate(CONTRAST)
+    assert len(texts) > 20
+    low = [t for t in texts if t["ratio"] < t["needed"]]
+    assert not low, low  # WCAG AA: 4.5:1, 3:1 for large text
+
+    for button in page.locator("button:visible").all():
+        label = button.get_attribute("aria-label") or button.inner_text()
+        assert label.strip(), button.evaluate("b => b.outerHTML")
+    for field in page.locator("input:visible").all():
+        labelled = field.evaluate("f => f.labels.length > 0 || !!f.getAttribute('aria-label')")
+        assert labelled, field.evaluate("f => f.outerHTML")
+
+    # Tab from the filter reaches this connector's pause button, and Enter presses it.
+    page.focus("#filter")
+    pause = shown.locator("[data-action=pause]")
+    for _ in range(200):
+        page.keyboard.press("Tab")
+        if pause.evaluate("b => b === document.activeElement"):
+            break
+    else:
+        raise AssertionError("Tab never reached the pause button")
+    page.keyboard.press("Enter")
+    expect(shown.locator("[data-role=connector-state]")).to_have_text("PAUSED", timeout=TIMEOUT_MS)
+
+
 def test_a_form_on_another_site_cannot_restart_a_connector(
     context: BrowserContext, guarded: Guarded
 ) -> None:
