@@ -12,6 +12,7 @@ restores the previous properties on exit instead of leaving them set.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sys
@@ -22,6 +23,8 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from connect_lite.api.errors import ConnectError
+from connect_lite.pipeline.shipping import Shipper, handshake, is_local
+from connect_lite.pipeline.stage_spec import StageSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -62,9 +65,10 @@ def effective_conf(conf: dict[str, str]) -> dict[str, str]:
     merged.update(conf)
     merged.setdefault("spark.pyspark.python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
     merged.setdefault("spark.pyspark.driver.python", sys.executable)
-    merged["spark.executorEnv.PYTHONPATH"] = _python_path(
-        merged.get("spark.executorEnv.PYTHONPATH")
-    )
+    if is_local(merged["spark.master"]):  # a cluster gets connect_lite shipped (shipping.py)
+        merged["spark.executorEnv.PYTHONPATH"] = _python_path(
+            merged.get("spark.executorEnv.PYTHONPATH")
+        )
     return merged
 
 
@@ -111,6 +115,8 @@ class SparkRuntime:
         self._starter: threading.Thread | None = None
         self._starter_lock = threading.Lock()
         self._parallelism: int | None = None
+        self.local = is_local(self.conf["spark.master"])
+        self._shipper = Shipper()
 
     @property
     def is_started(self) -> bool:
@@ -219,7 +225,21 @@ class SparkRuntime:
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel(self.conf["spark.log.level"])
+        if not self.local:
+            try:
+                handshake(spark.sparkContext, self._shipper.package(spark.sparkContext))
+            except BaseException:
+                spark.stop()
+                raise
         return spark
+
+    def ship(self, spec: StageSpec) -> StageSpec:
+        """``spec`` with its plugin locations shipped to the executors (shipping.py); in local
+        mode, or without plugin locations, ``spec`` itself."""
+        if self.local or not spec.plugin_locations:
+            return spec
+        shipped = self._shipper.locations(self.session().sparkContext, spec.plugin_locations)
+        return spec if shipped == spec.shipped else dataclasses.replace(spec, shipped=shipped)
 
     @property
     def default_parallelism(self) -> int:
@@ -273,6 +293,7 @@ class SparkRuntime:
                     _forget_dead_session()
                 self._spark = None
             self._parallelism = None
+        self._shipper.close()
 
 
 def _jvm_alive(spark: SparkSession) -> bool:
