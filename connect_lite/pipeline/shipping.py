@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
 import tempfile
 import threading
 import zipfile
@@ -148,6 +149,17 @@ def use_shipped(shipped: Iterable[ShippedLocation]) -> None:
         isolation.use_copy(location.origin, SparkFiles.get(location.archive))
 
 
+_PYTHON_ERROR = re.compile(r"^[A-Za-z_]\w*(?:Error|Exception): .+$")
+
+
+def _cause(error: BaseException) -> str:
+    """The Python exception line of an executor's traceback inside a Py4J error's text (such
+    as ``ModuleNotFoundError: No module named 'pyarrow'``), else the text's first line."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    found = [line for line in lines if _PYTHON_ERROR.match(line)]
+    return (found or lines or [type(error).__name__])[0][:500]
+
+
 def executor_facts(_: Iterable[Any]) -> Iterator[tuple[str, str, str]]:
     """The handshake job's function: connect_lite's version and file, and Python's version."""
     import connect_lite
@@ -165,9 +177,8 @@ def handshake(sc: SparkContext, package_zip: str) -> None:
         facts = sc.parallelize(range(partitions), partitions).mapPartitions(executor_facts)
         seen = set(facts.collect())
     except Exception as error:
-        cause = next((line for line in str(error).splitlines() if "Error" in line), str(error))
         raise ExecutorMismatchError(
-            f"Spark's executors could not run connect_lite's handshake job: {cause.strip()}. "
+            f"Spark's executors could not run connect_lite's handshake job: {_cause(error)}. "
             "Executors need a Python with connect-lite's dependencies (spark.pyspark.python)"
         ) from error
     ours = platform.python_version_tuple()[:2]
