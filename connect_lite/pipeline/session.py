@@ -8,6 +8,12 @@ JVM threads it spawns, e.g. ``toArrow``'s serving thread, which inherit local pr
 carry the group, and other Python threads are not affected. Py4J may hand a finished
 thread's JVM connection to a new Python thread, so :meth:`SparkRuntime.job_group` always
 restores the previous properties on exit instead of leaving them set.
+
+Fair sharing: the scheduler runs in FAIR mode by default, and each job group (one per task)
+is also the name of the Spark scheduler pool its jobs go to (``spark.scheduler.pool``, a
+local property like the group). Pools not named in an allocation file are made on first use
+with weight 1, so a busy task's batches take turns with every other task's instead of
+queueing them behind its own.
 """
 
 from __future__ import annotations
@@ -45,9 +51,18 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.driver.memory": "2g",
     # Kafka's transforms format times in UTC; so do their column forms (TimestampRouter).
     "spark.sql.session.timeZone": "UTC",
+    # Each task's jobs go to a pool of their own (SparkRuntime.job_group); FAIR shares the
+    # executors between the pools, so one busy connector cannot starve another's batches.
+    "spark.scheduler.mode": "FAIR",
 }
 
-_GROUP_KEYS = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+POOL_KEY = "spark.scheduler.pool"
+_GROUP_KEYS = (
+    "spark.jobGroup.id",
+    "spark.job.description",
+    "spark.job.interruptOnCancel",
+    POOL_KEY,
+)
 
 MAX_CAUSE_CHARS = 500
 RETRY_AFTER_S = 60.0
@@ -250,13 +265,15 @@ class SparkRuntime:
 
     @contextmanager
     def job_group(self, group_id: str, description: str) -> Iterator[JobGroup]:
-        """Tag the Spark jobs this thread runs inside the block with ``group_id``."""
+        """Tag the Spark jobs this thread runs inside the block with ``group_id``, which is
+        also the scheduler pool they run in."""
         sc = self.session().sparkContext
         saved = {key: sc.getLocalProperty(key) for key in _GROUP_KEYS}
         handle = JobGroup(group_id)
         with self._groups_lock:
             self._groups.setdefault(group_id, []).append(handle)
         sc.setJobGroup(group_id, description, interruptOnCancel=True)
+        sc.setLocalProperty(POOL_KEY, group_id)  # the task's own scheduler pool
         try:
             yield handle
         finally:

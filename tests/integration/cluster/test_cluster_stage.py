@@ -115,6 +115,7 @@ def test_a_plugin_transform_runs_on_the_executors_from_the_shipped_location(
     assert [s["value"] for s in out] == [f"v{i}" for i in range(40)]
     assert {s["version"] for s in out} == {"1.0.0"}
     assert os.getpid() not in {s["pid"] for s in out}
+    assert {s["pool"] for s in out} == {"cluster:stamp-1"}  # the task's own pool (FAIR)
     for stamp in out:
         for file in (stamp["file"], stamp["helper_file"]):
             assert shipped_under(spark_standalone, file), f"{file} was not shipped"
@@ -157,6 +158,7 @@ def test_two_versions_of_one_plugin_run_side_by_side_on_the_same_executors(
     for version, out in seen.items():
         assert len(out) == 60
         assert {s["version"] for s in out} == {version}
+        assert {s["pool"] for s in out} == {f"cluster:side-{version}"}
         slug = "stamp_" + version.replace(".", "_") + "_"
         for stamp in out:
             assert Path(stamp["file"]).parent.name.startswith(slug)
