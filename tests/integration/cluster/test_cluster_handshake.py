@@ -15,7 +15,8 @@ import pytest
 
 from connect_lite.pipeline import SparkRuntime
 from connect_lite.pipeline.session import SparkStartError
-from connect_lite.testing.spark_cluster import HOST, SparkCluster
+from connect_lite.testing.spark_cluster import SparkCluster
+from tests.integration.cluster.properties import spark_conf
 
 pytestmark = pytest.mark.integration
 
@@ -29,17 +30,8 @@ def test_executors_without_the_dependencies_fail_the_start_clearly(
     system_python = shutil.which("python3", path="/usr/bin")
     if system_python is None:
         pytest.skip("no /usr/bin/python3")
-    runtime = SparkRuntime(
-        {
-            "spark.master": spark_standalone.master_url,
-            "spark.driver.host": HOST,
-            "spark.driver.bindAddress": HOST,
-            "spark.driver.memory": "1g",
-            "spark.executor.memory": "768m",
-            "spark.pyspark.python": system_python,
-            "spark.task.maxFailures": "1",
-        }
-    )
+    conf = {**spark_conf(spark_standalone), "spark.task.maxFailures": "1"}
+    runtime = SparkRuntime({**conf, "spark.pyspark.python": system_python})
     try:
         with pytest.raises(SparkStartError) as failed:
             runtime.session()

@@ -25,7 +25,8 @@ from connect_lite.pipeline import SourceStage, SparkRuntime, StageSpec, Transfor
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
 from connect_lite.runtime import components
-from connect_lite.testing.spark_cluster import HOST, SparkCluster
+from connect_lite.testing.spark_cluster import SparkCluster
+from tests.integration.cluster.properties import spark_conf
 
 pytestmark = pytest.mark.integration
 
@@ -45,18 +46,8 @@ def plugins() -> Plugins:
 
 @pytest.fixture(scope="module")
 def runtime(spark_standalone: SparkCluster) -> Iterator[SparkRuntime]:
-    """A SparkRuntime whose master is the cluster: two 1-core executors, on loopback."""
-    runtime = SparkRuntime(
-        {
-            "spark.master": spark_standalone.master_url,
-            "spark.driver.host": HOST,
-            "spark.driver.bindAddress": HOST,
-            "spark.driver.memory": "1g",
-            "spark.executor.memory": "768m",
-            "spark.executor.cores": "1",
-            "spark.cores.max": "2",
-        }
-    )
+    """A SparkRuntime on the cluster with the README's properties: two 1-core executors."""
+    runtime = SparkRuntime(spark_conf(spark_standalone))
     runtime.session()
     yield runtime
     runtime.stop()

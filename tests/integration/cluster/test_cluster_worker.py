@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from connect_lite.testing.kafka_helpers import KafkaHelpers
-from connect_lite.testing.spark_cluster import HOST, SparkCluster
+from connect_lite.testing.spark_cluster import SparkCluster
+from tests.integration.cluster.properties import spark_conf
 from tests.integration.worker_process import (
-    REPO,
     TEST_PLUGINS,
     WorkerProcess,
     source_config,
@@ -33,21 +32,11 @@ pytestmark = pytest.mark.integration
 RECORDS = 30
 
 
-def readme_cluster_properties() -> dict[str, str]:
-    """The worker properties the README gives for the cluster of scripts/spark-cluster.sh."""
-    text = (REPO / "README.md").read_text()
-    block = re.search(r"<!-- cluster-properties:begin -->\n```properties\n(.*?)```", text, re.S)
-    assert block is not None, "README: no cluster-properties block"
-    return dict(line.split("=", 1) for line in block.group(1).splitlines() if line.strip())
-
-
 @pytest.fixture(scope="module")
 def cluster_worker(
     spark_standalone: SparkCluster, bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[WorkerProcess]:
-    extra = readme_cluster_properties()  # the README's, on this session's cluster
-    assert extra["spark.master"] == f"spark://{HOST}:7077"
-    extra["spark.master"] = spark_standalone.master_url
+    extra = spark_conf(spark_standalone)  # the README's properties, on this cluster
     process = WorkerProcess(tmp_path_factory.mktemp("cluster-worker"), bootstrap_servers, extra)
     process.start()
     try:
