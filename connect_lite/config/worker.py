@@ -43,7 +43,7 @@ PASSTHROUGH_PREFIXES: dict[str, str] = {
     "consumer.": "Passed to the consumers of sink tasks.",
     "admin.": "Passed to the admin clients (topic creation, offsets).",
     "spark.": "Passed to the SparkSession builder (defaults: spark.master=local[*], "
-    "spark.driver.memory=2g, spark.sql.session.timeZone=UTC).",
+    "spark.driver.memory=2g, spark.sql.session.timeZone=UTC, spark.scheduler.mode=FAIR).",
     "key.converter.": "Passed to the worker's key converter (prefix stripped).",
     "value.converter.": "Passed to the worker's value converter (prefix stripped).",
     "header.converter.": "Passed to the worker's header converter (prefix stripped).",

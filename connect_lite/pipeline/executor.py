@@ -27,6 +27,7 @@ from connect_lite.pipeline.record_errors import (
     RecordError,
     capture,
 )
+from connect_lite.pipeline.shipping import use_shipped
 from connect_lite.pipeline.stage_spec import Chain, StageSpec
 
 MAX_CACHED_STAGES = 64
@@ -125,6 +126,7 @@ def components(spec: StageSpec, token: str) -> Components:
             return entry[1]
         if entry is not None:
             entry[1].close()
+        use_shipped(spec.shipped)  # plugin locations load from the copies shipped here
         built = Components(spec)
         _cache[spec.stage_id] = (token, built)
         while len(_cache) > MAX_CACHED_STAGES:

@@ -8,10 +8,17 @@ JVM threads it spawns, e.g. ``toArrow``'s serving thread, which inherit local pr
 carry the group, and other Python threads are not affected. Py4J may hand a finished
 thread's JVM connection to a new Python thread, so :meth:`SparkRuntime.job_group` always
 restores the previous properties on exit instead of leaving them set.
+
+Fair sharing: the scheduler runs in FAIR mode by default, and each job group (one per task)
+is also the name of the Spark scheduler pool its jobs go to (``spark.scheduler.pool``, a
+local property like the group). Pools not named in an allocation file are made on first use
+with weight 1, so a busy task's batches take turns with every other task's instead of
+queueing them behind its own.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sys
@@ -22,6 +29,8 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from connect_lite.api.errors import ConnectError
+from connect_lite.pipeline.shipping import Shipper, handshake, is_local
+from connect_lite.pipeline.stage_spec import StageSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -42,9 +51,18 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.driver.memory": "2g",
     # Kafka's transforms format times in UTC; so do their column forms (TimestampRouter).
     "spark.sql.session.timeZone": "UTC",
+    # Each task's jobs go to a pool of their own (SparkRuntime.job_group); FAIR shares the
+    # executors between the pools, so one busy connector cannot starve another's batches.
+    "spark.scheduler.mode": "FAIR",
 }
 
-_GROUP_KEYS = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+POOL_KEY = "spark.scheduler.pool"
+_GROUP_KEYS = (
+    "spark.jobGroup.id",
+    "spark.job.description",
+    "spark.job.interruptOnCancel",
+    POOL_KEY,
+)
 
 MAX_CAUSE_CHARS = 500
 RETRY_AFTER_S = 60.0
@@ -62,9 +80,10 @@ def effective_conf(conf: dict[str, str]) -> dict[str, str]:
     merged.update(conf)
     merged.setdefault("spark.pyspark.python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
     merged.setdefault("spark.pyspark.driver.python", sys.executable)
-    merged["spark.executorEnv.PYTHONPATH"] = _python_path(
-        merged.get("spark.executorEnv.PYTHONPATH")
-    )
+    if is_local(merged["spark.master"]):  # a cluster gets connect_lite shipped (shipping.py)
+        merged["spark.executorEnv.PYTHONPATH"] = _python_path(
+            merged.get("spark.executorEnv.PYTHONPATH")
+        )
     return merged
 
 
@@ -111,6 +130,8 @@ class SparkRuntime:
         self._starter: threading.Thread | None = None
         self._starter_lock = threading.Lock()
         self._parallelism: int | None = None
+        self.local = is_local(self.conf["spark.master"])
+        self._shipper = Shipper()
 
     @property
     def is_started(self) -> bool:
@@ -219,7 +240,21 @@ class SparkRuntime:
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel(self.conf["spark.log.level"])
+        if not self.local:
+            try:
+                handshake(spark.sparkContext, self._shipper.package(spark.sparkContext))
+            except BaseException:
+                spark.stop()
+                raise
         return spark
+
+    def ship(self, spec: StageSpec) -> StageSpec:
+        """``spec`` with its plugin locations shipped to the executors (shipping.py); in local
+        mode, or without plugin locations, ``spec`` itself."""
+        if self.local or not spec.plugin_locations:
+            return spec
+        shipped = self._shipper.locations(self.session().sparkContext, spec.plugin_locations)
+        return spec if shipped == spec.shipped else dataclasses.replace(spec, shipped=shipped)
 
     @property
     def default_parallelism(self) -> int:
@@ -230,13 +265,15 @@ class SparkRuntime:
 
     @contextmanager
     def job_group(self, group_id: str, description: str) -> Iterator[JobGroup]:
-        """Tag the Spark jobs this thread runs inside the block with ``group_id``."""
+        """Tag the Spark jobs this thread runs inside the block with ``group_id``, which is
+        also the scheduler pool they run in."""
         sc = self.session().sparkContext
         saved = {key: sc.getLocalProperty(key) for key in _GROUP_KEYS}
         handle = JobGroup(group_id)
         with self._groups_lock:
             self._groups.setdefault(group_id, []).append(handle)
         sc.setJobGroup(group_id, description, interruptOnCancel=True)
+        sc.setLocalProperty(POOL_KEY, group_id)  # the task's own scheduler pool
         try:
             yield handle
         finally:
@@ -273,6 +310,7 @@ class SparkRuntime:
                     _forget_dead_session()
                 self._spark = None
             self._parallelism = None
+        self._shipper.close()
 
 
 def _jvm_alive(spark: SparkSession) -> bool:

@@ -115,7 +115,9 @@ class SinkStage(BatchStage):
                 chain,
                 probe,
                 rows,
-                lambda layout: functools.partial(map_sink_rows, self.spec, self._token, layout),
+                lambda layout: functools.partial(
+                    map_sink_rows, self._shipped_spec(), self._token, layout
+                ),
             )
         except Exception as e:
             log.warning("No column form for this batch, using the Arrow form: %s", e)

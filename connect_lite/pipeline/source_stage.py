@@ -86,7 +86,7 @@ class SourceStage(BatchStage):
         if planned is None:
             return None
         mapped = planned.selected.mapInArrow(
-            functools.partial(map_source_rows, self.spec, self._token, planned.schemas),
+            functools.partial(map_source_rows, self._shipped_spec(), self._token, planned.schemas),
             OUTPUT_SCHEMA,
         )
         n = len(records)

@@ -108,8 +108,14 @@ class BatchStage:
         with self.runtime.job_group(self.job_group, description) as group:
             self._check_cancelled()
             payloads = [dumps(make_payload(a, b)) for a, b in bounds]
-            results = run_job(self.runtime, group, self.spec, self._token, payloads)
+            results = run_job(self.runtime, group, self._shipped_spec(), self._token, payloads)
         return list(zip((a for a, _ in bounds), results, strict=True))
+
+    def _shipped_spec(self) -> StageSpec:
+        """The spec for a job: its plugin locations shipped to the executors first, when the
+        master is not local (once per SparkContext; see shipping.py)."""
+        self.spec = self.runtime.ship(self.spec)
+        return self.spec
 
     @staticmethod
     def _errors(

@@ -13,6 +13,20 @@ Chain = Sequence[tuple[Transformation[Any], Predicate[Any] | None, bool]]
 
 
 @dataclass(frozen=True)
+class ShippedLocation:
+    """A plugin location shipped to a cluster's executors as an archive.
+
+    ``origin`` is the location's directory on the worker (it names the location's private
+    package, so module names agree on both sides); ``archive`` is the archive's file name,
+    unique per location and content, which Spark unpacks to a directory of that name in
+    each executor's work directory (``SparkFiles.get(archive)``).
+    """
+
+    origin: str
+    archive: str
+
+
+@dataclass(frozen=True)
 class TransformSpec:
     """A transformation factory, with an optional predicate factory that gates it."""
 
@@ -41,3 +55,8 @@ class StageSpec:
     """errors.retry.timeout: how long a RetriableError is retried; 0 = never, -1 = forever."""
     retry_delay_max_ms: int = 60000
     """errors.retry.delay.max.ms: the cap of the exponential backoff between retries."""
+    plugin_locations: tuple[str, ...] = ()
+    """The plugin location directories the converters, transforms and predicates come from:
+    shipped to the executors when the master is not local (SparkRuntime.ship)."""
+    shipped: tuple[ShippedLocation, ...] = ()
+    """Where executors load those locations from; empty in local mode (the worker's paths)."""

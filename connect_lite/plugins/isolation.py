@@ -35,9 +35,13 @@ Limits: dynamic imports by name (``importlib.import_module("acme_helpers")``,
 for their own modules.
 
 A fresh process finds a location from a :class:`PluginRef` (``load_class`` registers the
-location first). Locations registered in this process are also published in the environment
-variable ``CONNECT_LITE_PLUGIN_LOCATIONS``, which child processes started afterwards inherit,
-so that they can resolve a pickled reference to an isolated module name on their own.
+location first). A process on another machine (a Spark executor) has no such directory: there
+:func:`use_copy` says which directory holds a copy of the location (the one Spark unpacked a
+shipped archive to), and the location's modules load from that copy under the same private
+names, so classes and instances pickled by either side resolve on the other. Locations
+registered in this process are also published in the environment variable
+``CONNECT_LITE_PLUGIN_LOCATIONS``, which child processes started afterwards inherit, so that
+they can resolve a pickled reference to an isolated module name on their own.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ _TMP_NAME = "__connect_lite_import_tmp"
 
 _lock = threading.RLock()
 _locations: dict[str, str] = {}  # package name -> absolute location directory
+_copies: dict[str, str] = {}  # package name -> directory of a copy that stands in for it
 
 
 def location_package(path: str) -> str:
@@ -116,9 +121,13 @@ def _is_package_dir(path: str) -> bool:
 def register_location(path: str) -> str:
     """Make a location importable under its private package; returns the package name."""
     absolute = os.path.normpath(os.path.abspath(path))
+    package = location_package(absolute)
+    with _lock:
+        if package in _copies:  # loaded from its copy, whether ``path`` exists here or not
+            _install_finder()
+            return package
     if not os.path.isdir(absolute):
         raise ImportError(f"Plugin location {absolute} is not a directory")
-    package = location_package(absolute)
     with _lock:
         _install_finder()
         if _locations.get(package) != absolute:
@@ -126,6 +135,25 @@ def register_location(path: str) -> str:
             known = [p for p in os.environ.get(ENV_LOCATIONS, "").split(os.pathsep) if p]
             if absolute not in known:
                 os.environ[ENV_LOCATIONS] = os.pathsep.join([*known, absolute])
+    return package
+
+
+def use_copy(location: str, directory: str) -> str:
+    """Load the location named ``location`` (its path where the plugin was found, which names
+    its private package) from ``directory``, a copy of it; returns the package name.
+
+    For processes that cannot read the original (a Spark executor on another machine) or
+    must not (the copy is what was shipped). Modules already imported from the location in
+    this process stay as they are.
+    """
+    package = location_package(location)
+    copy = os.path.normpath(os.path.abspath(directory))
+    if not os.path.isdir(copy):
+        raise ImportError(f"The copy {copy} of plugin location {location} is not a directory")
+    with _lock:
+        _install_finder()
+        _copies[package] = copy
+        _locations[package] = copy
     return package
 
 
@@ -353,4 +381,5 @@ __all__ = [
     "location_package",
     "register_location",
     "top_level_names",
+    "use_copy",
 ]

@@ -365,6 +365,7 @@ class Worker:
             header_converter=converters[2],
             transforms=tuple(TransformSpec(t, p, n) for t, p, n in chain),
             columns=self.transforms_columns,
+            plugin_locations=tuple(sorted({d.location for _, _, d in chosen if d.location})),
         )
 
     def engine_failure(self) -> str | None:

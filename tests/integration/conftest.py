@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
+from connect_lite.testing import spark_cluster
 from connect_lite.testing.kafka_helpers import KafkaHelpers
 from tests.integration.worker_process import WorkerProcess
 
@@ -39,6 +40,20 @@ def worker(
         yield process
     finally:
         process.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_standalone(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[spark_cluster.SparkCluster]:
+    """One Spark standalone cluster per test session, from the pyspark wheel: a master and two
+    1-core workers on 127.0.0.1, killed with the test process however it ends."""
+    directory = tmp_path_factory.mktemp("spark-cluster")
+    cluster = spark_cluster.start(directory, workers=2, die_with_parent=True)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture(scope="module")

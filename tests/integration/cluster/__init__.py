@@ -1,0 +1,1 @@
+"""Tests on a real Spark standalone cluster (tests/integration/conftest.py: spark_standalone)."""
