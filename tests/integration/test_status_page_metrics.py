@@ -5,7 +5,6 @@ layout."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,9 @@ from playwright.sync_api import Browser, Page
 from connect_lite.runtime.metrics import WorkerMetrics
 from connect_lite.runtime.retry import StatusCounters
 from connect_lite.runtime.runtime_metrics import RuntimeMetrics
-from connect_lite.runtime.task_metrics import ErrorCounters, TaskCounters
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.memory import open_memory_stores
+from tests.unit.runtime.test_worker_metrics import FakeTask
 
 METRICS_JS = Path(__file__).resolve().parents[2] / "connect_lite/rest/ui_static/metrics.js"
 pytestmark = pytest.mark.integration
@@ -26,17 +25,6 @@ RunJs = Callable[[str, Any], Any]
 
 ODD = 'a "quoted" \\ name, {braced}'
 """A connector name that needs escaping in Prometheus label values."""
-
-
-@dataclass
-class FakeTask:
-    """What the metrics collector reads of a WorkerTask."""
-
-    connector: str
-    task: int
-    kind: str
-    counters: TaskCounters = field(default_factory=TaskCounters)
-    error_counters: ErrorCounters = field(default_factory=ErrorCounters)
 
 
 def exposition(tasks: list[FakeTask]) -> str:
