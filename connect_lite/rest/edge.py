@@ -91,7 +91,11 @@ class Edge:
             return
         if site is None and (origin is None or origin == request.host_url.rstrip("/")):
             return
-        if self._allowed_origin() is None:
+        allowed = self._allowed_origin()
+        if allowed is None or (allowed == "*" and self.security.credentials is not None):
+            # With a password, "*" is no exemption: a browser lets no page on another site use
+            # a credentialed answer under "*", so only a form riding on the saved password
+            # would pass.
             raise ForbiddenError(
                 f"A {request.method} from another site ({origin or 'unknown origin'}) is refused; "
                 "allow its origin with access.control.allow.origin"

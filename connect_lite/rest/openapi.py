@@ -51,7 +51,12 @@ SharedAnswer = tuple[int, str, str]
 
 SHARED_ANSWERS: tuple[SharedAnswer, ...] = (
     (401, "Unauthorized", "No or wrong credentials (only with rest.basic.auth.credentials.file)."),
-    (403, "ForeignHost", "A Host header that is not a loopback name, on a loopback listener."),
+    (
+        403,
+        "Forbidden",
+        "A Host header that is not a loopback name, on a loopback listener; or a browser's "
+        "change (POST, PUT, PATCH, DELETE) from another site whose origin CORS does not allow.",
+    ),
     (500, "ServerError", "An unexpected error, or an operation that timed out."),
 )
 HERDER_ANSWER: SharedAnswer = (503, "Unavailable", "The worker is starting or shutting down.")

@@ -42,7 +42,8 @@ def page() -> Response:
     if request.path.endswith("/"):
         # The page's URLs are relative to /ui (ui/app.js, connectors): /ui/ would break them.
         response = render.empty(308)
-        response.headers["Location"] = "../ui"
+        query = request.query_string.decode("latin-1")
+        response.headers["Location"] = "../ui" + (f"?{query}" if query else "")
         return response
     response = _file(PAGE, "text/html; charset=utf-8")
     response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY

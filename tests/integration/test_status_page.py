@@ -63,6 +63,15 @@ def guarded(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) ->
         worker.stop()
 
 
+@pytest.fixture(autouse=True)
+def clean(guarded: Guarded) -> Iterator[None]:
+    """Each test's connectors are deleted after it, so none loads the machine for the next."""
+    yield
+    rest = guarded.worker.rest
+    for name in rest.get("/connectors").body:
+        assert rest.delete(f"/connectors/{name}").status == 204
+
+
 @pytest.fixture
 def context(browser: Browser) -> Iterator[BrowserContext]:
     """A browser profile that knows the password; the test certificate is self-signed."""
@@ -185,7 +194,10 @@ def test_delete_asks_first_and_cancel_keeps_the_connector(page: Page, guarded: G
     expect(page.locator("#confirm-text")).to_contain_text(name)
     dialog.locator("[data-action=cancel-delete]").click()
     expect(dialog).to_be_hidden()
+    polls = int(page.locator("#connectors").get_attribute("data-polls") or "0")
+    wait_for(lambda: int(page.locator("#connectors").get_attribute("data-polls") or "0") > polls)
     assert rest.get(f"/connectors/{name}").status == 200
+    expect(shown).to_be_visible()  # still on the page after a poll
 
     shown.locator("[data-action=delete]").click()
     dialog.locator("[data-action=confirm-delete]").click()
@@ -284,11 +296,8 @@ def test_a_form_on_another_site_cannot_restart_a_connector(
 
 
 def test_a_pipeline_on_the_page(page: Page, guarded: Guarded, tmp_path: Path) -> None:
-    """A source and a sink on one topic: both charts receive data. The page then holds only
-    them, for the README's screenshot (saved when CONNECT_LITE_UI_SCREENSHOT names a file)."""
-    rest = guarded.worker.rest
-    for name in rest.get("/connectors").body:
-        assert rest.delete(f"/connectors/{name}").status == 204
+    """A source and a sink on one topic: both charts receive data. The screenshot is the
+    README's when CONNECT_LITE_UI_SCREENSHOT names a file."""
     topic = unique("orders")
     source = guarded.worker.create_running(
         "orders-source", source_config(topic, **{"poll.interval.ms": "20"})

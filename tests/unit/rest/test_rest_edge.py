@@ -304,3 +304,18 @@ def test_an_allowed_cors_origin_may_change_things(herder: FakeHerder, loggers: L
     evil = {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}
     assert client.delete("/connectors/c", headers=evil).status_code == 403
     assert client.delete("/connectors/c", headers=headers).status_code == 204
+
+
+def test_a_star_origin_exempts_no_cross_site_change_when_a_password_is_needed(
+    herder: FakeHerder, loggers: Loggers
+) -> None:
+    config = {"connector.class": "org.example.FileSource", "tasks.max": "1"}
+    cross = {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}
+    open_client = make_client(herder, loggers, cors_origins=("*",))
+    assert open_client.post("/connectors", json={"name": "c", "config": config}).status_code == 201
+    assert open_client.put("/connectors/c/pause", headers=cross).status_code == 202
+    guarded = make_client(herder, loggers, cors_origins=("*",), credentials=USERS)
+    refused = guarded.post(
+        "/connectors/c/restart", headers={**cross, **FORM, **basic("alice", "s3cret")}
+    )
+    assert refused.status_code == 403
