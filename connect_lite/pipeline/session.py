@@ -29,6 +29,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from connect_lite.api.errors import ConnectError
+from connect_lite.pipeline.placement import BatchTracker, LastBatch
 from connect_lite.pipeline.shipping import Shipper, handshake, is_local
 from connect_lite.pipeline.stage_spec import StageSpec
 
@@ -132,6 +133,7 @@ class SparkRuntime:
         self._parallelism: int | None = None
         self.local = is_local(self.conf["spark.master"])
         self._shipper = Shipper()
+        self._batches = BatchTracker()
 
     @property
     def is_started(self) -> bool:
@@ -191,6 +193,7 @@ class SparkRuntime:
             _forget_dead_session()
             self._spark = None
             self._parallelism = None
+            self._batches.forget()
             return True
 
     def start_in_background(
@@ -274,9 +277,13 @@ class SparkRuntime:
             self._groups.setdefault(group_id, []).append(handle)
         sc.setJobGroup(group_id, description, interruptOnCancel=True)
         sc.setLocalProperty(POOL_KEY, group_id)  # the task's own scheduler pool
+        tag = self._batches.new_tag(group_id)  # finds this batch's jobs again (placement.py)
+        sc.addJobTag(tag)
         try:
             yield handle
         finally:
+            self._batches.finished(group_id, group_id, tag)
+            sc.removeJobTag(tag)
             with self._groups_lock:
                 handles = self._groups.get(group_id, [])
                 if handle in handles:
@@ -285,6 +292,12 @@ class SparkRuntime:
                     self._groups.pop(group_id, None)
             for key, value in saved.items():
                 sc.setLocalProperty(key, value)  # type: ignore[arg-type]  # None clears it
+
+    def last_batch(self, group_id: str) -> LastBatch | None:
+        """The scheduler pool and executors of the last finished batch of ``group_id``;
+        None before its first. Never starts Spark."""
+        spark = self._spark
+        return self._batches.last_batch(group_id, None if spark is None else spark._jsc.sc())
 
     def cancel(self, group_id: str) -> None:
         """Cancel the running jobs of ``group_id`` and mark its open job groups cancelled."""
@@ -310,6 +323,7 @@ class SparkRuntime:
                     _forget_dead_session()
                 self._spark = None
             self._parallelism = None
+            self._batches.forget()
         self._shipper.close()
 
 
