@@ -283,13 +283,13 @@ class SparkRuntime:
             yield handle
         finally:
             self._batches.finished(group_id, group_id, tag)
-            sc.removeJobTag(tag)
             with self._groups_lock:
                 handles = self._groups.get(group_id, [])
                 if handle in handles:
                     handles.remove(handle)
                 if not handles:
                     self._groups.pop(group_id, None)
+            sc.removeJobTag(tag)
             for key, value in saved.items():
                 sc.setLocalProperty(key, value)  # type: ignore[arg-type]  # None clears it
 
