@@ -55,6 +55,10 @@ DEFAULT_CONF: dict[str, str] = {
     # Each task's jobs go to a pool of their own (SparkRuntime.job_group); FAIR shares the
     # executors between the pools, so one busy connector cannot starve another's batches.
     "spark.scheduler.mode": "FAIR",
+    # A batch's chunks become one partition each (transfer.chunk_frame) only on this path:
+    # below the threshold createDataFrame makes a LocalRelation, which Spark splits in
+    # defaultParallelism partitions, so a big batch would hold every core until it ends.
+    "spark.sql.execution.arrow.localRelationThreshold": "0",
 }
 
 POOL_KEY = "spark.scheduler.pool"
