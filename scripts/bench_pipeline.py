@@ -6,7 +6,13 @@ FileStreamSource and a FileStreamSink over the same JSON records. It prints reco
 and the ratio pipeline / raw client.
 
     .venv/bin/python scripts/bench_pipeline.py [--records 1000000] [--converter string|json]
-        [--transforms [--arrow-form]] [--sink file|lake]
+        [--transforms [--arrow-form]] [--sink file|lake] [--master spark://host:port|cluster]
+
+With ``--master`` the worker runs on a Spark cluster instead of ``local[2]``, with the README's
+cluster properties (On a Spark cluster), twice: with one executor (``spark.cores.max=1``) and
+with two (``spark.cores.max=2``), each in a fresh worker; it prints both throughputs and their
+ratio. ``--master cluster`` starts a standalone cluster of two 1-core workers on 127.0.0.1
+from the pyspark wheel for the run (connect_lite.testing.spark_cluster) and stops it after.
 
 With ``--sink lake`` the sink is the built-in LakeSink writing Parquet (values as schemaless
 JSON, so each record's fields become columns), timed until every record is in a visible file.
@@ -34,6 +40,8 @@ sys.path.insert(0, str(REPO))
 
 from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
 from connect_lite.kafka.clients import CONSUMER_DEFAULTS  # noqa: E402
+from connect_lite.testing import spark_cluster  # noqa: E402
+from tests.integration.cluster.properties import readme_cluster_properties  # noqa: E402
 from tests.integration.worker_process import WorkerProcess, wait_for  # noqa: E402
 
 CONVERTERS = {
@@ -222,8 +230,31 @@ def run_pipelines(
     return source_rate, sink_rate
 
 
-def warm_up(worker: WorkerProcess, work: Path) -> None:
-    """Start Spark and run its first jobs, so the figures measure steady throughput."""
+def last_batch_executors(worker: WorkerProcess, connector: str) -> int | None:
+    """How many executors ran the last batch of the connector's task 0 (its status says)."""
+    response = worker.rest.get(f"/connectors/{connector}/status")
+    tasks = response.body.get("tasks", []) if response.status == 200 else []
+    batch = tasks[0].get("spark_last_batch") if tasks else None
+    return None if batch is None else batch["executors"]
+
+
+def await_executors(worker: WorkerProcess, src: Path, executors: int) -> None:
+    """Feed the warm-up source until one of its batches ran on ``executors`` executors: on a
+    cluster they register some seconds after the session starts."""
+
+    def used() -> bool:
+        if last_batch_executors(worker, "warm-source") == executors:
+            return True
+        with src.open("a") as out:
+            out.writelines(f"more-{n}\n" for n in range(2000))
+        return False
+
+    wait_for(used, 180, interval=1.0, what=f"a batch on {executors} executors")
+
+
+def warm_up(worker: WorkerProcess, work: Path, executors: int | None = None) -> None:
+    """Start Spark and run its first jobs, so the figures measure steady throughput (on a
+    cluster, until a batch ran on every executor the worker is to have)."""
     src = work / "warm.txt"
     make_records(src, 1000)
     out = work / "warm-out.txt"
@@ -237,8 +268,69 @@ def warm_up(worker: WorkerProcess, work: Path) -> None:
         {"connector.class": "FileStreamSink", "file": str(out), "topics": topic},
     )
     wait_for(lambda: count_lines(out) >= 1000, 300, what="warm-up records")
+    if executors is not None:
+        await_executors(worker, src, executors)
     for name in ("warm-source", "warm-sink"):
         worker.rest.delete(f"/connectors/{name}")
+
+
+def measure(
+    args: argparse.Namespace,
+    work: Path,
+    bootstrap: str,
+    src: Path,
+    size: int,
+    spark: dict[str, str] | None = None,
+    executors: int | None = None,
+) -> tuple[float, float]:
+    """One fresh worker in ``work``: warm-up, then the source and sink pipelines' rates."""
+    work.mkdir(exist_ok=True)
+    extra = {"offset.flush.interval.ms": "200", **(spark or {})}
+    if args.arrow_form:
+        extra["transforms.columns.enable"] = "false"
+    worker = WorkerProcess(work, bootstrap, extra=extra).start()
+    try:
+        warm_up(worker, work, executors)
+        return run_pipelines(
+            worker,
+            work,
+            src,
+            size,
+            args.records,
+            CONVERTERS[args.converter],
+            args.transforms,
+            args.sink,
+        )
+    finally:
+        worker.stop()
+
+
+def cluster_runs(
+    args: argparse.Namespace, work: Path, bootstrap: str, src: Path, size: int
+) -> dict[int, tuple[float, float]]:
+    """(source, sink) rates with one executor and with two, on ``--master``'s cluster."""
+    cluster = None
+    master = args.master
+    if master == "cluster":
+        cluster = spark_cluster.start(work / "spark-cluster", workers=2, die_with_parent=True)
+        master = cluster.master_url
+        print(f"started a standalone cluster at {master}: two workers of 1 core, 1 GiB")
+    try:
+        rates = {}
+        for executors in (1, 2):
+            spark = {
+                **readme_cluster_properties(),
+                "spark.master": master,
+                "spark.cores.max": str(executors),
+                "spark.executor.cores": "1",
+            }
+            rates[executors] = measure(
+                args, work / f"executors-{executors}", bootstrap, src, size, spark, executors
+            )
+        return rates
+    finally:
+        if cluster is not None:
+            cluster.stop()
 
 
 def main() -> None:
@@ -256,6 +348,11 @@ def main() -> None:
     parser.add_argument(
         "--sink", choices=["file", "lake"], default="file", help="FileStreamSink or LakeSink"
     )
+    parser.add_argument(
+        "--master",
+        help="spark://host:port, or 'cluster' to start a local one: run with one executor "
+        "and with two, and print the ratio",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker() as broker:
         work = Path(tmp)
@@ -268,29 +365,27 @@ def main() -> None:
             + (", a 3-transform chain per connector (JSON with schemas)" if args.transforms else "")
             + (", chains in the Arrow form" if args.arrow_form else "")
             + (", sink: LakeSink to Parquet" if args.sink == "lake" else "")
+            + (f", Spark master {args.master}" if args.master else "")
         )
         raw_topic = f"raw-{uuid.uuid4().hex[:8]}"
         produce_rate = raw_produce(broker.bootstrap_servers, raw_topic, lines)
         consume_rate = raw_consume(broker.bootstrap_servers, raw_topic, args.records)
         del lines
-        extra = {"offset.flush.interval.ms": "200"}
-        if args.arrow_form:
-            extra["transforms.columns.enable"] = "false"
-        worker = WorkerProcess(work, broker.bootstrap_servers, extra=extra).start()
-        try:
-            warm_up(worker, work)
-            source_rate, sink_rate = run_pipelines(
-                worker,
-                work,
-                src,
-                size,
-                args.records,
-                CONVERTERS[args.converter],
-                args.transforms,
-                args.sink,
-            )
-        finally:
-            worker.stop()
+        if args.master:
+            rates = cluster_runs(args, work, broker.bootstrap_servers, src, size)
+        else:
+            rates = {0: measure(args, work, broker.bootstrap_servers, src, size)}
+    target = "Parquet" if args.sink == "lake" else "file"
+    if args.master:
+        print_cluster(rates, produce_rate, consume_rate, target)
+    else:
+        print_local(rates[0], produce_rate, consume_rate, target)
+
+
+def print_local(
+    rates: tuple[float, float], produce_rate: float, consume_rate: float, target: str
+) -> None:
+    source_rate, sink_rate = rates
     print(f"{'path':<42}{'records/s':>12}{'ratio':>8}")
     print(f"{'raw confluent-kafka producer':<42}{produce_rate:>12,.0f}{'1.00':>8}")
     print(
@@ -298,11 +393,27 @@ def main() -> None:
         f"{source_rate / produce_rate:>8.2f}"
     )
     print(f"{'raw confluent-kafka consumer':<42}{consume_rate:>12,.0f}{'1.00':>8}")
-    target = "Parquet" if args.sink == "lake" else "file"
     print(
         f"{f'sink pipeline (Kafka -> Spark -> {target})':<42}{sink_rate:>12,.0f}"
         f"{sink_rate / consume_rate:>8.2f}"
     )
+
+
+def print_cluster(
+    rates: dict[int, tuple[float, float]], produce_rate: float, consume_rate: float, target: str
+) -> None:
+    print(f"{'path':<42}{'1 executor':>14}{'2 executors':>14}{'2 / 1':>8}")
+    rows = [
+        ("raw confluent-kafka producer (no Spark)", produce_rate, None),
+        ("source pipeline (file -> Spark -> Kafka)", rates[1][0], rates[2][0]),
+        ("raw confluent-kafka consumer (no Spark)", consume_rate, None),
+        (f"sink pipeline (Kafka -> Spark -> {target})", rates[1][1], rates[2][1]),
+    ]
+    for label, one, two in rows:
+        if two is None:
+            print(f"{label:<42}{one:>14,.0f}")
+        else:
+            print(f"{label:<42}{one:>14,.0f}{two:>14,.0f}{two / one:>8.2f}")
 
 
 if __name__ == "__main__":

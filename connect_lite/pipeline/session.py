@@ -29,6 +29,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from connect_lite.api.errors import ConnectError
+from connect_lite.pipeline.placement import BatchTracker, LastBatch
 from connect_lite.pipeline.shipping import Shipper, handshake, is_local
 from connect_lite.pipeline.stage_spec import StageSpec
 
@@ -54,6 +55,10 @@ DEFAULT_CONF: dict[str, str] = {
     # Each task's jobs go to a pool of their own (SparkRuntime.job_group); FAIR shares the
     # executors between the pools, so one busy connector cannot starve another's batches.
     "spark.scheduler.mode": "FAIR",
+    # A batch's chunks become one partition each (transfer.chunk_frame) only on this path:
+    # below the threshold createDataFrame makes a LocalRelation, which Spark splits in
+    # defaultParallelism partitions, so a big batch would hold every core until it ends.
+    "spark.sql.execution.arrow.localRelationThreshold": "0",
 }
 
 POOL_KEY = "spark.scheduler.pool"
@@ -132,6 +137,7 @@ class SparkRuntime:
         self._parallelism: int | None = None
         self.local = is_local(self.conf["spark.master"])
         self._shipper = Shipper()
+        self._batches = BatchTracker()
 
     @property
     def is_started(self) -> bool:
@@ -191,6 +197,7 @@ class SparkRuntime:
             _forget_dead_session()
             self._spark = None
             self._parallelism = None
+            self._batches.forget()
             return True
 
     def start_in_background(
@@ -274,17 +281,27 @@ class SparkRuntime:
             self._groups.setdefault(group_id, []).append(handle)
         sc.setJobGroup(group_id, description, interruptOnCancel=True)
         sc.setLocalProperty(POOL_KEY, group_id)  # the task's own scheduler pool
+        tag = self._batches.new_tag(group_id)  # finds this batch's jobs again (placement.py)
+        sc.addJobTag(tag)
         try:
             yield handle
         finally:
+            self._batches.finished(group_id, group_id, tag)
             with self._groups_lock:
                 handles = self._groups.get(group_id, [])
                 if handle in handles:
                     handles.remove(handle)
                 if not handles:
                     self._groups.pop(group_id, None)
+            sc.removeJobTag(tag)
             for key, value in saved.items():
                 sc.setLocalProperty(key, value)  # type: ignore[arg-type]  # None clears it
+
+    def last_batch(self, group_id: str) -> LastBatch | None:
+        """The scheduler pool and executors of the last finished batch of ``group_id``;
+        None before its first. Never starts Spark."""
+        spark = self._spark
+        return self._batches.last_batch(group_id, None if spark is None else spark._jsc.sc())
 
     def cancel(self, group_id: str) -> None:
         """Cancel the running jobs of ``group_id`` and mark its open job groups cancelled."""
@@ -310,6 +327,7 @@ class SparkRuntime:
                     _forget_dead_session()
                 self._spark = None
             self._parallelism = None
+            self._batches.forget()
         self._shipper.close()
 
 

@@ -41,6 +41,7 @@ from connect_lite.pipeline.chunks import (
     RecordsChunk,
 )
 from connect_lite.pipeline.executor import gc_paused
+from connect_lite.pipeline.placement import LastBatch
 from connect_lite.pipeline.record_errors import RecordError, StageCancelledError
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.pipeline.stage_spec import Chain, StageSpec
@@ -78,6 +79,10 @@ class BatchStage:
         """Cancel this stage's running job, and every later one (its task is stopping)."""
         self._cancelled = True
         self.runtime.cancel(self.job_group)
+
+    def last_batch(self) -> LastBatch | None:
+        """The scheduler pool and executors of this task's last finished batch."""
+        return self.runtime.last_batch(self.job_group)
 
     def _check_cancelled(self) -> None:
         """No job starts once the task stopped: e.g. a batch that waited for Spark's start

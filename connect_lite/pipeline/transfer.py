@@ -9,7 +9,9 @@ How a batch travels (each choice measured on the 2-core box):
   more than its values.
 - Each chunk is one row ``(chunk: int64, payload: binary)`` of an Arrow table whose record
   batches are one per chunk; ``spark.createDataFrame(table)`` makes one partition per
-  Arrow record batch, so chunk *i* is partition *i*.
+  Arrow record batch, so chunk *i* is partition *i* (with the session's
+  ``spark.sql.execution.arrow.localRelationThreshold=0``: below that size Spark would make
+  a LocalRelation instead, split in defaultParallelism partitions).
 - ``mapInArrow`` runs :func:`map_chunks` in the Python workers: unpickle, run the
   stage's components (cached per worker process), pickle the result (a chunks.ChunkResult),
   and yield one output row per chunk. ``toArrow()`` collects them; the driver unpickles in
@@ -57,7 +59,10 @@ _ARROW_SCHEMA = pa.schema([("chunk", pa.int64()), ("payload", pa.binary())])
 MAX_CHUNK_RECORDS = 20_000
 """Records per pickled chunk. A chunk is one row to the JVM, which copies it whole into a
 contiguous buffer (doubling as it grows): 200k records of ~250 bytes in one row exhausted
-Spark's default 1 GiB heap. Partitions take several chunks each."""
+Spark's default 1 GiB heap. Each chunk is a partition, so a Spark task of its own: a big
+batch is many short tasks, between which the FAIR scheduler gives a free core to another
+task's pool (a batch split in as many tasks as there are cores would hold them all until it
+ends, and other connectors' batches would wait for it in any scheduler mode)."""
 
 
 def chunk_bounds(n: int, partitions: int) -> list[tuple[int, int]]:
@@ -111,16 +116,9 @@ def map_chunks(
 
 
 def chunk_frame(runtime: SparkRuntime, payloads: list[bytes]) -> DataFrame:
-    """A DataFrame of (chunk, payload) rows: consecutive chunks share a partition (one Arrow
-    record batch each), as many partitions as Spark's default parallelism."""
-    groups = split(len(payloads), runtime.default_parallelism)
-    batches = [
-        pa.RecordBatch.from_arrays(
-            [pa.array(range(a, b), pa.int64()), pa.array(payloads[a:b], pa.binary())],
-            schema=_ARROW_SCHEMA,
-        )
-        for a, b in groups
-    ]
+    """A DataFrame of (chunk, payload) rows, one Arrow record batch and so one partition per
+    chunk (chunk_bounds makes at least as many chunks as Spark's default parallelism)."""
+    batches = [_row(chunk, payload) for chunk, payload in enumerate(payloads)]
     return runtime.session().createDataFrame(pa.Table.from_batches(batches, _ARROW_SCHEMA))
 
 

@@ -50,8 +50,9 @@ CONFIG_VALUE: Schema = {
 PRIMITIVE: Schema = {"type": ["string", "number", "boolean", "null"]}
 
 
-def _state(id_field: dict[str, Schema]) -> Schema:
-    """A connector's or task's state: ``trace`` only when it failed with one."""
+def _state(id_field: dict[str, Schema], extra: dict[str, Schema] | None = None) -> Schema:
+    """A connector's or task's state: ``trace`` only when it failed with one; ``extra``
+    are connect-lite's own optional fields."""
     return obj(
         {
             **id_field,
@@ -63,7 +64,7 @@ def _state(id_field: dict[str, Schema]) -> Schema:
                 "instance exists.",
             },
         },
-        {"trace": {"type": "string", "description": "The failure's stack trace"}},
+        {"trace": {"type": "string", "description": "The failure's stack trace"}, **(extra or {})},
     )
 
 
@@ -108,7 +109,29 @@ SCHEMAS: dict[str, Schema] = {
     ),
     "TaskInfo": obj({"id": ref("ConnectorTaskId"), "config": STRING_MAP}),
     "ConnectorState": _state({}),
-    "TaskState": _state({"id": {"type": "integer"}}),
+    "TaskState": _state({"id": {"type": "integer"}}, {"spark_last_batch": ref("SparkLastBatch")}),
+    "SparkLastBatch": {
+        **obj(
+            {
+                "scheduler_pool": {
+                    "type": "string",
+                    "description": "The Spark scheduler pool (FAIR mode) its jobs ran in",
+                },
+                "executors": {
+                    "type": ["integer", "null"],
+                    "minimum": 0,
+                    "description": "How many executors ran its Spark tasks; null until "
+                    "Spark's status store has the batch",
+                },
+                "executor_ids": {
+                    "anyOf": [array(STRING), {"type": "null"}],
+                    "description": "Their executor ids (driver in local mode)",
+                },
+            }
+        ),
+        "description": "connect-lite's own (Kafka's clients ignore it): where the last "
+        "batch of a task running on this worker ran on Spark. Only in a connector's status.",
+    },
     "ConnectorStateInfo": obj(
         {
             "name": STRING,

@@ -13,6 +13,7 @@ from connect_lite.runtime.entities import (
     ConnectorOffsets,
     ConnectorStateInfo,
     ConnectorStatus,
+    LastBatch,
     Message,
     ServerInfo,
     TaskInfo,
@@ -79,16 +80,31 @@ def connector_state(status: ConnectorStatus) -> dict[str, Any]:
     return _state(status.state.value, status.worker_id, status.trace, status.version)
 
 
-def task_state(status: TaskStatus) -> dict[str, Any]:
+def task_state(status: TaskStatus, last_batch: LastBatch | None = None) -> dict[str, Any]:
     state = _state(status.state.value, status.worker_id, status.trace, status.version)
-    return {"id": status.task, **state}
+    rendered = {"id": status.task, **state}
+    if last_batch is not None:  # an extra field: Kafka's clients ignore unknown ones
+        rendered["spark_last_batch"] = spark_last_batch(last_batch)
+    return rendered
+
+
+def spark_last_batch(batch: LastBatch) -> dict[str, Any]:
+    ids = batch.executor_ids
+    return {
+        "scheduler_pool": batch.pool,
+        "executors": batch.executors,
+        "executor_ids": None if ids is None else list(ids),
+    }
 
 
 def connector_state_info(info: ConnectorStateInfo) -> dict[str, Any]:
     return {
         "name": info.name,
         "connector": connector_state(info.connector),
-        "tasks": [task_state(task) for task in sorted(info.tasks, key=lambda t: t.task)],
+        "tasks": [
+            task_state(task, info.last_batches.get(task.task))
+            for task in sorted(info.tasks, key=lambda t: t.task)
+        ],
         "type": info.type,
     }
 

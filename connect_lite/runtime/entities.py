@@ -1,8 +1,8 @@
 """What the herder returns to the REST layer: plain values, rendered to JSON by rest/.
 
-The statuses and states are storage's records, and ConfigInfos is config's validation answer
-(each lives at the lowest layer that uses it); they are re-exported here so that REST, which
-talks only to the runtime, names them from one place.
+The statuses and states are storage's records, ConfigInfos is config's validation answer and
+LastBatch is the pipeline's (each lives at the lowest layer that uses it); they are
+re-exported here so that REST, which talks only to the runtime, names them from one place.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect_lite.config.validation import ConfigInfos
+from connect_lite.pipeline.placement import LastBatch
 from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "ConnectorOffsets",
     "ConnectorStateInfo",
     "ConnectorStatus",
+    "LastBatch",
     "Message",
     "MetricsText",
     "ServerInfo",
@@ -52,6 +54,8 @@ class ConnectorStateInfo:
     type: str
     connector: ConnectorStatus
     tasks: list[TaskStatus] = field(default_factory=list)
+    last_batches: dict[int, LastBatch] = field(default_factory=dict)
+    """Per task running on this worker, where its last batch ran on Spark (not Kafka's)."""
 
 
 @dataclass(frozen=True)

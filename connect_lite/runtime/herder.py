@@ -197,7 +197,8 @@ class StandaloneHerder:
         if status is None or config is None:
             raise NotFoundError(f"No status found for connector {name}")
         tasks = self.stores.statuses.get_tasks(name)
-        return ConnectorStateInfo(name, self._type(config), status, tasks)
+        batches = self.worker.last_batches(name)
+        return ConnectorStateInfo(name, self._type(config), status, tasks, batches)
 
     def task_status(self, name: str, task: int) -> TaskStatus:
         status = self.stores.statuses.get_task(name, task)

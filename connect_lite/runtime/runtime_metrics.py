@@ -12,6 +12,7 @@ from connect_lite.storage.base import StatusStore
 from connect_lite.storage.states import State
 
 PREFIX = "kafka_connect_"
+SPARK_LAST_BATCH_EXECUTORS = PREFIX + "spark_task_metrics_last_batch_executors"
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,21 @@ def _task(task: WorkerTask) -> Iterator[Sample]:
     )
     yield Sample(
         commits + "failure_total", "Offset commits that failed.", labels, c.commit_failure, True
+    )
+    yield from _last_batch(task, labels)
+
+
+def _last_batch(task: WorkerTask, labels: dict[str, str]) -> Iterator[Sample]:
+    """Where the task's last batch ran on Spark: its scheduler pool (a label) and how many
+    executors ran it; nothing before its first batch or while Spark's store lags."""
+    batch = task.last_batch()
+    if batch is None or batch.executors is None:
+        return
+    yield Sample(
+        SPARK_LAST_BATCH_EXECUTORS,
+        "Executors that ran the Spark tasks of the task's last batch, in its scheduler pool.",
+        {**labels, "scheduler_pool": batch.pool},
+        batch.executors,
     )
 
 

@@ -12,6 +12,7 @@ from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.config.connector_config import SinkSubscription
 from connect_lite.kafka.consumer import Consumer
+from connect_lite.pipeline.placement import LastBatch
 from connect_lite.pipeline.record_errors import TASK_PUT, capture
 from connect_lite.pipeline.sink_frames import schema_runs, sink_frame
 from connect_lite.pipeline.sink_stage import SinkBatchResult, SinkStage
@@ -501,6 +502,9 @@ class WorkerSinkTask(WorkerTask):
 
     def cancel(self) -> None:
         self.stage.cancel()
+
+    def last_batch(self) -> LastBatch | None:
+        return self.stage.last_batch()
 
     def close(self) -> None:
         # A batch still in the stage when stopping is dropped: its offsets were not committed.

@@ -11,6 +11,7 @@ from connect_lite.api.connector import OffsetStorageReader, SourceTask, SourceTa
 from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import RecordMetadata, SourceRecord
 from connect_lite.kafka.producer import Producer
+from connect_lite.pipeline.placement import LastBatch
 from connect_lite.pipeline.source_stage import SourceBatchResult, SourceStage
 from connect_lite.pipeline.stage_spec import StageSpec
 from connect_lite.runtime.batch_pipeline import (
@@ -246,6 +247,9 @@ class WorkerSourceTask(WorkerTask):
     def cancel(self) -> None:
         self.stage.cancel()
         self._stop_plugin()
+
+    def last_batch(self) -> LastBatch | None:
+        return self.stage.last_batch()
 
     def _stop_plugin(self) -> None:
         if self._started and not self._plugin_stopped.is_set():

@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import MutableMapping
 from typing import Any
 
+from connect_lite.pipeline.placement import LastBatch
 from connect_lite.plugins.distributions import reported_version
 from connect_lite.runtime.logging_context import LogContext, logging_context
 from connect_lite.runtime.status import StatusReporter, trace_of
@@ -186,3 +187,7 @@ class WorkerTask(ABC):
 
     def cancel(self) -> None:  # noqa: B027  # optional hook
         """Interrupt blocking work (for example cancel the task's Spark jobs)."""
+
+    def last_batch(self) -> LastBatch | None:
+        """Where the task's last batch ran on Spark (pool, executors); None if it has none."""
+        return None

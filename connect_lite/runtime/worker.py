@@ -27,6 +27,7 @@ from connect_lite.kafka.clients import admin_config, consumer_config, producer_c
 from connect_lite.kafka.consumer import Consumer
 from connect_lite.kafka.producer import Producer
 from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime, StageSpec, TransformSpec
+from connect_lite.pipeline.placement import LastBatch
 from connect_lite.plugins.isolation import public_class_name
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginType
@@ -395,6 +396,15 @@ class Worker:
     def running_tasks(self) -> list[WorkerTask]:
         """The task runners of this worker now, for the runtime metrics."""
         return list(self._tasks.values())
+
+    def last_batches(self, name: str) -> dict[int, LastBatch]:
+        """Where the last batch of each of the connector's tasks here ran on Spark."""
+        found = {}
+        for (connector, task), runner in sorted(list(self._tasks.items())):
+            batch = runner.last_batch() if connector == name else None
+            if batch is not None:
+                found[task] = batch
+        return found
 
     def has_connector(self, name: str) -> bool:
         """True while the worker holds the connector, whatever its target state."""

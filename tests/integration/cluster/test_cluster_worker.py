@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from connect_lite.testing.kafka_helpers import KafkaHelpers
 from connect_lite.testing.spark_cluster import SparkCluster
-from tests.integration.cluster.properties import spark_conf
 from tests.integration.worker_process import (
     TEST_PLUGINS,
     WorkerProcess,
@@ -30,19 +28,6 @@ from tests.integration.worker_process import (
 pytestmark = pytest.mark.integration
 
 RECORDS = 30
-
-
-@pytest.fixture(scope="module")
-def cluster_worker(
-    spark_standalone: SparkCluster, bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[WorkerProcess]:
-    extra = spark_conf(spark_standalone)  # the README's properties, on this cluster
-    process = WorkerProcess(tmp_path_factory.mktemp("cluster-worker"), bootstrap_servers, extra)
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 def stamped_config(topic: str, version: str) -> dict[str, str]:

@@ -24,6 +24,7 @@ from connect_lite.runtime.entities import (
     ConnectorOffset,
     ConnectorOffsets,
     ConnectorStateInfo,
+    LastBatch,
     Message,
     MetricsText,
     ServerInfo,
@@ -65,6 +66,7 @@ class FakeHerder:
     def __init__(self) -> None:
         self.configs: dict[str, dict[str, str]] = {}
         self.statuses: dict[str, ConnectorStatus] = {}
+        self.last_batches: dict[str, dict[int, LastBatch]] = {}
         self.task_statuses: dict[str, list[TaskStatus]] = {}
         self.targets: dict[str, str] = {}
         self.calls: list[tuple[Any, ...]] = []
@@ -148,7 +150,9 @@ class FakeHerder:
         if name in self.missing_status:
             raise NotFoundError(NO_STATUS.format(name))
         info = self._info(name)
-        return ConnectorStateInfo(name, info.type, self.statuses[name], self.task_statuses[name])
+        tasks = self.task_statuses[name]
+        batches = self.last_batches.get(name, {})
+        return ConnectorStateInfo(name, info.type, self.statuses[name], tasks, batches)
 
     def task_status(self, name: str, task: int) -> TaskStatus:
         for status in self.task_statuses.get(name, []):

@@ -259,6 +259,28 @@ def test_connector_status_shape(client: FlaskClient, with_connector: str) -> Non
     }
 
 
+def test_status_shows_where_each_tasks_last_batch_ran_on_spark(
+    client: FlaskClient, herder: FakeHerder, with_connector: str
+) -> None:
+    from connect_lite.runtime.entities import LastBatch
+
+    herder.last_batches["src"] = {1: LastBatch("connect-lite:src-1", ("0", "1"))}
+    tasks = client.get("/connectors/src/status").get_json()["tasks"]
+    assert "spark_last_batch" not in tasks[0]  # no batch yet (or not on this worker)
+    assert tasks[1]["spark_last_batch"] == {
+        "scheduler_pool": "connect-lite:src-1",
+        "executors": 2,
+        "executor_ids": ["0", "1"],
+    }
+    herder.last_batches["src"] = {1: LastBatch("connect-lite:src-1", None)}
+    lagging = client.get("/connectors/src/status").get_json()["tasks"][1]["spark_last_batch"]
+    assert lagging == {
+        "scheduler_pool": "connect-lite:src-1",
+        "executors": None,
+        "executor_ids": None,
+    }
+
+
 def test_status_shows_trace_and_null_version(
     client: FlaskClient, herder: FakeHerder, with_connector: str
 ) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from connect_lite.pipeline.placement import LastBatch
 from connect_lite.runtime.metrics import WorkerMetrics
 from connect_lite.runtime.retry import StatusCounters
 from connect_lite.runtime.runtime_metrics import RuntimeMetrics
@@ -28,6 +29,10 @@ class FakeTask:
     kind: str
     counters: TaskCounters = field(default_factory=TaskCounters)
     error_counters: ErrorCounters = field(default_factory=ErrorCounters)
+    last: LastBatch | None = None
+
+    def last_batch(self) -> LastBatch | None:
+        return self.last
 
 
 def scrape(metrics: WorkerMetrics) -> Samples:
@@ -208,3 +213,17 @@ def test_counters_are_read_at_scrape_time() -> None:
     assert first[poll] == 0
     task.counters.add(records_in=25)
     assert scrape(metrics)[poll] == 25
+
+
+def test_last_batch_executors_per_task_with_its_scheduler_pool() -> None:
+    two = FakeTask("src", 0, "source", last=LastBatch("connect-lite:src-0", ("0", "1")))
+    local = FakeTask("snk", 0, "sink", last=LastBatch("connect-lite:snk-0", ("driver",)))
+    lagging = FakeTask("src", 1, "source", last=LastBatch("connect-lite:src-1", None))
+    idle = FakeTask("src", 2, "source")  # no batch yet
+    _, samples = build([two, local, lagging, idle], [])
+
+    gauge = "kafka_connect_spark_task_metrics_last_batch_executors"
+    assert {k: v for k, v in samples.items() if k[0] == gauge} == {
+        (gauge, labels(connector="src", task="0", scheduler_pool="connect-lite:src-0")): 2,
+        (gauge, labels(connector="snk", task="0", scheduler_pool="connect-lite:snk-0")): 1,
+    }

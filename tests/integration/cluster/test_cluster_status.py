@@ -1,0 +1,47 @@
+"""A real worker on the session's Spark standalone cluster (two 1-core workers) says where a
+task's last batch ran: its scheduler pool and both executors, in the connector's status (an
+extra field of each task) and in /metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.integration.worker_process import WorkerProcess, source_config, unique, wait_for
+
+pytestmark = pytest.mark.integration
+
+GAUGE = "kafka_connect_spark_task_metrics_last_batch_executors"
+
+
+def last_batch(worker: WorkerProcess, name: str) -> dict[str, Any] | None:
+    tasks = worker.status(name).get("tasks", [])
+    return tasks[0].get("spark_last_batch") if tasks else None
+
+
+def test_status_and_metrics_show_the_pool_and_both_executors_of_a_tasks_last_batch(
+    cluster_worker: WorkerProcess,
+) -> None:
+    # An endless source: while one batch runs the next fills up, so batches have many
+    # records, in two chunks or more (a Spark task each).
+    name = cluster_worker.create_running("spread", source_config(unique("spread")))
+    pool = f"connect-lite:{name}-0"
+    batch = wait_for(
+        lambda: (b := last_batch(cluster_worker, name)) is not None and b["executors"] == 2 and b,
+        timeout=180,
+        what="a batch on both executors, in the status",
+    )
+    assert batch["scheduler_pool"] == pool
+    assert len(batch["executor_ids"]) == 2 and "driver" not in batch["executor_ids"]
+
+    found = wait_for(
+        lambda: cluster_worker.metrics().find(GAUGE, connector=name, task="0"),
+        what="the gauge",
+    )
+    assert [labels["scheduler_pool"] for labels, _ in found] == [pool]
+    wait_for(
+        lambda: cluster_worker.metrics().value(GAUGE, connector=name, task="0") == 2,
+        what="two executors in /metrics",
+    )
+    assert cluster_worker.rest.delete(f"/connectors/{name}").status == 204
