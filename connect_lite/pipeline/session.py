@@ -270,13 +270,16 @@ class SparkRuntime:
 
     def _lose(self, spark: SparkSession, reason: str) -> None:
         """Cancel the jobs of a session whose cluster is unreachable, then stop it (a session
-        still starting fails its handshake, and its start reports the reason)."""
-        with suppress(Exception):
-            spark.sparkContext.cancelAllJobs()
+        still starting fails its handshake, and its start reports the reason). The reason is
+        set first: a job that fails once cancelled finds it (raise_if_unavailable)."""
         if spark is not self._spark:
             self._lost_during_start = f"Spark is unreachable: {reason}"
+            with suppress(Exception):
+                spark.sparkContext.cancelAllJobs()
             return
         self._become_unavailable(reason)
+        with suppress(Exception):
+            spark.sparkContext.cancelAllJobs()
         with self._lock:
             if self._spark is spark:
                 self._spark = None
@@ -368,8 +371,14 @@ class SparkRuntime:
             self._candidate = spark
             try:
                 handshake(spark.sparkContext, self._shipper.package(spark.sparkContext))
-            except BaseException:
+            except BaseException as error:
+                _, stopped = _probe(spark)
                 spark.stop()
+                if stopped:  # not the executors' fault: the master gave up on the application
+                    raise ConnectError(
+                        f"the application was stopped: the master at {self.conf['spark.master']} "
+                        "is unresponsive"
+                    ) from error
                 raise
         return spark
 

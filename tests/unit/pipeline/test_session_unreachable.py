@@ -120,6 +120,15 @@ def test_a_session_without_executors_for_the_timeout_is_dropped() -> None:
     assert len(runtime.created) == 1
 
 
+def test_the_reason_is_set_before_the_jobs_are_cancelled() -> None:
+    runtime, clock = cluster_runtime()
+    seen: list[str | None] = []
+    runtime.session().sparkContext.cancelAllJobs = lambda: seen.append(runtime.unavailable)
+    lose_the_cluster(runtime, clock)
+    # a job failing from the cancel finds the reason, so its task retries instead of failing
+    assert len(seen) == 1 and (seen[0] or "").startswith("Spark is unreachable: no executor")
+
+
 def test_a_failed_job_raises_unavailable_only_while_the_cluster_is_unreachable() -> None:
     runtime, clock = cluster_runtime()
     runtime.session()
