@@ -218,6 +218,8 @@ def spark_progress(spark: SparkRuntime) -> str:
     """Spark's part of the ready line: it starts in the background, so it may not be done."""
     if spark.start_error is not None:
         return "Spark failed to start (see the ERROR above)"
+    if spark.unavailable is not None:
+        return "Spark's cluster is unreachable (see the ERROR above); retrying with backoff"
     if spark.started_in is not None:
         return f"Spark {spark.started_in:.2f} s"
     return "Spark still starting in the background"

@@ -94,12 +94,14 @@ class BatchStage:
         self, n: int, make_payload: Callable[[int, int], ChunkInput], kind: str | None = None
     ) -> list[tuple[int, ChunkResult]]:
         """One job over the batch in chunks; their results with each chunk's start. If the
-        job failed because Spark's JVM is gone, the batch runs once more on a new session."""
+        job failed because Spark's JVM is gone, the batch runs once more on a new session; if
+        it failed because Spark's cluster is unreachable, SparkUnavailableError."""
         try:
             return self._run_chunks_once(n, make_payload, kind or self.kind)
         except StageCancelledError:
             raise
-        except Exception:
+        except Exception as error:
+            self.runtime.raise_if_unavailable(error)  # a lost cluster: the task tries later
             if not self.runtime.recover():
                 raise
         log.warning("Running the batch of %s again on a new SparkSession", self.spec.stage_id)

@@ -162,6 +162,7 @@ class WorkerSinkTask(WorkerTask):
                 "nor put_dataframe"
             )
         self._header_converter: Any = None
+        self._stage_run = self.spark_retrying(self._run_stage_once)
         self._retry: _HandOver | None = None
         """The batch waiting to be handed over again after a RetriableError."""
         self._revocations = 0
@@ -225,6 +226,10 @@ class WorkerSinkTask(WorkerTask):
         return self.consumer.poll_batch(room, max(wait, 0.0))
 
     def _run_stage(self, messages: list[Any]) -> SinkBatchResult:
+        """On the stage thread; again, later, while Spark's cluster is unreachable."""
+        return self._stage_run(messages)
+
+    def _run_stage_once(self, messages: list[Any]) -> SinkBatchResult:
         return self.stage.run(messages, tolerate_errors=True)
 
     def _deliver(self, messages: list[Any], done: SinkBatchResult) -> None:
@@ -303,7 +308,8 @@ class WorkerSinkTask(WorkerTask):
             except Exception as error:
                 if self.stopping:
                     raise
-                if runtime.recover():  # Spark's JVM was gone: the run goes again on a new one
+                # Spark's JVM was gone, or its cluster is unreachable: the run goes again later
+                if runtime.unavailable is not None or runtime.recover():
                     batch.pairs = batch.pairs[positions[0] :]
                     self._schedule_retry(batch, error)
                     return False

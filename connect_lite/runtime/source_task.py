@@ -91,6 +91,7 @@ class WorkerSourceTask(WorkerTask):
             f"stage-{self.id}", self._run_and_send, lambda _batch, _none: None
         )
         self._send_lock = threading.Lock()
+        self._stage_run = self.spark_retrying(self._run_stage_once)
         self.errors = build_handler(
             error_handling, self.connector, self.task, self.error_counters, self.log
         )
@@ -142,10 +143,14 @@ class WorkerSourceTask(WorkerTask):
         return self.plugin.poll() if wait > 0 else None
 
     def _run_and_send(self, batch: list[SourceRecord]) -> None:
-        """On the stage thread: the batch's Spark job, then its records to the producer."""
-        result = self.stage.run(batch, tolerate_errors=True)
+        """On the stage thread: the batch's Spark job (again, later, while Spark's cluster is
+        unreachable), then its records to the producer."""
+        result = self._stage_run(batch)
         with self._send_lock:
             self._send(batch, result)
+
+    def _run_stage_once(self, batch: list[SourceRecord]) -> SourceBatchResult:
+        return self.stage.run(batch, tolerate_errors=True)
 
     def _send(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
         """Handle the batch's errors (skip or fail), then produce the rest.

@@ -5,15 +5,19 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import MutableMapping
-from typing import Any
+from collections.abc import Callable, MutableMapping
+from typing import Any, TypeVar
 
 from connect_lite.pipeline.placement import LastBatch
 from connect_lite.plugins.distributions import reported_version
 from connect_lite.runtime.logging_context import LogContext, logging_context
+from connect_lite.runtime.spark_retry import SparkRetry
 from connect_lite.runtime.status import StatusReporter, trace_of
 from connect_lite.runtime.task_metrics import ErrorCounters, TaskCounters
 from connect_lite.storage.states import State, TargetState
+
+T = TypeVar("T")
+Result = TypeVar("Result")
 
 
 def version_of(plugin: Any) -> str | None:
@@ -112,6 +116,16 @@ class WorkerTask(ABC):
     @property
     def stopping(self) -> bool:
         return self._stopping.is_set()
+
+    def spark_retrying(self, run: Callable[[list[T]], Result]) -> SparkRetry[T, Result]:
+        """``run`` (a batch's stage) kept going while Spark's cluster is unreachable: the
+        batch runs again with backoff, the task stays RUNNING, and its trace says why."""
+        return SparkRetry(run, self._report_spark, self._stopping.wait, self.log)
+
+    def _report_spark(self, error: BaseException | None) -> None:
+        if not self.stopping:
+            trace = None if error is None else trace_of(error)
+            self.status.task(self.connector, self.task, State.RUNNING, trace, self.version)
 
     # -- the template ----------------------------------------------------------------------
     def run(self) -> None:

@@ -370,8 +370,9 @@ class Worker:
         )
 
     def engine_failure(self) -> str | None:
-        """Why the Spark session could not start, if it failed (tasks fail with it)."""
-        return self.spark.start_error
+        """Why Spark cannot run tasks now: its cluster is unreachable (tasks wait for it), or
+        the session could not start (tasks fail with it)."""
+        return self.spark.unavailable or self.spark.start_error
 
     def running_plugins(self) -> list[RunningPlugin]:
         """Read-only view of the connectors, tasks and components running now."""

@@ -66,6 +66,10 @@ class SparkCluster:
     webui_port: int
     pids: dict[str, int] = field(default_factory=dict)
     """Process name (``master``, ``worker-1``, ...) -> pid of its JVM (its group leader)."""
+    cores: int = 1
+    memory: str = "1g"
+    die_with_parent: bool = False
+    """What each worker is started with (again, by ``start_worker``)."""
 
     @property
     def master_url(self) -> str:
@@ -94,6 +98,34 @@ class SparkCluster:
             return int(str(self.state().get("aliveworkers", 0)))
         except (OSError, ValueError):
             return 0
+
+    def kill_worker(self, worker: int) -> None:
+        """``kill -9`` worker ``worker`` (1-based) and its executors (its process group), as
+        a machine that dies would; returns once its JVM is gone."""
+        pid = self.pids.pop(f"worker-{worker}")
+        _signal_group(pid, signal.SIGKILL)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.save()
+
+    def start_worker(self, worker: int, timeout: float = START_TIMEOUT_S) -> None:
+        """Start worker ``worker`` (again) with its old work directory; returns once the
+        master counts it alive."""
+        preexec = _die_with_parent() if self.die_with_parent else None
+        # Waited for by its web UI port, not by counting live workers: until the master has
+        # noticed that a killed worker is gone, it still counts it.
+        webui = free_port()
+        self.pids[f"worker-{worker}"] = _launch_worker(self, worker, preexec, webui)
+        _wait(lambda: self._alive_at(webui), timeout, self, "worker")
+        self.save()
+
+    def _alive_at(self, webui_port: int) -> bool:
+        workers = self.state().get("workers")
+        return any(
+            str(w.get("webuiaddress", "")).endswith(f":{webui_port}") and w.get("state") == "ALIVE"
+            for w in (workers if isinstance(workers, list) else [])
+        )
 
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """SIGTERM every process group (workers first), then SIGKILL what is left."""
@@ -143,7 +175,10 @@ def start(
     """
     directory = directory.resolve()
     directory.mkdir(parents=True, exist_ok=True)
-    cluster = SparkCluster(directory, port or free_port(), webui_port or free_port())
+    cluster = SparkCluster(
+        directory, port or free_port(), webui_port or free_port(), {}, cores, memory,
+        die_with_parent,
+    )  # fmt: skip
     preexec = _die_with_parent() if die_with_parent else None
     try:
         cluster.pids["master"] = _launch(
@@ -153,31 +188,37 @@ def start(
         )
         _wait(lambda: cluster.state() is not None, timeout, cluster, "master")
         for n in range(1, workers + 1):
-            work = cluster.work_dir(n)
-            work.mkdir(exist_ok=True)
-            cluster.pids[f"worker-{n}"] = _launch(
-                directory / f"worker-{n}.log",
-                [
-                    _WORKER,
-                    "--cores",
-                    str(cores),
-                    "--memory",
-                    memory,
-                    "--host",
-                    HOST,
-                    *_webui(free_port()),
-                    "--work-dir",
-                    str(work),
-                    cluster.master_url,
-                ],
-                preexec,
-            )
+            cluster.pids[f"worker-{n}"] = _launch_worker(cluster, n, preexec)
         _wait(lambda: cluster.alive_workers() >= workers, timeout, cluster, "worker")
     except BaseException:
         cluster.stop()
         raise
     cluster.save()
     return cluster
+
+
+def _launch_worker(
+    cluster: SparkCluster, n: int, preexec: Callable[[], None] | None, webui_port: int = 0
+) -> int:
+    work = cluster.work_dir(n)
+    work.mkdir(exist_ok=True)
+    return _launch(
+        cluster.directory / f"worker-{n}.log",
+        [
+            _WORKER,
+            "--cores",
+            str(cluster.cores),
+            "--memory",
+            cluster.memory,
+            "--host",
+            HOST,
+            *_webui(webui_port or free_port()),
+            "--work-dir",
+            str(work),
+            cluster.master_url,
+        ],
+        preexec,
+    )
 
 
 def _webui(port: int) -> list[str]:

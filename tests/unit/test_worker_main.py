@@ -65,9 +65,15 @@ def test_the_ready_line_gives_every_part_its_seconds() -> None:
 
 
 class SparkState:
-    def __init__(self, start_error: str | None = None, started_in: float | None = None) -> None:
+    def __init__(
+        self,
+        start_error: str | None = None,
+        started_in: float | None = None,
+        unavailable: str | None = None,
+    ) -> None:
         self.start_error = start_error
         self.started_in = started_in
+        self.unavailable = unavailable
 
 
 @pytest.mark.parametrize(
@@ -76,6 +82,10 @@ class SparkState:
         (SparkState(), "Spark still starting in the background"),
         (SparkState(started_in=4.237), "Spark 4.24 s"),
         (SparkState(start_error="Spark failed"), "Spark failed to start (see the ERROR above)"),
+        (
+            SparkState(unavailable="Spark is unreachable: no master"),
+            "Spark's cluster is unreachable (see the ERROR above); retrying with backoff",
+        ),
     ],
 )
 def test_sparks_part_of_the_ready_line(spark: Any, text: str) -> None:
