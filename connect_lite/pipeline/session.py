@@ -380,6 +380,7 @@ class SparkRuntime:
                 handshake(spark.sparkContext, self._shipper.package(spark.sparkContext))
             except BaseException as error:
                 _, stopped = _probe(spark)
+                self._candidate = None  # stopped by us: the keeper must not take it for lost
                 spark.stop()
                 if stopped:  # not the executors' fault: the master gave up on the application
                     raise ConnectError(
