@@ -18,7 +18,7 @@ STATIC = resources.files("connect_lite.rest") / "ui_static"
 PAGE = "index.html"
 ASSETS = {
     "app.js": "text/javascript; charset=utf-8",
-    "metrics.js": "text/javascript; charset=utf-8",
+    "sparklines.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
     "favicon.svg": "image/svg+xml",
 }

@@ -168,6 +168,7 @@ def test_the_wheel_ships_the_builtin_connectors_license_and_type_marker(
         "connect_lite/connectors/filestream/sink.py",
         "connect_lite/rest/ui_static/index.html",  # the status page, GET /ui
         "connect_lite/rest/ui_static/app.js",
+        "connect_lite/rest/ui_static/sparklines.js",
         "connect_lite/rest/ui_static/style.css",
         f"{info}/licenses/LICENSE",
     } <= names

@@ -78,7 +78,7 @@ def test_the_page_is_html_with_a_strict_content_security_policy(client: FlaskCli
 def test_the_page_has_no_inline_script_style_or_handlers(client: FlaskClient) -> None:
     found = page(client)
     assert found.script_text == ""
-    assert [attrs["src"] for attrs in found.all("script")] == ["ui/metrics.js", "ui/app.js"]
+    assert [attrs["src"] for attrs in found.all("script")] == ["ui/sparklines.js", "ui/app.js"]
     assert found.all("style") == []
     for tag, attrs in found.elements:
         assert "style" not in attrs, tag
@@ -87,7 +87,7 @@ def test_the_page_has_no_inline_script_style_or_handlers(client: FlaskClient) ->
 
 def test_the_scripts_build_the_dom_without_parsing_html() -> None:
     """Connector names, traces and error messages reach the page as text only."""
-    for script in ("app.js", "metrics.js"):
+    for script in ("app.js", "sparklines.js"):
         source = (STATIC / script).read_text()
         for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
             assert sink not in source, (script, sink)

@@ -1,4 +1,4 @@
-"""The status page's metrics arithmetic (ui_static/metrics.js), run in the session's headless
+"""The status page's metrics arithmetic (ui_static/sparklines.js), run in the session's headless
 Chromium: parsing the worker's real /metrics text, rates from successive scrapes, sparkline
 layout."""
 
@@ -18,7 +18,7 @@ from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.memory import open_memory_stores
 from tests.unit.runtime.test_worker_metrics import FakeTask
 
-METRICS_JS = Path(__file__).resolve().parents[2] / "connect_lite/rest/ui_static/metrics.js"
+SPARKLINES_JS = Path(__file__).resolve().parents[2] / "connect_lite/rest/ui_static/sparklines.js"
 pytestmark = pytest.mark.integration
 
 RunJs = Callable[[str, Any], Any]
@@ -37,9 +37,9 @@ def exposition(tasks: list[FakeTask]) -> str:
 
 @pytest.fixture(scope="module")
 def page(browser: Browser) -> Iterator[Page]:
-    """A blank page with metrics.js loaded, as the status page loads it."""
+    """A blank page with sparklines.js loaded, as the status page loads it."""
     blank = browser.new_page()
-    blank.add_script_tag(path=str(METRICS_JS))
+    blank.add_script_tag(path=str(SPARKLINES_JS))
     try:
         yield blank
     finally:
@@ -48,7 +48,7 @@ def page(browser: Browser) -> Iterator[Page]:
 
 @pytest.fixture
 def run_js(page: Page) -> RunJs:
-    """Run a function body with ``m`` (metrics.js) and ``data`` in scope; it returns JSON."""
+    """Run a function body with ``m`` (sparklines.js) and ``data`` in scope; it returns JSON."""
 
     def run(body: str, data: Any) -> Any:
         script = f"(data) => {{ const m = globalThis.ConnectLiteMetrics; {body} }}"
@@ -88,7 +88,7 @@ def test_unreadable_lines_are_skipped(run_js: RunJs) -> None:
 
 
 def scrape(values: dict[tuple[str, str, int], float]) -> list[dict[str, Any]]:
-    """Samples for metrics.js: (kind, connector, task) -> counter value."""
+    """Samples for sparklines.js: (kind, connector, task) -> counter value."""
     names = {
         "source": "kafka_connect_source_task_metrics_source_record_write_total",
         "sink": "kafka_connect_sink_task_metrics_sink_record_send_total",

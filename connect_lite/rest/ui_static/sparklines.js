@@ -1,7 +1,7 @@
 // The status page's arithmetic, without the DOM: parse GET /metrics (Prometheus text format),
 // turn successive scrapes into per-connector throughput and error counts, and lay out a
 // sparkline. In the browser it defines globalThis.ConnectLiteMetrics for app.js (and for
-// tests/integration/test_status_page_metrics.py); under Node it is a CommonJS module.
+// tests/integration/test_status_page_sparklines.py); under Node it is a CommonJS module.
 "use strict";
 
 (function () {
