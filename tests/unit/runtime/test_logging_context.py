@@ -26,6 +26,7 @@ from connect_lite.runtime.source_task import WorkerSourceTask
 from connect_lite.runtime.status import StatusReporter
 from connect_lite.storage.memory import open_memory_stores
 from connect_lite.storage.states import TargetState
+from tests.unit.runtime.fake_producer import RecordingProducer
 
 plugin_log = logging.getLogger("my.plugin")
 
@@ -118,23 +119,6 @@ class FakeStage:
         pass
 
 
-class FakeProducer:
-    def __init__(self, **_: Any) -> None:
-        pass
-
-    def produce(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def poll(self, _timeout: float) -> int:
-        return 0
-
-    def flush(self, _timeout: float) -> int:
-        return 0
-
-    def close(self) -> None:
-        pass
-
-
 def test_a_plugins_own_log_lines_carry_the_task_context_on_every_thread(lines: Lines) -> None:
     stores = open_memory_stores()
     status = StatusReporter(stores.statuses, "w")
@@ -142,7 +126,7 @@ def test_a_plugins_own_log_lines_carry_the_task_context_on_every_thread(lines: L
         plugin=ChattySource(),
         task_config={"topic": "t"},
         stage=FakeStage(),
-        producer_factory=FakeProducer,
+        producer_factory=RecordingProducer,
         offsets=stores.offsets,
         flush_interval_ms=60_000,
         flush_timeout_ms=1_000,

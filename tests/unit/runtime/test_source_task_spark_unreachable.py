@@ -18,6 +18,7 @@ from connect_lite.runtime.batch_pipeline import Batching
 from connect_lite.runtime.source_task import WorkerSourceTask
 from connect_lite.storage.memory import open_memory_stores
 from connect_lite.storage.states import State, TargetState
+from tests.unit.runtime.fake_producer import RecordingProducer
 
 LOST = "Spark is unreachable: no executor for 30 s"
 
@@ -71,29 +72,12 @@ class LostTwice:
         pass
 
 
-class Producer:
-    def __init__(self, **_: Any) -> None:
-        self.values: list[bytes] = []
-
-    def produce(self, topic: str, value: bytes, *args: Any) -> None:
-        self.values.append(value)
-
-    def poll(self, _timeout: float) -> int:
-        return 0
-
-    def flush(self, _timeout: float) -> int:
-        return 0
-
-    def close(self) -> None:
-        pass
-
-
 def test_the_task_stays_running_says_why_and_sends_the_same_batch(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(spark_retry, "Backoff", lambda: Backoff(0.01, 0.01))
     stores = open_memory_stores()
-    status, stage, producer = RecordingStatus(), LostTwice(), Producer()
+    status, stage, producer = RecordingStatus(), LostTwice(), RecordingProducer()
     task = WorkerSourceTask(
         plugin=ThreeRecords(),
         task_config={},
