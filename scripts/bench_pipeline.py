@@ -21,6 +21,12 @@ With ``--transforms`` values travel as JSON with schemas and each connector runs
 three of Kafka's transforms (compiled to Spark column expressions): the source wraps each line
 in a Struct, stamps it and renames the topic; the sink drops the stamp, extracts the line and
 renames the topic back.
+
+Each direction has a third line: a bare Spark stage over the same records, in a session with
+the worker's settings (connect_lite.pipeline.session's defaults), in batches of the worker's
+largest size: Arrow tables in, an identity conversion in the Python workers (``mapInArrow``;
+text to bytes for the source, bytes to text for the sink), Arrow tables out. It is Spark's
+own cost for moving the records, so the gap between it and the pipeline is connect-lite's.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from confluent_kafka import Consumer, Producer
 
@@ -40,6 +47,9 @@ sys.path.insert(0, str(REPO))
 
 from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
 from connect_lite.kafka.clients import CONSUMER_DEFAULTS  # noqa: E402
+from connect_lite.pipeline.session import SparkRuntime  # noqa: E402
+from connect_lite.pipeline.transfer import MAX_CHUNK_RECORDS  # noqa: E402
+from connect_lite.runtime.batch_pipeline import DEFAULT_BATCHING  # noqa: E402
 from connect_lite.testing import spark_cluster  # noqa: E402
 from tests.integration.cluster.properties import readme_cluster_properties  # noqa: E402
 from tests.integration.worker_process import WorkerProcess, wait_for  # noqa: E402
@@ -111,6 +121,56 @@ def raw_consume(bootstrap: str, topic: str, count: int) -> float:
     if seen < count:
         raise SystemExit(f"raw consumer saw only {seen} of {count} records")
     return count / elapsed
+
+
+def _as_binary(batches: Any) -> Any:
+    import pyarrow as pa
+
+    for batch in batches:
+        yield pa.RecordBatch.from_arrays([batch.column(0).cast(pa.binary())], ["value"])
+
+
+def _as_text(batches: Any) -> Any:
+    import pyarrow as pa
+
+    for batch in batches:
+        yield pa.RecordBatch.from_arrays([batch.column(0).cast(pa.string())], ["value"])
+
+
+def bare_stage(lines: list[bytes]) -> tuple[float, float]:
+    """Records/s of a bare Spark stage over ``lines``: (text -> bytes, bytes -> text), one job
+    per batch of the worker's largest size, one Arrow record batch (one Spark task) per
+    MAX_CHUNK_RECORDS, after a warm-up job."""
+    import pyarrow as pa
+
+    runtime = SparkRuntime({})
+    spark = runtime.session()
+    texts = [line.decode() for line in lines]
+    step = DEFAULT_BATCHING.max_records
+
+    def run(values: list[Any], kind: pa.DataType, convert: Any, out: str) -> float:
+        begin = time.perf_counter()
+        for start in range(0, len(values), step):
+            part = values[start : start + step]
+            table = pa.Table.from_batches(
+                [
+                    pa.RecordBatch.from_arrays(
+                        [pa.array(part[i : i + MAX_CHUNK_RECORDS], kind)], ["value"]
+                    )
+                    for i in range(0, len(part), MAX_CHUNK_RECORDS)
+                ]
+            )
+            spark.createDataFrame(table).mapInArrow(convert, f"value {out}").toArrow()
+        return len(values) / (time.perf_counter() - begin)
+
+    try:
+        run(texts[:1000], pa.string(), _as_binary, "binary")  # Python workers start
+        return (
+            run(texts, pa.string(), _as_binary, "binary"),
+            run(lines, pa.binary(), _as_text, "string"),
+        )
+    finally:
+        runtime.stop()
 
 
 def committed_position(worker: WorkerProcess, connector: str) -> int:
@@ -370,6 +430,7 @@ def main() -> None:
         raw_topic = f"raw-{uuid.uuid4().hex[:8]}"
         produce_rate = raw_produce(broker.bootstrap_servers, raw_topic, lines)
         consume_rate = raw_consume(broker.bootstrap_servers, raw_topic, args.records)
+        bare = None if args.master else bare_stage(lines)
         del lines
         if args.master:
             rates = cluster_runs(args, work, broker.bootstrap_servers, src, size)
@@ -379,24 +440,32 @@ def main() -> None:
     if args.master:
         print_cluster(rates, produce_rate, consume_rate, target)
     else:
-        print_local(rates[0], produce_rate, consume_rate, target)
+        assert bare is not None
+        print_local(rates[0], bare, produce_rate, consume_rate, target)
 
 
 def print_local(
-    rates: tuple[float, float], produce_rate: float, consume_rate: float, target: str
+    rates: tuple[float, float],
+    bare: tuple[float, float],
+    produce_rate: float,
+    consume_rate: float,
+    target: str,
 ) -> None:
+    """Per direction: the raw client, the bare Spark stage and the pipeline, each as a ratio
+    to the raw client; the last column is the pipeline's share of the bare stage's rate."""
     source_rate, sink_rate = rates
-    print(f"{'path':<42}{'records/s':>12}{'ratio':>8}")
-    print(f"{'raw confluent-kafka producer':<42}{produce_rate:>12,.0f}{'1.00':>8}")
-    print(
-        f"{'source pipeline (file -> Spark -> Kafka)':<42}{source_rate:>12,.0f}"
-        f"{source_rate / produce_rate:>8.2f}"
-    )
-    print(f"{'raw confluent-kafka consumer':<42}{consume_rate:>12,.0f}{'1.00':>8}")
-    print(
-        f"{f'sink pipeline (Kafka -> Spark -> {target})':<42}{sink_rate:>12,.0f}"
-        f"{sink_rate / consume_rate:>8.2f}"
-    )
+    rows = [
+        ("raw confluent-kafka producer", produce_rate, produce_rate, None),
+        ("bare Spark stage (text -> bytes)", bare[0], produce_rate, None),
+        ("source pipeline (file -> Spark -> Kafka)", source_rate, produce_rate, bare[0]),
+        ("raw confluent-kafka consumer", consume_rate, consume_rate, None),
+        ("bare Spark stage (bytes -> text)", bare[1], consume_rate, None),
+        (f"sink pipeline (Kafka -> Spark -> {target})", sink_rate, consume_rate, bare[1]),
+    ]
+    print(f"{'path':<42}{'records/s':>12}{'ratio':>8}{'of bare Spark':>15}")
+    for label, rate, raw, stage in rows:
+        share = "" if stage is None else f"{rate / stage:.2f}"
+        print(f"{label:<42}{rate:>12,.0f}{rate / raw:>8.2f}{share:>15}")
 
 
 def print_cluster(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import confluent_kafka
@@ -19,6 +19,10 @@ DeliveryCallback = Callable[[ConnectError | None, RecordMetadata | None], None]
 """Called from poll()/flush() once per record: (error, None) or (None, metadata)."""
 
 Headers = list[tuple[str, bytes | None]]
+
+ProducedRow = tuple[int, str, int | None, bytes | None, bytes | None, Headers | None, int | None]
+"""A record to produce and its position in its batch: (index, topic, partition, key, value,
+headers, timestamp)."""
 
 
 def _metadata(msg: Any) -> RecordMetadata:
@@ -92,6 +96,26 @@ class Producer:
             self._produce_when_room(topic, value, key, kwargs)
         except confluent_kafka.KafkaException as exc:
             raise to_connect_error(exc, f"cannot produce to {topic}") from exc
+
+    def produce_rows(self, rows: Iterable[ProducedRow]) -> None:
+        """Queue records given as (index, topic, partition, key, value, headers, timestamp)
+        tuples, in order, without delivery callbacks (see ``on_error``).
+
+        The same as calling ``produce`` for each, in about half the time: confluent-kafka's
+        ``produce`` is called with positional arguments, which it parses faster than
+        keywords, and nothing is built per record."""
+        produce: Any = self._producer.produce  # headers: the stubs want str values too
+        for _, topic, partition, key, value, headers, timestamp in rows:
+            # confluent-kafka's order: topic, value, key, partition, on_delivery, callback,
+            # timestamp, headers
+            args = (topic, value, key, -1 if partition is None else partition)
+            try:
+                produce(*args, None, None, timestamp or 0, headers)
+            except BufferError:
+                kwargs = {"partition": args[3], "timestamp": timestamp or 0, "headers": headers}
+                self._produce_when_room(topic, value, key, kwargs)
+            except confluent_kafka.KafkaException as exc:
+                raise to_connect_error(exc, f"cannot produce to {topic}") from exc
 
     def _adapted(self, on_delivery: DeliveryCallback) -> Callable[[Any, Any], None]:
         # A task usually passes the same callback for many records: adapt it once.

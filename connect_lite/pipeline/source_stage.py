@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import logging
 import operator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from connect_lite.api.records import SourceRecord
@@ -33,15 +35,31 @@ class ProducedRecord:
     timestamp: int | None
 
 
+ProducedRow = tuple[
+    int, str, int | None, bytes | None, bytes | None, SerializedHeaders | None, int | None
+]
+"""A ProducedRecord's fields as a plain tuple, in the same order (headers None when there
+are none), which is the order the producer's ``produce_rows`` takes. A batch has one per
+record, so it is a tuple made by ``zip``, not an object made by a Python ``__init__``."""
+
+
 @dataclass
 class SourceBatchResult:
     """The outcome of a source batch: produced records in input order, drops and errors."""
 
     size: int
-    records: list[ProducedRecord] = field(default_factory=list)
+    rows: list[ProducedRow] = field(default_factory=list)
     dropped: list[int] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)  # only with tolerate_errors
     retries: int = 0  # operations retried after a RetriableError
+
+    @property
+    def records(self) -> list[ProducedRecord]:
+        """The rows as ProducedRecords (built on each call)."""
+        return [
+            ProducedRecord(i, topic, partition, key, value, headers or [], ts)
+            for i, topic, partition, key, value, headers, ts in self.rows
+        ]
 
     def by_index(self) -> list[ProducedRecord | None]:
         """One entry per input record: its ProducedRecord, or None if dropped or failed."""
@@ -106,7 +124,7 @@ class SourceStage(BatchStage):
             for chunk in chunks:
                 survivors.update(chunk.selected or ())
                 self._collect(records, 0, chunk, result)
-        result.records.sort(key=operator.attrgetter("index"))  # partitions come back in any order
+        result.rows.sort(key=operator.itemgetter(0))  # partitions come back in any order
         result.errors.sort(key=lambda e: -1 if e.index is None else e.index)
         result.dropped = sorted(set(range(n)) - survivors)
         self.compiled_batches += 1
@@ -132,19 +150,27 @@ class SourceStage(BatchStage):
         out.dropped.extend(base + i for i in chunk.dropped)
         if not isinstance(chunk, SourceChunk) or not chunk.kept:
             return  # nothing kept, or the chunk failed as a whole
-        keys, values, meta = chunk.keys, chunk.values, chunk.destinations
-        headers = chunk.headers or [None] * len(keys)
-        append = out.records.append
-        for j, local in enumerate(chunk.kept):
-            index = base + local
-            if meta is None:
-                rec = records[index]
-                topic, partition, ts = rec.topic, rec.kafka_partition, rec.timestamp
-            else:
-                topic, partition, ts = meta[j]
-            append(
-                ProducedRecord(index, topic, partition, keys[j], values[j], headers[j] or [], ts)
-            )
+        kept = chunk.kept
+        indexes = [base + local for local in kept] if base else kept
+        headers: Iterable[SerializedHeaders | None] = chunk.headers or repeat(None, len(kept))
+        topics: Iterable[str]
+        partitions: Iterable[int | None]
+        stamps: Iterable[int | None]
+        if chunk.destinations is None:  # no chain ran: the input records say where
+            originals = [records[i] for i in indexes]
+            topics = map(_TOPIC, originals)
+            partitions = map(_PARTITION, originals)
+            stamps = map(_TIMESTAMP, originals)
+        else:
+            topics, partitions, stamps = zip(*chunk.destinations, strict=True)
+        out.rows.extend(
+            zip(indexes, topics, partitions, chunk.keys, chunk.values, headers, stamps, strict=True)
+        )
+
+
+_TOPIC = operator.attrgetter("topic")
+_PARTITION = operator.attrgetter("kafka_partition")
+_TIMESTAMP = operator.attrgetter("timestamp")
 
 
 def _columns(records: list[SourceRecord], names: tuple[str, ...]) -> tuple[list[Any], ...]:

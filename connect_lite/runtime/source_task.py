@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 import threading
 import time
 from typing import Any
@@ -31,6 +32,9 @@ from connect_lite.runtime.task import WorkerTask, version_of
 from connect_lite.runtime.topic_creation import TopicCreator
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.base import OffsetStore
+
+_INDEX = operator.itemgetter(0)
+_TOPIC = operator.itemgetter(1)
 
 
 class _Context(SourceTaskContext):
@@ -161,34 +165,31 @@ class WorkerSourceTask(WorkerTask):
         producer = self.producer
         assert producer is not None
         self.errors.stage_errors(result.errors, result.retries, source=batch.__getitem__)
-        topics = {out.topic for out in result.records}  # after transforms: the real destinations
+        rows = result.rows
+        topics = set(map(_TOPIC, rows))  # after transforms: the real destinations
         if self.topic_creator is not None:  # before the producer's first send to a new topic
             self.topic_creator.ensure(topics)
         if self.topic_tracker is not None:
             self.topic_tracker.record(self.connector, topics, self.task)
-        submitted = self.submitted.submit(len(result.records), offsets_of(batch))
+        submitted = self.submitted.submit(len(rows), offsets_of(batch))
         if self._wants_commit_record:
-            produced_indexes = {p.index for p in result.records}
+            produced_indexes = set(map(_INDEX, rows))
             for i, dropped in enumerate(batch):
                 if i not in produced_indexes:
                     self.plugin.commit_record(dropped, None)
-        self.counters.add(records_out=len(result.records))
+        self.counters.add(records_out=len(rows))
         if not self._wants_commit_record:
-            produce = producer.produce
-            for out in result.records:
-                produce(
-                    out.topic, out.value, out.key, out.headers or None, out.partition, out.timestamp
-                )
+            producer.produce_rows(rows)
             return
-        for out in result.records:
+        for i, topic, partition, key, value, headers, timestamp in rows:
             producer.produce(
-                out.topic,
-                out.value,
-                key=out.key,
-                headers=out.headers or None,
-                partition=out.partition,
-                timestamp=out.timestamp,
-                on_delivery=functools.partial(self._on_delivery, submitted, batch[out.index]),
+                topic,
+                value,
+                key=key,
+                headers=headers,
+                partition=partition,
+                timestamp=timestamp,
+                on_delivery=functools.partial(self._on_delivery, submitted, batch[i]),
             )
 
     def _on_delivery(

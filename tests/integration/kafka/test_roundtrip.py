@@ -74,6 +74,39 @@ def test_round_trip_keeps_keys_values_headers_and_timestamps(bootstrap_servers: 
     assert got[0].headers == []
 
 
+def test_rows_are_produced_as_produce_would_in_order_even_past_a_full_queue(
+    bootstrap_servers: str,
+) -> None:
+    """produce_rows: the same fields as produce, in order; a local queue of 5 messages makes
+    it wait for room (as produce does) rather than fail or drop."""
+    topic = unique("rows")
+    Admin({"bootstrap.servers": bootstrap_servers}).create_topic(topic, 2, 1)
+    errors: list[ConnectError] = []
+    conf = {**producer_config(worker(bootstrap_servers), "rows", 0)}
+    conf["queue.buffering.max.messages"] = "5"
+    producer = Producer(conf, on_error=errors.append)
+    rows = [
+        (0, topic, 0, b"k0", b"v0", None, 1_700_000_000_000),
+        (1, topic, 1, None, None, [("h", b"x"), ("n", None)], None),
+        *((i, topic, 0, None, f"v{i}".encode(), None, None) for i in range(2, 40)),
+    ]
+    producer.produce_rows(rows)
+    assert producer.flush(30) == 0 and errors == []
+    producer.close()
+
+    consumer = Consumer(consumer_config(worker(bootstrap_servers), "rows", 0, unique("g"), {}))
+    consumer.subscribe([topic])
+    got = sorted(read(consumer, 40), key=lambda m: (m.partition, m.offset))
+    consumer.close()
+    assert [(m.key, m.value) for m in got if m.partition == 0] == [(b"k0", b"v0")] + [
+        (None, f"v{i}".encode()) for i in range(2, 40)
+    ]
+    assert [(m.key, m.value, m.headers) for m in got if m.partition == 1] == [
+        (None, None, [("h", b"x"), ("n", None)])
+    ]
+    assert got[0].timestamp == 1_700_000_000_000
+
+
 def test_regex_subscription_matches_whole_names_and_start_offsets_apply(
     bootstrap_servers: str,
 ) -> None:

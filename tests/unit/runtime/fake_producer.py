@@ -14,6 +14,9 @@ class RecordingProducer:
     def produce(self, topic: str, value: bytes, *args: Any, **kwargs: Any) -> None:
         self.values.append(value)
 
+    def produce_rows(self, rows: Any) -> None:
+        self.values.extend(row[4] for row in rows)
+
     def poll(self, _timeout: float) -> int:
         return 0
 

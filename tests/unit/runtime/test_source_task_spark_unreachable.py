@@ -12,7 +12,7 @@ from connect_lite.api.connector import SourceTask
 from connect_lite.api.records import SourceRecord
 from connect_lite.pipeline.cluster_watch import Backoff
 from connect_lite.pipeline.session import SparkUnavailableError
-from connect_lite.pipeline.source_stage import ProducedRecord, SourceBatchResult
+from connect_lite.pipeline.source_stage import SourceBatchResult
 from connect_lite.runtime import spark_retry
 from connect_lite.runtime.batch_pipeline import Batching
 from connect_lite.runtime.source_task import WorkerSourceTask
@@ -62,11 +62,10 @@ class LostTwice:
         self.runs.append([str(r.value) for r in batch])
         if len(self.runs) <= 2:
             raise SparkUnavailableError(LOST)
-        records = [
-            ProducedRecord(i, r.topic, None, None, str(r.value).encode(), [], None)
-            for i, r in enumerate(batch)
+        rows = [
+            (i, r.topic, None, None, str(r.value).encode(), None, None) for i, r in enumerate(batch)
         ]
-        return SourceBatchResult(records=records, size=len(batch))
+        return SourceBatchResult(rows=rows, size=len(batch))
 
     def cancel(self) -> None:
         pass
