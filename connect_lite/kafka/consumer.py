@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException
@@ -29,9 +28,9 @@ _TIMESTAMP_TYPES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class ConsumedMessage:
-    """One record as read from Kafka, bytes untouched."""
+class ConsumedMessage(NamedTuple):
+    """One record as read from Kafka, bytes untouched. A named tuple: a sink task reads
+    millions, and a tuple is built in a fraction of a frozen dataclass's time."""
 
     topic: str
     partition: int
@@ -123,22 +122,15 @@ class Consumer:
         out: list[ConsumedMessage] = []
         append = out.append
         types = _TIMESTAMP_TYPES
+        new, cls = tuple.__new__, ConsumedMessage  # no Python __new__ call per message
         for msg in batch:
             if msg.error() is not None:
                 self._on_error(msg)
                 continue
             ts_type, ts = msg.timestamp()
+            fields = (msg.topic(), msg.partition(), msg.offset(), msg.key(), msg.value())
             append(
-                ConsumedMessage(
-                    msg.topic(),
-                    msg.partition(),
-                    msg.offset(),
-                    msg.key(),
-                    msg.value(),
-                    msg.headers() or [],
-                    ts if ts_type else None,
-                    types[ts_type],
-                )
+                new(cls, (*fields, msg.headers() or [], ts if ts_type else None, types[ts_type]))
             )
         return out
 

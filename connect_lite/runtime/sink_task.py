@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,6 +36,10 @@ from connect_lite.runtime.topic_tracking import TopicTracker
 
 DLQ_FLUSH_TIMEOUT_S = 30.0
 """How long a commit waits for the dead letter queue to acknowledge reported records."""
+
+
+_PLACE = operator.attrgetter("topic", "partition")
+_OFFSET = operator.attrgetter("offset")
 
 
 @dataclass
@@ -264,9 +269,12 @@ class WorkerSinkTask(WorkerTask):
                 "Tolerance exceeded in error handler"
             ) from self.errors.failed
         self.counters.add(records_out=batch.count)
-        for message in batch.messages:
-            if self._owns(message):
-                self.current[TopicPartition(message.topic, message.partition)] = message.offset + 1
+        # The last message of each partition (a batch holds each partition's in offset order).
+        last = dict(zip(map(_PLACE, batch.messages), map(_OFFSET, batch.messages), strict=True))
+        for (topic, partition), offset in last.items():
+            tp = TopicPartition(topic, partition)
+            if tp in self.assigned:
+                self.current[tp] = offset + 1
         if batch.retry_at is not None and self.consumer is not None:
             self.log.info("The batch was handed over again; resuming its partitions")
             self.consumer.resume([tp for tp in self.assigned if tp not in self._paused_by_task])
