@@ -21,6 +21,11 @@ AssignCallback = Callable[[list[TopicPartition]], Mapping[TopicPartition, int] |
 RevokeCallback = Callable[[list[TopicPartition]], None]
 """Told the partitions being revoked (or lost)."""
 
+CONSUME_SLICE = 10_000
+"""The most records one ``poll_batch`` returns. confluent-kafka builds the messages of one
+``consume`` call holding the GIL: 200,000 of them kept every other thread of the worker (the
+REST API's too) waiting for tens of milliseconds. A batch is built from several calls."""
+
 _TIMESTAMP_TYPES = {
     confluent_kafka.TIMESTAMP_CREATE_TIME: "CreateTime",
     confluent_kafka.TIMESTAMP_LOG_APPEND_TIME: "LogAppendTime",
@@ -103,11 +108,13 @@ class Consumer:
         return hook
 
     def poll_batch(self, max_records: int, timeout: float) -> list[ConsumedMessage]:
-        """Up to ``max_records`` records: those waiting now, or, when none is, the first to
-        arrive within ``timeout`` seconds together with those that came with it.
+        """Up to ``max_records`` records (at most CONSUME_SLICE): those waiting now, or, when
+        none is, the first to arrive within ``timeout`` seconds together with those that came
+        with it.
 
         librdkafka's ``consume(n, timeout)`` waits for n records or the whole timeout, so a
         lone record would wait out the window; ``poll`` returns at the first one."""
+        max_records = min(max_records, CONSUME_SLICE)
         try:
             # Any: the stubs type fields of error messages as optional; those are skipped.
             batch: list[Any] = self._consumer.consume(num_messages=max_records, timeout=0)

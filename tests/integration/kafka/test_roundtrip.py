@@ -9,6 +9,7 @@ import pytest
 
 from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import RecordMetadata, TopicPartition
+from connect_lite.kafka import consumer as consumer_module
 from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.clients import consumer_config, producer_config
 from connect_lite.kafka.consumer import ConsumedMessage, Consumer
@@ -105,6 +106,29 @@ def test_rows_are_produced_as_produce_would_in_order_even_past_a_full_queue(
         (None, None, [("h", b"x"), ("n", None)])
     ]
     assert got[0].timestamp == 1_700_000_000_000
+
+
+def test_a_poll_returns_at_most_a_slice_and_the_next_polls_the_rest_in_order(
+    bootstrap_servers: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(consumer_module, "CONSUME_SLICE", 10)
+    topic = unique("slices")
+    Admin({"bootstrap.servers": bootstrap_servers}).create_topic(topic, 1, 1)
+    producer = Producer(producer_config(worker(bootstrap_servers), "slices", 0))
+    produce_all(producer, topic, [{"value": f"v{i}".encode()} for i in range(25)])
+    producer.close()
+    consumer = Consumer(consumer_config(worker(bootstrap_servers), "sl", 0, unique("g"), {}))
+    consumer.subscribe([topic])
+    got: list[ConsumedMessage] = []
+    sizes: list[int] = []
+    deadline = time.monotonic() + 30
+    while len(got) < 25 and time.monotonic() < deadline:
+        batch = consumer.poll_batch(1000, 0.5)
+        sizes.append(len(batch))
+        got.extend(batch)
+    consumer.close()
+    assert [m.value for m in got] == [f"v{i}".encode() for i in range(25)]
+    assert max(sizes) == 10, sizes  # all 25 were waiting: every full poll took a slice
 
 
 def test_regex_subscription_matches_whole_names_and_start_offsets_apply(
