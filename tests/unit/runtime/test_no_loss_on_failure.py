@@ -34,15 +34,6 @@ PER_BATCH = 3
 PARTITION = {"file": "in.txt"}
 JOB_FAILED = "Job aborted due to stage failure: executor lost"
 
-BATCH_BEHIND_A_FAILED_ONE = (
-    "bug: the batch in the stage behind the failed one is produced when the failed task "
-    "closes, and close() commits its offsets, past the failed batch's"
-)
-PARTIAL_BATCH = (
-    "bug: a batch whose produce_rows raised part-way stays submitted, and close()'s flush "
-    "acknowledges all of it (without per-record callbacks)"
-)
-
 
 class RecordingStatus:
     """Keeps the reports; ``on_failed`` runs when FAILED is reported (before the task closes)."""
@@ -180,7 +171,6 @@ def source_task(
     )
 
 
-@pytest.mark.xfail(strict=True, reason=BATCH_BEHIND_A_FAILED_ONE)
 def test_a_failed_spark_job_fails_the_source_task_and_commits_nothing_of_its_batch() -> None:
     stores = open_memory_stores()
     producer = DeliveringProducer(fails=lambda _value: False)
@@ -262,13 +252,7 @@ class QueueFullProducer(DeliveringProducer):
         super().produce(topic, value, *args, **kwargs)
 
 
-@pytest.mark.parametrize(
-    "plugin_class",
-    [
-        pytest.param(GatedSource, marks=pytest.mark.xfail(strict=True, reason=PARTIAL_BATCH)),
-        CommitRecordSource,
-    ],
-)
+@pytest.mark.parametrize("plugin_class", [GatedSource, CommitRecordSource])
 def test_a_produce_refused_part_way_through_a_batch_commits_nothing_of_it(
     plugin_class: type[GatedSource],
 ) -> None:
