@@ -13,7 +13,8 @@ from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import RecordMetadata, SourceRecord
 from connect_lite.kafka.producer import Producer
 from connect_lite.pipeline.placement import LastBatch
-from connect_lite.pipeline.source_stage import SourceBatchResult, SourceStage
+from connect_lite.pipeline.record_errors import StageCancelledError
+from connect_lite.pipeline.source_stage import ProducedRow, SourceBatchResult, SourceStage
 from connect_lite.pipeline.stage_spec import StageSpec
 from connect_lite.runtime.batch_pipeline import (
     DEFAULT_BATCHING,
@@ -95,6 +96,9 @@ class WorkerSourceTask(WorkerTask):
             f"stage-{self.id}", self._run_and_send, lambda _batch, _none: None
         )
         self._send_lock = threading.Lock()
+        self._stage_failed = False
+        """Set on the stage thread when a batch's job or send failed: the batches behind it
+        are neither run nor produced (their offsets would be committed past it)."""
         self._stage_run = self.spark_retrying(self._run_stage_once)
         self.errors = build_handler(
             error_handling, self.connector, self.task, self.error_counters, self.log
@@ -148,10 +152,17 @@ class WorkerSourceTask(WorkerTask):
 
     def _run_and_send(self, batch: list[SourceRecord]) -> None:
         """On the stage thread: the batch's Spark job (again, later, while Spark's cluster is
-        unreachable), then its records to the producer."""
-        result = self._stage_run(batch)
-        with self._send_lock:
-            self._send(batch, result)
+        unreachable), then its records to the producer. Once a batch failed, the task fails
+        with it: the batches behind it are not produced."""
+        if self._stage_failed:
+            raise StageCancelledError("Not run: a batch before it failed")
+        try:
+            result = self._stage_run(batch)
+            with self._send_lock:
+                self._send(batch, result)
+        except BaseException:
+            self._stage_failed = True
+            raise
 
     def _run_stage_once(self, batch: list[SourceRecord]) -> SourceBatchResult:
         return self.stage.run(batch, tolerate_errors=True)
@@ -178,6 +189,19 @@ class WorkerSourceTask(WorkerTask):
                 if i not in produced_indexes:
                     self.plugin.commit_record(dropped, None)
         self.counters.add(records_out=len(rows))
+        try:
+            self._produce(producer, rows, batch, submitted)
+        except BaseException:
+            submitted.failed = True  # not all of it reached the producer: never committed
+            raise
+
+    def _produce(
+        self,
+        producer: Producer,
+        rows: list[ProducedRow],
+        batch: list[SourceRecord],
+        submitted: SubmittedBatch,
+    ) -> None:
         if not self._wants_commit_record:
             producer.produce_rows(rows)
             return
