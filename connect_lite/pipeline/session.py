@@ -167,6 +167,7 @@ class SparkRuntime:
     ) -> None:
         self.conf = effective_conf(dict(conf or {}))
         self._given_keys = sorted(conf or {})
+        self._user_java_options = (conf or {}).get(JAVA_OPTIONS_KEY)
         self._clock = clock
         self._lock = threading.Lock()
         self._spark: SparkSession | None = None
@@ -392,13 +393,21 @@ class SparkRuntime:
     def _create(self) -> SparkSession:
         from pyspark.sql import SparkSession
 
+        from connect_lite.pipeline.class_archive import archive_options  # its main: no cycle
+
         log.info("Starting Spark session (master %s)", self.conf["spark.master"])
         # PySpark's driver reads the workers' Python from the environment, not the conf.
         os.environ["PYSPARK_PYTHON"] = self.conf["spark.pyspark.python"]
         if self.conf["spark.master"].startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, no warning
+        conf = dict(self.conf)
+        # The class-data-sharing archive, if there is one (class_archive.py): read at each
+        # start, so one built while the worker runs serves its next session.
+        sharing = archive_options(conf)
+        if sharing:
+            conf[JAVA_OPTIONS_KEY] = driver_java_options(self._user_java_options, sharing)
         builder = SparkSession.builder
-        for key, value in self.conf.items():
+        for key, value in conf.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel(self.conf["spark.log.level"])
