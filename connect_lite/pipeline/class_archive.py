@@ -19,8 +19,8 @@ speed-up and prints nothing to users.
 
 Built by ``scripts/setup.sh`` (``python -m connect_lite.pipeline.class_archive``). A worker
 without one starts as before. A user's own ``-XX:SharedArchiveFile``,
-``-XX:ArchiveClassesAtExit`` or ``-Xshare`` in ``spark.driver.extraJavaOptions`` turns this
-off.
+``-XX:ArchiveClassesAtExit`` or ``-Xshare`` (but ``-Xshare:auto``, the default) in
+``spark.driver.extraJavaOptions`` turns this off.
 """
 
 from __future__ import annotations
@@ -109,7 +109,10 @@ def usable_archive(path: Path) -> bool:
 
 
 def user_manages_sharing(user_options: str) -> bool:
-    return any(option in user_options for option in USER_CDS_OPTIONS)
+    """Whether the user's options handle class-data sharing (``-Xshare:auto``, the default
+    that EmbeddedConnect's FAST_DEFAULTS spell out, does not)."""
+    options = user_options.replace("-Xshare:auto", "")
+    return any(option in options for option in USER_CDS_OPTIONS)
 
 
 def archive_options(conf: Mapping[str, str], env: Mapping[str, str] | None = None) -> list[str]:

@@ -107,3 +107,15 @@ def test_a_user_who_manages_sharing_gets_no_archive_of_ours(
     path = write_archive(tmp_path / "spark.jsa", body, len(body))
     monkeypatch.setattr(class_archive, "archive_path", lambda conf, env=None: path)
     assert archive_options({"spark.driver.extraJavaOptions": user}) == []
+
+
+def test_xshare_auto_is_the_default_and_keeps_the_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = MAGIC + b"\0"
+    path = write_archive(tmp_path / "spark.jsa", body, len(body))
+    monkeypatch.setattr(class_archive, "archive_path", lambda conf, env=None: path)
+    user = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto"  # EmbeddedConnect's
+    assert archive_options({"spark.driver.extraJavaOptions": user})[0].startswith(
+        "-XX:SharedArchiveFile="
+    )
