@@ -19,10 +19,14 @@ process (python app.py, real Spark), and prints figures, never verdicts:
    connection, 20 ms apart), idle and while a file -> Kafka -> file pipeline of
    ``--load-records`` JSON lines runs.
 5. Memory: the resident set (VmRSS) of each process of the worker's tree, and of the broker,
-   idle (10 s after the latency part) and busy (the largest sampled during the pipeline).
+   idle (10 s after the latency part, and at each further ``--idle-seconds``: Spark retires
+   Python workers idle for a minute) and busy (the largest sampled during the pipeline).
 
     flock /tmp/connect-lite-spark.lock .venv/bin/python scripts/bench_latency.py \\
-        [--records 60] [--load-records 1000000] [--skip-cold-start] [--skip-load]
+        [--records 60] [--load-records 1000000] [--skip-cold-start] [--skip-load] \\
+        [--idle-seconds 10 --idle-seconds 80] [--set key=value ...]
+
+``--set key=value`` overrides a worker property (repeatable), to compare settings.
 """
 
 from __future__ import annotations
@@ -480,14 +484,14 @@ def watch_cold_start(
     return result
 
 
-def measure_cold_start(work: Path) -> ColdStart:
+def measure_cold_start(work: Path, changes: Mapping[str, str]) -> ColdStart:
     """The shipped properties (embedded broker on) in a fresh directory, the demo connectors."""
     workdir = work / "cold"
     make_input(workdir / "data/demo/input.txt", 1000)
     source = json.loads(DEMO_CONNECTORS[0].read_text())["config"]
     out = workdir / json.loads(DEMO_CONNECTORS[1].read_text())["config"]["file"]
     began, began_wall = time.perf_counter(), time.time()
-    worker = launch_worker(workdir, shipped_props(), DEMO_CONNECTORS, wait_healthy=False)
+    worker = launch_worker(workdir, shipped_props(changes), DEMO_CONNECTORS, wait_healthy=False)
     try:
         return watch_cold_start(worker, began, began_wall, source["topic"], out)
     finally:
@@ -738,9 +742,22 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--load-records", type=int, default=1_000_000)
     parser.add_argument("--skip-cold-start", action="store_true")
     parser.add_argument("--skip-load", action="store_true", help="no busy REST and memory figures")
+    parser.add_argument(
+        "--idle-seconds",
+        type=float,
+        action="append",
+        help=f"when to sample idle memory, after the latency part (default {QUIET_S:g})",
+    )
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="a worker property"
+    )
     args = parser.parse_args()
     if args.records < 1 or args.load_records < 1:
         parser.error("--records and --load-records must be positive")
+    args.idle_seconds = sorted(args.idle_seconds or [QUIET_S])
+    if any("=" not in item for item in args.set):
+        parser.error("--set takes key=value")
+    args.set = dict(item.split("=", 1) for item in args.set)
     return args
 
 
@@ -755,6 +772,7 @@ def main() -> None:
             progress(f"writing {args.load_records:,} JSON lines for the load")
             make_records(load_src, args.load_records)
         changes = {
+            **args.set,
             "embedded.broker.enable": "false",
             "bootstrap.servers": bootstrap,
             "state.storage.file": str(work / "worker/state.db"),
@@ -772,9 +790,12 @@ def main() -> None:
                 "fetch.wait.max.ms=10": raw_latency(bootstrap, args.records, 10),
             }
             print_raw_latency(raw, percentile([t.total for t in trips], 50))
-            progress(f"{QUIET_S:g} s with nothing flowing")
-            time.sleep(QUIET_S)
-            idle_memory = memory_snapshot(worker.proc.pid, broker.pid)
+            idle_memory = {}
+            quiet_from = time.monotonic()
+            for seconds in args.idle_seconds:
+                progress(f"{seconds:g} s with nothing flowing")
+                time.sleep(max(0.0, quiet_from + seconds - time.monotonic()))
+                idle_memory[seconds] = memory_snapshot(worker.proc.pid, broker.pid)
             query = "latency-source"
             idle_rest = rest_latency(worker.port, query, lambda pairs: pairs >= REST_REQUESTS)
             load = None
@@ -790,7 +811,9 @@ def main() -> None:
                 f"(the pipeline: {load.records:,} records in {load.seconds:.1f} s, {rate:,.0f}/s)"
             )
         section("5. Memory (VmRSS; peak = VmHWM, the largest since the process started)")
-        print_memory("idle, 10 s after the latency part:", idle_memory, totals_kb(idle_memory))
+        for seconds, snapshot in idle_memory.items():
+            title = f"idle, {seconds:g} s after the latency part:"
+            print_memory(title, snapshot, totals_kb(snapshot))
         if load:
             print()
             print_memory(
@@ -800,7 +823,7 @@ def main() -> None:
             )
         if not args.skip_cold_start:
             progress("cold start")
-            print_cold_start(measure_cold_start(work))
+            print_cold_start(measure_cold_start(work, args.set))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,11 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 
+# A class-data-sharing archive of Spark's classes, built once per Java and PySpark into
+# ~/.cache/connect-lite (connect_lite/pipeline/class_archive.py): Spark's session then starts
+# in about half the time. Quick when it is there; without it the worker only starts slower.
+.venv/bin/python -m connect_lite.pipeline.class_archive
+
 # `scripts/setup.sh --browser` (what scripts/test.sh runs) also makes sure headless Chromium is
 # there for the browser tests of the status page: Debian's `chromium` package, installed with
 # apt-get when it is missing on Debian and this user may install packages. Elsewhere it says

@@ -30,7 +30,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
@@ -68,6 +68,24 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.execution.arrow.localRelationThreshold": "0",
 }
 
+JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
+DRIVER_JAVA_OPTIONS: tuple[str, ...] = (
+    # Idle footprint: G1 collects after 5 s without a GC and gives the free heap back to the
+    # OS down to 10-30 % free (its defaults keep 40-70 % and wait for a GC that an idle JVM
+    # never has). Idle JVM RSS 508 -> 394 MB 10 s after records stopped (bench_latency.py).
+    "-XX:G1PeriodicGCInterval=5000",
+    "-XX:MinHeapFreeRatio=10",
+    "-XX:MaxHeapFreeRatio=30",
+    # C1 only, no C2: on 2 cores C2's compiler threads compete with Spark's start (session
+    # 2.7 -> 2.0 s with the class archive, first job 2.2 -> 1.8 s) and take memory (idle JVM
+    # 392 -> 353 MB); bench_pipeline.py --records 300000 was no slower (source 99 -> 123 k/s,
+    # sink 42 -> 47 k/s: noise, mostly).
+    "-XX:TieredStopAtLevel=1",
+)
+"""The driver JVM's options (figures from scripts/bench_latency.py). The user's
+``spark.driver.extraJavaOptions`` come after them, and HotSpot takes the last of a repeated
+option, so the user's win (driver_java_options)."""
+
 POOL_KEY = "spark.scheduler.pool"
 _GROUP_KEYS = (
     "spark.jobGroup.id",
@@ -99,6 +117,7 @@ def effective_conf(conf: dict[str, str]) -> dict[str, str]:
     """The defaults, overridden by the worker's ``spark.*`` keys, plus the Python to run."""
     merged = dict(DEFAULT_CONF)
     merged.update(conf)
+    merged[JAVA_OPTIONS_KEY] = driver_java_options(conf.get(JAVA_OPTIONS_KEY))
     merged.setdefault("spark.pyspark.python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
     merged.setdefault("spark.pyspark.driver.python", sys.executable)
     if is_local(merged["spark.master"]):  # a cluster gets connect_lite shipped (shipping.py)
@@ -106,6 +125,15 @@ def effective_conf(conf: dict[str, str]) -> dict[str, str]:
             merged.get("spark.executorEnv.PYTHONPATH")
         )
     return merged
+
+
+def driver_java_options(user: str | None, extra: Sequence[str] = ()) -> str:
+    """DRIVER_JAVA_OPTIONS, then ``extra``, then the user's own options (one string, as
+    Spark takes it). The user's come last, so theirs win: ``-XX:MaxHeapFreeRatio=70`` undoes
+    ours, ``-XX:G1PeriodicGCInterval=0`` turns the idle collection off."""
+    return " ".join(
+        [*DRIVER_JAVA_OPTIONS, *extra, *([user.strip()] if user and user.strip() else [])]
+    )
 
 
 def _python_path(given: str | None) -> str:
@@ -139,6 +167,7 @@ class SparkRuntime:
     ) -> None:
         self.conf = effective_conf(dict(conf or {}))
         self._given_keys = sorted(conf or {})
+        self._user_java_options = (conf or {}).get(JAVA_OPTIONS_KEY)
         self._clock = clock
         self._lock = threading.Lock()
         self._spark: SparkSession | None = None
@@ -364,13 +393,21 @@ class SparkRuntime:
     def _create(self) -> SparkSession:
         from pyspark.sql import SparkSession
 
+        from connect_lite.pipeline.class_archive import archive_options  # its main: no cycle
+
         log.info("Starting Spark session (master %s)", self.conf["spark.master"])
         # PySpark's driver reads the workers' Python from the environment, not the conf.
         os.environ["PYSPARK_PYTHON"] = self.conf["spark.pyspark.python"]
         if self.conf["spark.master"].startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, no warning
+        conf = dict(self.conf)
+        # The class-data-sharing archive, if there is one (class_archive.py): read at each
+        # start, so one built while the worker runs serves its next session.
+        sharing = archive_options(conf)
+        if sharing:
+            conf[JAVA_OPTIONS_KEY] = driver_java_options(self._user_java_options, sharing)
         builder = SparkSession.builder
-        for key, value in self.conf.items():
+        for key, value in conf.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel(self.conf["spark.log.level"])

@@ -1,0 +1,121 @@
+"""The class-data-sharing archive: where it lives, when it counts as stale or damaged (it is
+then never handed to the JVM, which would crash on a truncated one), and the user's say."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from connect_lite.pipeline import class_archive
+from connect_lite.pipeline.class_archive import (
+    MAGIC,
+    QUIET,
+    archive_key,
+    archive_options,
+    cache_dir,
+    usable_archive,
+)
+from connect_lite.pipeline.java import JavaError
+
+
+def write_archive(path: Path, body: bytes, recorded: int | None = None) -> Path:
+    path.write_bytes(body)
+    if recorded is not None:
+        path.with_name(path.name + ".ok").write_text(f"{recorded}\n")
+    return path
+
+
+def test_the_cache_directory_is_the_users_cache_unless_told_otherwise() -> None:
+    assert cache_dir({"HOME": "/home/u"}) == Path("/home/u/.cache/connect-lite")
+    assert cache_dir({"HOME": "/home/u", "XDG_CACHE_HOME": "/c"}) == Path("/c/connect-lite")
+    env = {"HOME": "/home/u", "XDG_CACHE_HOME": "/c", "CONNECT_LITE_CACHE_DIR": "/mine"}
+    assert cache_dir(env) == Path("/mine")
+
+
+def test_the_key_changes_with_the_jars_the_java_the_version_and_the_class_path(
+    tmp_path: Path,
+) -> None:
+    java = tmp_path / "java"
+    java.write_text("#!/bin/sh\n")
+    jars = tmp_path / "jars"
+    jars.mkdir()
+    (jars / "spark-core.jar").write_bytes(b"1")
+    key = archive_key(str(java), jars, "4.0.0", "")
+    assert archive_key(str(java), jars, "4.0.0", "") == key
+    assert archive_key(str(java), jars, "4.0.1", "") != key
+    assert archive_key(str(java), jars, "4.0.0", "/extra.jar") != key
+    (jars / "spark-core.jar").write_bytes(b"12")  # a jar replaced by another
+    assert archive_key(str(java), jars, "4.0.0", "") != key
+    (jars / "spark-core.jar").write_bytes(b"1")
+    os.utime(jars / "spark-core.jar", ns=(0, 0))
+    changed_time = archive_key(str(java), jars, "4.0.0", "")
+    (jars / "other.jar").write_bytes(b"")
+    assert len({key, changed_time, archive_key(str(java), jars, "4.0.0", "")}) == 3
+
+
+def test_only_a_whole_archive_with_its_record_is_usable(tmp_path: Path) -> None:
+    body = MAGIC + b"\0" * 100
+    assert usable_archive(write_archive(tmp_path / "good.jsa", body, len(body)))
+    assert not usable_archive(tmp_path / "missing.jsa")
+    assert not usable_archive(write_archive(tmp_path / "unrecorded.jsa", body))  # a build died
+    truncated = write_archive(tmp_path / "truncated.jsa", body[:50], len(body))
+    assert not usable_archive(truncated)
+    garbage = b"garbage" + b"\0" * 97
+    assert not usable_archive(write_archive(tmp_path / "garbage.jsa", garbage, len(garbage)))
+    bad_record = write_archive(tmp_path / "bad-record.jsa", body)
+    bad_record.with_name("bad-record.jsa.ok").write_text("many\n")
+    assert not usable_archive(bad_record)
+
+
+def test_a_usable_archive_is_mapped_quietly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = MAGIC + b"\0" * 10
+    path = write_archive(tmp_path / "spark.jsa", body, len(body))
+    monkeypatch.setattr(class_archive, "archive_path", lambda conf, env=None: path)
+    assert archive_options({}) == [f"-XX:SharedArchiveFile={path}", *QUIET]
+
+
+def test_a_damaged_or_missing_archive_is_not_mapped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_archive(tmp_path / "spark.jsa", MAGIC, 1000)
+    monkeypatch.setattr(class_archive, "archive_path", lambda conf, env=None: path)
+    assert archive_options({}) == []
+    path.unlink()
+    assert archive_options({}) == []
+
+
+def test_no_java_means_no_archive_and_spark_itself_tells(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_java(conf: object, env: object = None) -> Path:
+        raise JavaError("no java")
+
+    monkeypatch.setattr(class_archive, "archive_path", no_java)
+    assert archive_options({}) == []
+
+
+@pytest.mark.parametrize(
+    "user",
+    ["-XX:SharedArchiveFile=/mine.jsa", "-Xss4m -XX:ArchiveClassesAtExit=/out.jsa", "-Xshare:off"],
+)
+def test_a_user_who_manages_sharing_gets_no_archive_of_ours(
+    user: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = MAGIC + b"\0"
+    path = write_archive(tmp_path / "spark.jsa", body, len(body))
+    monkeypatch.setattr(class_archive, "archive_path", lambda conf, env=None: path)
+    assert archive_options({"spark.driver.extraJavaOptions": user}) == []
+
+
+def test_xshare_auto_is_the_default_and_keeps_the_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = MAGIC + b"\0"
+    path = write_archive(tmp_path / "spark.jsa", body, len(body))
+    monkeypatch.setattr(class_archive, "archive_path", lambda conf, env=None: path)
+    user = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto"  # EmbeddedConnect's
+    assert archive_options({"spark.driver.extraJavaOptions": user})[0].startswith(
+        "-XX:SharedArchiveFile="
+    )
