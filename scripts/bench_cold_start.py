@@ -2,7 +2,10 @@
 
     flock /tmp/connect-lite-spark.lock .venv/bin/python scripts/bench_cold_start.py [--runs 3]
 
-Each run deletes data/demo and the demo's state (``data/``, ignored by git), starts
+Each run starts from no ``data/`` (the demo's files and the worker's state file, ignored by
+git): a ``data/`` that exists before the benchmark is moved aside to ``data.before-bench/``
+and put back when it ends (a run killed half-way leaves it there, and says so at the
+start). Each run then starts
 ``scripts/run.sh`` (which runs scripts/setup.sh first: quick once set up, as when a user runs
 it a second time) and times, from the moment it is started: the embedded broker ready, REST
 answering 200, the Spark session started, the first source job's record in the topic (a raw
@@ -111,14 +114,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    print(f"scripts/run.sh to the first demo line, {os.cpu_count()} cores; s since run.sh started")
-    print(f"{'run':<10}" + "".join(f"{part:>18}" for part, _ in PARTS))
-    runs = []
-    for n in range(args.runs):
-        runs.append(one_run())
-        print(row(str(n + 1), runs[-1]), flush=True)
-    worst = {event: max(run[event] for run in runs) for _, event in PARTS}
-    print(row("worst", worst))
+    data, kept = REPO / "data", REPO / "data.before-bench"
+    if kept.exists():
+        raise SystemExit(f"{kept} is there from an earlier run: move it back to {data} first")
+    if data.exists():
+        data.rename(kept)
+        print(f"{data} (the worker's state file too) is moved to {kept} until the end")
+    try:
+        print(f"scripts/run.sh to the first demo line, {os.cpu_count()} cores; s since started")
+        print(f"{'run':<10}" + "".join(f"{part:>18}" for part, _ in PARTS))
+        runs = []
+        for n in range(args.runs):
+            runs.append(one_run())
+            print(row(str(n + 1), runs[-1]), flush=True)
+        worst = {event: max(run[event] for run in runs) for _, event in PARTS}
+        print(row("worst", worst))
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+        if kept.exists():
+            kept.rename(data)
 
 
 if __name__ == "__main__":
