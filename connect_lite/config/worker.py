@@ -43,7 +43,13 @@ PASSTHROUGH_PREFIXES: dict[str, str] = {
     "consumer.": "Passed to the consumers of sink tasks.",
     "admin.": "Passed to the admin clients (topic creation, offsets).",
     "spark.": "Passed to the SparkSession builder (defaults: spark.master=local[*], "
-    "spark.driver.memory=2g, spark.sql.session.timeZone=UTC, spark.scheduler.mode=FAIR).",
+    "spark.driver.memory=2g, spark.sql.session.timeZone=UTC, spark.scheduler.mode=FAIR). "
+    "The driver JVM gets `-XX:G1PeriodicGCInterval=5000 -XX:MinHeapFreeRatio=10 "
+    "-XX:MaxHeapFreeRatio=30` (an idle JVM gives its free heap back), "
+    "`-XX:TieredStopAtLevel=1` (C1 only: a faster start on few cores) and the class-data-sharing "
+    "archive that `scripts/setup.sh` builds (see [Start-up and memory](#start-up-and-memory)); "
+    "options given in `spark.driver.extraJavaOptions` come after these, so a repeated option "
+    "is the user's.",
     "key.converter.": "Passed to the worker's key converter (prefix stripped).",
     "value.converter.": "Passed to the worker's value converter (prefix stripped).",
     "header.converter.": "Passed to the worker's header converter (prefix stripped).",
