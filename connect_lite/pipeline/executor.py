@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -138,10 +137,6 @@ def components(spec: StageSpec, token: str) -> Components:
 _pause_lock = threading.Lock()
 _pause_depth = 0
 _was_enabled = True
-_next_thaw = 0.0
-
-THAW_EVERY_S = 30.0
-"""How often the objects frozen after batches go back to the collector (see gc_paused)."""
 
 
 @contextmanager
@@ -149,15 +144,9 @@ def gc_paused() -> Iterator[None]:
     """Suspend the cyclic GC while a batch allocates many objects (re-entrant, thread-safe).
 
     Bulk pickling and record building allocate millions of objects, which triggers
-    full collections again and again. When the last pause ends, the objects the collector
-    tracks are frozen (``gc.freeze``): a batch's objects are still freed by reference
-    counting, but no collection walks them. Walking the objects of a 200,000-record batch
-    holds the GIL for tens of milliseconds, in the way of the task's other thread and of
-    the REST API's threads. A frozen object that ends up in a reference cycle is not
-    collected while frozen, so at most every THAW_EVERY_S the frozen objects go back to
-    the oldest generation instead (``gc.unfreeze``), where full collections find them.
+    full collections again and again; pausing roughly halves the cost of that work.
     """
-    global _pause_depth, _was_enabled, _next_thaw
+    global _pause_depth, _was_enabled
     with _pause_lock:
         _pause_depth += 1
         if _pause_depth == 1:
@@ -169,10 +158,4 @@ def gc_paused() -> Iterator[None]:
         with _pause_lock:
             _pause_depth -= 1
             if _pause_depth == 0 and _was_enabled:
-                now = time.monotonic()
-                if now >= _next_thaw:
-                    gc.unfreeze()
-                    _next_thaw = now + THAW_EVERY_S
-                else:
-                    gc.freeze()
                 gc.enable()
