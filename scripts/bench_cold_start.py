@@ -17,6 +17,7 @@ runs is printed last: the machine's speed varies, so compare runs of one session
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import signal
@@ -95,11 +96,13 @@ def one_run() -> dict[str, float]:
         finally:
             if reader is not None:
                 reader.close()
-            os.killpg(proc.pid, signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError):  # the whole group may be gone
+                os.killpg(proc.pid, signal.SIGTERM)
             try:
                 proc.wait(60)
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
     return events
 

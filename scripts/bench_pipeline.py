@@ -430,12 +430,13 @@ def main() -> None:
         raw_topic = f"raw-{uuid.uuid4().hex[:8]}"
         produce_rate = raw_produce(broker.bootstrap_servers, raw_topic, lines)
         consume_rate = raw_consume(broker.bootstrap_servers, raw_topic, args.records)
-        bare = None if args.master else bare_stage(lines)
-        del lines
         if args.master:
             rates = cluster_runs(args, work, broker.bootstrap_servers, src, size)
         else:
             rates = {0: measure(args, work, broker.bootstrap_servers, src, size)}
+        # Last: its session's JVM lives on in this process (pyspark keeps the gateway).
+        bare = None if args.master else bare_stage(lines)
+        del lines
     target = "Parquet" if args.sink == "lake" else "file"
     if args.master:
         print_cluster(rates, produce_rate, consume_rate, target)

@@ -49,7 +49,8 @@ PASSTHROUGH_PREFIXES: dict[str, str] = {
     "`-XX:TieredStopAtLevel=1` (C1 only: a faster start on few cores) and the class-data-sharing "
     "archive that `scripts/setup.sh` builds (see [Start-up and memory](#start-up-and-memory)); "
     "options given in `spark.driver.extraJavaOptions` come after these, so a repeated option "
-    "is the user's.",
+    "is the user's (give them as a worker key: one in Spark's `spark-defaults.conf` is "
+    "replaced).",
     "key.converter.": "Passed to the worker's key converter (prefix stripped).",
     "value.converter.": "Passed to the worker's value converter (prefix stripped).",
     "header.converter.": "Passed to the worker's header converter (prefix stripped).",

@@ -25,10 +25,12 @@ without one starts as before. A user's own ``-XX:SharedArchiveFile``,
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -60,7 +62,10 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
     if env.get("CONNECT_LITE_CACHE_DIR"):
         return Path(env["CONNECT_LITE_CACHE_DIR"])
     base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or "~", ".cache")
-    return Path(os.path.expanduser(base)) / "connect-lite"
+    home = Path(os.path.expanduser(base))
+    if not home.is_absolute():  # no HOME and no passwd entry: never a directory under the cwd
+        return Path(tempfile.gettempdir()) / f"connect-lite-cache-{os.getuid()}"
+    return home / "connect-lite"
 
 
 def archive_key(java: str, jars_dir: Path, spark_version: str, extra_class_path: str) -> str:
@@ -132,7 +137,14 @@ def archive_options(conf: Mapping[str, str], env: Mapping[str, str] | None = Non
             path,
         )
         return []
-    return [f"-XX:SharedArchiveFile={path}", *QUIET]
+    return [_option("-XX:SharedArchiveFile", path), *QUIET]
+
+
+def _option(name: str, path: Path) -> str:
+    """``name=path``, quoted when the path has spaces: Spark's launcher splits
+    ``spark.driver.extraJavaOptions`` as a shell would."""
+    option = f"{name}={path}"
+    return f'"{option}"' if any(c.isspace() for c in option) else option
 
 
 def build(conf: Mapping[str, str] | None = None, force: bool = False) -> Path:
@@ -147,7 +159,7 @@ def build(conf: Mapping[str, str] | None = None, force: bool = False) -> Path:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-    options = " ".join(filter(None, [f"-XX:ArchiveClassesAtExit={partial}", *QUIET]))
+    options = " ".join([_option("-XX:ArchiveClassesAtExit", partial), *QUIET])
     user = conf.get("spark.driver.extraJavaOptions", "")
     runtime = SparkRuntime({**conf, "spark.driver.extraJavaOptions": f"{user} {options}".strip()})
     try:
@@ -183,23 +195,43 @@ def _exit_jvm() -> int | None:
     return code
 
 
+def _failed_file(path: Path) -> Path:
+    return path.with_name(path.name + ".failed")
+
+
 def main() -> None:
-    """``python -m connect_lite.pipeline.class_archive [--force]``: build it if missing."""
+    """``python -m connect_lite.pipeline.class_archive [--force]``: build it if missing. A
+    build that failed is not tried again for the same Java and PySpark (each try costs a
+    Spark start) until ``--force``."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     force = "--force" in sys.argv[1:]
-    path = archive_path({})
-    if usable_archive(path) and not force:
-        return
-    print("Building a class-data-sharing archive of Spark's classes (once)...", file=sys.stderr)
-    begin = time.monotonic()
+    path: Path | None = None
     try:
+        path = archive_path({})
+        if usable_archive(path) and not force:
+            return
+        failed = _failed_file(path)
+        if failed.exists() and not force:
+            print(
+                f"No class-data-sharing archive: building it failed before ({failed}); "
+                "Spark starts slower. To try again: "
+                ".venv/bin/python -m connect_lite.pipeline.class_archive --force",
+                file=sys.stderr,
+            )
+            return
+        print("Building a class-data-sharing archive of Spark's classes (once)...", file=sys.stderr)
+        begin = time.monotonic()
         built = build(force=force)
     except Exception as error:  # the worker still runs without it, only slower to start
         print(
             f"Warning: no class-data-sharing archive ({error}); Spark starts slower",
             file=sys.stderr,
         )
+        if path is not None:
+            with contextlib.suppress(OSError):
+                _failed_file(path).write_text(f"{error}\n")
         return
+    _failed_file(built).unlink(missing_ok=True)
     print(f"Built {built} in {time.monotonic() - begin:.0f} s", file=sys.stderr)
 
 

@@ -4,6 +4,7 @@ then never handed to the JVM, which would crash on a truncated one), and the use
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,55 @@ def test_xshare_auto_is_the_default_and_keeps_the_archive(
     assert archive_options({"spark.driver.extraJavaOptions": user})[0].startswith(
         "-XX:SharedArchiveFile="
     )
+
+
+def test_without_a_home_the_cache_is_in_the_temporary_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(class_archive.os.path, "expanduser", lambda path: path)  # no passwd entry
+    found = class_archive.cache_dir({})
+    assert found.is_absolute() and found.parent == Path(tempfile.gettempdir())
+
+
+def test_an_archive_path_with_spaces_is_quoted_for_sparks_launcher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = MAGIC + b"\0" * 10
+    (tmp_path / "John Doe").mkdir()
+    path = write_archive(tmp_path / "John Doe" / "spark.jsa", body, len(body))
+    monkeypatch.setattr(class_archive, "archive_path", lambda conf, env=None: path)
+    assert archive_options({}) == [f'"-XX:SharedArchiveFile={path}"', *QUIET]
+
+
+def test_a_failed_build_is_not_tried_again_until_forced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "spark.jsa"
+    builds: list[bool] = []
+
+    def failing_build(conf: object = None, force: bool = False) -> Path:
+        builds.append(force)
+        raise class_archive.ClassArchiveError("Spark's JVM exited with 1 and wrote 0 bytes")
+
+    monkeypatch.setattr(class_archive, "archive_path", lambda conf, env=None: path)
+    monkeypatch.setattr(class_archive, "build", failing_build)
+    monkeypatch.setattr(class_archive.sys, "argv", ["class_archive"])
+    class_archive.main()
+    class_archive.main()  # the failure is remembered: no second Spark start
+    assert builds == [False]
+    assert "failed before" in capsys.readouterr().err
+    monkeypatch.setattr(class_archive.sys, "argv", ["class_archive", "--force"])
+    class_archive.main()
+    assert builds == [False, True]
+
+
+def test_no_java_is_a_warning_not_a_failed_set_up(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_java(conf: object, env: object = None) -> Path:
+        raise class_archive.ConnectError("`java` is not on PATH")
+
+    monkeypatch.setattr(class_archive, "archive_path", no_java)
+    monkeypatch.setattr(class_archive.sys, "argv", ["class_archive"])
+    class_archive.main()  # returns: scripts/setup.sh (set -e) goes on
+    assert "no class-data-sharing archive" in capsys.readouterr().err
