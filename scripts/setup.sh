@@ -33,9 +33,10 @@ if [ ! -f "$stamp" ]; then
 fi
 
 # A class-data-sharing archive of Spark's classes, built once per Java and PySpark into
-# ~/.cache/connect-lite (connect_lite/pipeline/class_archive.py): Spark's session then starts
-# in about half the time. Quick when it is there; without it the worker only starts slower.
-.venv/bin/python -m connect_lite.pipeline.class_archive
+# ~/.cache/connect-lite (connect_lite/pipeline/class_archive.py and class_archive_build.py):
+# Spark's session then starts in about half the time. Quick when it is there; without it the
+# worker only starts slower.
+.venv/bin/python -m connect_lite.pipeline.class_archive_build
 
 # `scripts/setup.sh --browser` (what scripts/test.sh runs) also makes sure headless Chromium is
 # there for the browser tests of the status page: Debian's `chromium` package, installed with

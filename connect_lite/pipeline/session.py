@@ -35,6 +35,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from connect_lite.api.errors import ConnectError, RetriableError
+from connect_lite.pipeline.class_archive import archive_options
 from connect_lite.pipeline.cluster_watch import Backoff, ClusterWatch
 from connect_lite.pipeline.placement import BatchTracker, LastBatch
 from connect_lite.pipeline.shipping import ExecutorMismatchError, Shipper, handshake, is_local
@@ -392,8 +393,6 @@ class SparkRuntime:
 
     def _create(self) -> SparkSession:
         from pyspark.sql import SparkSession
-
-        from connect_lite.pipeline.class_archive import archive_options  # its main: no cycle
 
         log.info("Starting Spark session (master %s)", self.conf["spark.master"])
         # PySpark's driver reads the workers' Python from the environment, not the conf.

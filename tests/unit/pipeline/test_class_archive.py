@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_lite.pipeline import class_archive
+from connect_lite.pipeline import class_archive, class_archive_build
 from connect_lite.pipeline.class_archive import (
     MAGIC,
     QUIET,
@@ -150,15 +150,15 @@ def test_a_failed_build_is_not_tried_again_until_forced(
         builds.append(force)
         raise class_archive.ClassArchiveError("Spark's JVM exited with 1 and wrote 0 bytes")
 
-    monkeypatch.setattr(class_archive, "archive_path", lambda conf, env=None: path)
-    monkeypatch.setattr(class_archive, "build", failing_build)
-    monkeypatch.setattr(class_archive.sys, "argv", ["class_archive"])
-    class_archive.main()
-    class_archive.main()  # the failure is remembered: no second Spark start
+    monkeypatch.setattr(class_archive_build, "archive_path", lambda conf, env=None: path)
+    monkeypatch.setattr(class_archive_build, "build", failing_build)
+    monkeypatch.setattr(class_archive_build.sys, "argv", ["class_archive_build"])
+    class_archive_build.main()
+    class_archive_build.main()  # the failure is remembered: no second Spark start
     assert builds == [False]
     assert "failed before" in capsys.readouterr().err
-    monkeypatch.setattr(class_archive.sys, "argv", ["class_archive", "--force"])
-    class_archive.main()
+    monkeypatch.setattr(class_archive_build.sys, "argv", ["class_archive_build", "--force"])
+    class_archive_build.main()
     assert builds == [False, True]
 
 
@@ -168,7 +168,7 @@ def test_no_java_is_a_warning_not_a_failed_set_up(
     def no_java(conf: object, env: object = None) -> Path:
         raise class_archive.ConnectError("`java` is not on PATH")
 
-    monkeypatch.setattr(class_archive, "archive_path", no_java)
-    monkeypatch.setattr(class_archive.sys, "argv", ["class_archive"])
-    class_archive.main()  # returns: scripts/setup.sh (set -e) goes on
+    monkeypatch.setattr(class_archive_build, "archive_path", no_java)
+    monkeypatch.setattr(class_archive_build.sys, "argv", ["class_archive_build"])
+    class_archive_build.main()  # returns: scripts/setup.sh (set -e) goes on
     assert "no class-data-sharing archive" in capsys.readouterr().err
