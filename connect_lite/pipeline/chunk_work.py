@@ -16,7 +16,6 @@ from connect_lite.pipeline.chunks import (
     ChainInput,
     ChunkInput,
     ChunkResult,
-    MessageRow,
     RecordsChunk,
     SerializedHeaders,
     SinkChunk,
@@ -148,17 +147,14 @@ def _source_headers(
 
 def sink_chunk(comps: Components, chunk: SinkInput) -> SinkChunk | RecordsChunk[SinkRecord]:
     """Key, value and header converters, then transforms, for one chunk of consumed messages."""
-    rows = chunk.rows
+    topics = chunk.topics
     failures = Failures(retry_of(comps))
-    indices = list(range(len(rows)))
-    topics = [r[0] for r in rows]
-    keys = convert_column(
-        comps.key.get(), KEY_CONVERTER, (topics, [r[3] for r in rows]), indices, failures
-    )
+    indices = list(range(len(topics)))
+    keys = convert_column(comps.key.get(), KEY_CONVERTER, (topics, chunk.keys), indices, failures)
     values = convert_column(
-        comps.value.get(), VALUE_CONVERTER, (topics, [r[4] for r in rows]), indices, failures
+        comps.value.get(), VALUE_CONVERTER, (topics, chunk.values), indices, failures
     )
-    headers = sink_headers(comps, rows, failures)
+    headers = sink_headers(comps, topics, chunk.headers, failures)
     kept = [i for i in indices if i not in failures] if failures else indices
     if not comps.has_transforms:
         if failures:
@@ -175,7 +171,7 @@ def sink_chunk(comps: Components, chunk: SinkInput) -> SinkChunk | RecordsChunk[
         )
 
     def record(i: int) -> SinkRecord:
-        r = rows[i]
+        r = chunk.row(i)
         return SinkRecord(
             r[0], r[1], r[2], keys[i].value, values[i].value, keys[i].schema, values[i].schema,
             r[6], TIMESTAMP_TYPES.get(r[7], r[7]), headers[i],
@@ -184,28 +180,32 @@ def sink_chunk(comps: Components, chunk: SinkInput) -> SinkChunk | RecordsChunk[
     return _chained(comps, ((i, record(i)) for i in kept), failures)
 
 
-def sink_headers(comps: Components, rows: list[MessageRow], failures: Failures) -> list[Headers]:
+def sink_headers(
+    comps: Components,
+    topics: list[str],
+    raw: list[SerializedHeaders | None],
+    failures: Failures,
+) -> list[Headers]:
     """The headers of consumed messages, converted; a failing one is recorded in ``failures``."""
-    out: list[Headers] = [_EMPTY_HEADERS] * len(rows)
-    if not any(r[5] for r in rows):
+    out: list[Headers] = [_EMPTY_HEADERS] * len(raw)
+    if not any(raw):
         return out
     convert = comps.header.get().to_connect_header
 
     def one(topic: str, raw_headers: SerializedHeaders) -> Headers:
         items = []
-        for key, raw in raw_headers:
-            sv = convert(topic, key, raw)
+        for key, value in raw_headers:
+            sv = convert(topic, key, value)
             items.append(Header(key, sv.value, sv.schema))
         return Headers(tuple(items))
 
-    for i, r in enumerate(rows):
-        raw_headers = r[5]
+    for i, raw_headers in enumerate(raw):
         if not raw_headers:
             continue
         try:
-            out[i] = one(r[0], raw_headers)
+            out[i] = one(topics[i], raw_headers)
         except Exception as e:
-            ok, result = failures.recover(e, one, r[0], raw_headers)
+            ok, result = failures.recover(e, one, topics[i], raw_headers)
             if ok:
                 out[i] = result
             else:

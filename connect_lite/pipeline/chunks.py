@@ -61,10 +61,45 @@ class SourceInput:
 
 @dataclass(frozen=True)
 class SinkInput:
-    """Consumed messages; ``base`` is the batch position of the first one."""
+    """Consumed messages as columns: what the converters read, and with ``meta`` the
+    partition, offset, timestamp and timestamp type of each (for records built in the
+    Python workers: a transform chain, the column form). ``base`` is the batch position of
+    the first one."""
 
-    rows: list[MessageRow]
+    topics: list[str]
+    keys: list[bytes | None]
+    values: list[bytes | None]
+    headers: list[SerializedHeaders | None]
+    meta: tuple[list[int], list[int], list[int | None], list[str]] | None = None
     base: int = 0
+
+    @classmethod
+    def of(cls, rows: Sequence[MessageRow], base: int = 0, *, meta: bool = True) -> SinkInput:
+        """The columns of ``rows``; without ``meta`` when only their conversion is wanted."""
+        return cls(
+            [r[0] for r in rows],
+            [r[3] for r in rows],
+            [r[4] for r in rows],
+            [r[5] for r in rows],
+            (
+                [r[1] for r in rows],
+                [r[2] for r in rows],
+                [r[6] for r in rows],
+                [r[7] for r in rows],
+            )
+            if meta
+            else None,
+            base,
+        )
+
+    def row(self, i: int) -> MessageRow:
+        """Message ``i`` as a row (the input has ``meta``)."""
+        assert self.meta is not None, "a SinkInput without meta has no whole rows"
+        partitions, offsets, timestamps, types = self.meta
+        return (
+            self.topics[i], partitions[i], offsets[i], self.keys[i], self.values[i],
+            self.headers[i], timestamps[i], types[i],
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)

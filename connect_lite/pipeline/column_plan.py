@@ -220,7 +220,7 @@ def plan_sink(
     layout = RowLayout(
         given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
     )
-    chunks = _chunks(runtime, len(rows), lambda a, b: SinkInput(list(rows[a:b]), a))
+    chunks = _chunks(runtime, len(rows), lambda a, b: SinkInput.of(rows[a:b], a))
     mapped = chunks.mapInArrow(converters(layout), from_arrow_schema(layout.arrow_schema))
     frame = compiled.frame
     raw = [f"{s}_raw" for s in ("key", "value") if s not in typed]

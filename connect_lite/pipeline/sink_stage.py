@@ -9,7 +9,7 @@ import operator
 import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 
@@ -34,9 +34,19 @@ from connect_lite.pipeline.transfer import map_sink_rows, to_arrow
 
 log = logging.getLogger(__name__)
 
-_MESSAGE = operator.attrgetter(
-    "topic", "partition", "offset", "key", "value", "headers", "timestamp", "timestamp_type"
-)
+_FIELDS = ("topic", "partition", "offset", "key", "value", "headers", "timestamp", "timestamp_type")
+_MESSAGE = operator.attrgetter(*_FIELDS)
+
+
+def _rows(messages: Sequence[Message]) -> Sequence[MessageRow]:
+    """The messages as rows: named tuples of the row's fields (the Kafka consumer's) are
+    rows already; anything else is read by attribute."""
+    if not messages:
+        return []
+    kind = type(messages[0])
+    if getattr(kind, "_fields", None) == _FIELDS and all(type(m) is kind for m in messages):
+        return cast("Sequence[MessageRow]", messages)
+    return list(map(_MESSAGE, messages))
 
 
 @dataclass
@@ -45,10 +55,16 @@ class SinkBatchResult:
 
     records: list[SinkRecord] = field(default_factory=list)
     indices: list[int] = field(default_factory=list)  # input position of each record
-    offsets: list[tuple[str, int, int]] = field(default_factory=list)  # every input
+    inputs: Sequence[MessageRow] = ()  # every input, as a row
     dropped: list[int] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)  # only with tolerate_errors
     retries: int = 0  # operations retried after a RetriableError
+
+    @property
+    def offsets(self) -> list[tuple[str, int, int]]:
+        """(topic, partition, offset) of every input (made on demand: the task reads the
+        offsets from its own messages)."""
+        return [(r[0], r[1], r[2]) for r in self.inputs]
 
     def next_offsets(self) -> dict[TopicPartition, int]:
         """Per partition, the offset after the last input message (what a commit stores)."""
@@ -70,15 +86,17 @@ class SinkStage(BatchStage):
         """Turn consumed messages (objects with topic, partition, offset, key, value, headers,
         timestamp, timestamp_type) into SinkRecords, in input order, dropped ones omitted."""
         with gc_paused():
-            rows: list[MessageRow] = list(map(_MESSAGE, messages))
-            offsets = [(r[0], r[1], r[2]) for r in rows]
+            rows = _rows(messages)
             if not rows:
-                return SinkBatchResult(offsets=offsets)
+                return SinkBatchResult()
             columns = self.spec.transforms and self.spec.columns
             result = self._run_as_columns(rows) if columns else None
             if result is None:
-                result = SinkBatchResult(offsets=offsets)
-                for base, chunk in self._run_chunks(len(rows), lambda a, b: SinkInput(rows[a:b])):
+                result = SinkBatchResult(inputs=rows)
+                meta = bool(self.spec.transforms)  # records are built in the Python workers
+                for base, chunk in self._run_chunks(
+                    len(rows), lambda a, b: SinkInput.of(rows[a:b], meta=meta)
+                ):
                     self._collect(rows, base, chunk, result)
         self._raise_first(result.errors, tolerate_errors)
         return result
@@ -100,7 +118,7 @@ class SinkStage(BatchStage):
             TIMESTAMP_TYPES.get(row[7], row[7]), headers,
         )  # fmt: skip
 
-    def _run_as_columns(self, rows: list[MessageRow]) -> SinkBatchResult | None:
+    def _run_as_columns(self, rows: Sequence[MessageRow]) -> SinkBatchResult | None:
         """One job: converters in Python workers emit typed rows, the chain runs as Spark
         column expressions over them. None when the batch has no column form."""
         chain = self._chain()
@@ -137,10 +155,10 @@ class SinkStage(BatchStage):
         return result
 
     def _collect_columns(
-        self, rows: list[MessageRow], planned: column_plan.SinkPlan, table: pa.Table
+        self, rows: Sequence[MessageRow], planned: column_plan.SinkPlan, table: pa.Table
     ) -> SinkBatchResult:
         """SinkRecords from the select's rows; rows that did not fit run in the Arrow form."""
-        result = SinkBatchResult(offsets=[(r[0], r[1], r[2]) for r in rows])
+        result = SinkBatchResult(inputs=rows)
         data = table.to_pydict()
         result.retries = sum(data["retries"])
         decode: dict[str, Callable[[Any], Any] | None] = {
@@ -204,7 +222,7 @@ class SinkStage(BatchStage):
         return result
 
     def _collect(
-        self, rows: list[MessageRow], base: int, chunk: ChunkResult, out: SinkBatchResult
+        self, rows: Sequence[MessageRow], base: int, chunk: ChunkResult, out: SinkBatchResult
     ) -> None:
         out.errors.extend(self._errors(base, chunk.errors, lambda i: where_sink(rows[i])))
         out.retries += chunk.retries

@@ -74,22 +74,20 @@ def sink_rows(comps: Components, chunk: SinkInput, layout: RowLayout) -> dict[st
     error, other schemas, or a null where the chain changes the key or value) travels in
     ``rest``, pickled (its RecordError, or its converted key, value and headers), and the
     driver handles it in the Arrow form; its typed columns are null."""
-    base, rows = chunk.base, chunk.rows
-    n = len(rows)
-    topics = [r[0] for r in rows]
+    base, topics = chunk.base, chunk.topics
+    n = len(topics)
     failures = Failures(retry_of(comps))
     positions = list(range(n))
     key_conv, value_conv = comps.key.get(), comps.value.get()
-    keys = convert_column(
-        key_conv, KEY_CONVERTER, (topics, [r[3] for r in rows]), positions, failures
-    )
+    keys = convert_column(key_conv, KEY_CONVERTER, (topics, chunk.keys), positions, failures)
     values = convert_column(
-        value_conv, VALUE_CONVERTER, (topics, [r[4] for r in rows]), positions, failures
+        value_conv, VALUE_CONVERTER, (topics, chunk.values), positions, failures
     )
-    headers = sink_headers(comps, rows, failures)
+    headers = sink_headers(comps, topics, chunk.headers, failures)
     out: dict[str, list[Any]] = {name: [] for name in layout.arrow_schema.names}
     typed = layout.typed_schemas()
-    for i, row in enumerate(rows):
+    for i in range(n):
+        row = chunk.row(i)
         pair = {"key": keys[i], "value": values[i]}
         rest = None
         if i in failures:

@@ -82,7 +82,7 @@ class FakeStage:
         return SinkBatchResult(
             records=records,
             indices=list(range(len(messages))),
-            offsets=[(m.topic, m.partition, m.offset) for m in messages],
+            inputs=messages,
         )
 
     def cancel(self) -> None:
