@@ -8,6 +8,7 @@ import json
 import pytest
 
 from connect_lite.api import Header, Headers, Schema, SinkRecord, Struct, TopicPartition
+from connect_lite.kafka import ConsumedMessage
 from connect_lite.pipeline import SinkStage, SparkRuntime, TransformSpec
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec
@@ -40,6 +41,22 @@ def test_bytes_become_sink_records_with_headers(runtime: SparkRuntime):
         SinkRecord("t", 1, 3, None, None, STR, STR, 6, "LogAppendTime", Headers()),
     ]
     assert result.indices == [0, 1]
+    assert result.offsets == [("t", 0, 10), ("t", 1, 3)]
+
+
+def test_the_consumers_messages_give_the_same_records(runtime: SparkRuntime):
+    """ConsumedMessage rows travel as they are, in columns; the records are the same."""
+    stage = SinkStage(runtime, spec("sink-consumed"), "task-sink-consumed")
+    messages = [
+        ConsumedMessage("t", 0, 10, b"k", b"v", [("h", b"1")], 5, "CreateTime"),
+        ConsumedMessage("t", 1, 3, None, None, (), None, "NoTimestampType"),
+    ]
+    result = stage.run(messages)
+    assert result.records == [
+        SinkRecord("t", 0, 10, "k", "v", STR, STR, 5, "CreateTime",
+                   Headers((Header("h", "1", STR),))),
+        SinkRecord("t", 1, 3, None, None, STR, STR, None, "NoTimestampType", Headers()),
+    ]  # fmt: skip
     assert result.offsets == [("t", 0, 10), ("t", 1, 3)]
 
 
