@@ -5,6 +5,14 @@ give the baseline, then a real worker process (python app.py, real Spark) runs a
 FileStreamSource and a FileStreamSink over the same JSON records. It prints records/s for each
 and the ratio pipeline / raw client.
 
+Rates are timed as the raw clients' are, from the first record: the raw consumer from its
+first batch, a pipeline from its first record out (the sink's first line in its file, the
+source's first committed offset) to its last, counting the records after that first one.
+The pace from the connector's creation (its start and, for the sink, the broker's group join:
+Tansu holds a join for half the session timeout) and the time to the first record are printed
+beside it. Progress is read cheaply (the output file's size, the committed offsets), so that
+the watching does not take a core from the worker.
+
     .venv/bin/python scripts/bench_pipeline.py [--records 1000000] [--converter string|json]
         [--transforms [--arrow-form]] [--sink file|lake] [--master spark://host:port|cluster]
 
@@ -37,6 +45,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -234,6 +244,57 @@ def lake_sink(topic: str, store: Path) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class Rate:
+    """A pipeline's pace: ``steady`` counts the records that arrived after the first one
+    was seen, over the time from then to the last (the raw clients' figures are timed the
+    same way: from their first record); ``total`` is records/s from the connector's
+    creation, its start and the broker's group join included."""
+
+    steady: float
+    total: float
+    first: float  # seconds from the connector's creation to its first record out
+
+
+def timed(count: int, progress: Callable[[], int], done: Callable[[], bool]) -> Rate:
+    """Sample ``progress`` (records out so far) every 20 ms from now to the first record,
+    then ``done`` every 50 ms."""
+    start = time.perf_counter()
+    first: tuple[float, int] | None = None
+    deadline = start + 1200
+    while True:
+        now = time.perf_counter()
+        if first is None:
+            seen = progress()
+            if seen > 0:
+                first = (now, seen)
+        if first is not None and done():
+            end = time.perf_counter()
+            break
+        if now > deadline:
+            raise SystemExit(f"timed out: {progress()} of {count} records after 1200 s")
+        time.sleep(0.02 if first is None else 0.05)
+    assert first is not None
+    at, seen = first
+    steady = (count - seen) / (end - at) if end > at and count > seen else float("nan")
+    return Rate(steady, count / (end - start), at - start)
+
+
+def file_records(path: Path, count: int, size: int) -> tuple[Callable[[], int], Callable[[], bool]]:
+    """Progress and completion of a sink's output file that is to hold ``count`` lines of
+    ``size`` bytes in all: its lines counted only while it is small (reading 100 MB every
+    20 ms would take a core from the worker being measured), its size after that."""
+
+    def progress() -> int:
+        written = path.stat().st_size if path.exists() else 0
+        return count_lines(path) if written < (1 << 20) else written * count // size
+
+    def done() -> bool:
+        return path.exists() and path.stat().st_size >= size and count_lines(path) >= count
+
+    return progress, done
+
+
 def run_pipelines(
     worker: WorkerProcess,
     work: Path,
@@ -243,7 +304,7 @@ def run_pipelines(
     converter: str,
     transforms: bool = False,
     sink_kind: str = "file",
-) -> tuple[float, float]:
+) -> tuple[Rate, Rate]:
     topic = f"bench-{uuid.uuid4().hex[:8]}"
     conv = {"key.converter": converter, "value.converter": converter}
     if converter == CONVERTERS["json"]:
@@ -261,15 +322,11 @@ def run_pipelines(
         **conv,
         **source_chain,
     }
-    start = time.perf_counter()
     assert worker.rest.put("/connectors/bench-source/config", source).status == 201
-    wait_for(
-        lambda: committed_position(worker, "bench-source") >= size,
-        1200,
-        interval=0.05,
-        what="all source offsets committed",
-    )
-    source_rate = count / (time.perf_counter() - start)
+    # Records committed so far (the file's byte position, records being of about one size):
+    # Tansu's high watermarks do not count records.
+    committed = lambda: committed_position(worker, "bench-source") * count // size  # noqa: E731
+    source_rate = timed(count, committed, lambda: committed() >= count)
     out = work / "out.txt"
     sink = {
         "connector.class": "FileStreamSink",
@@ -278,15 +335,14 @@ def run_pipelines(
         **conv,
         **sink_chain,
     }
-    written = lambda: count_lines(out)  # noqa: E731
+    progress, done = file_records(out, count, size)
     if sink_kind == "lake":
         store = work / "lake"
         sink = {**conv, **lake_sink(topic, store)}
-        written = lambda: parquet_rows(store / "topics")  # noqa: E731
-    start = time.perf_counter()
+        progress = lambda: parquet_rows(store / "topics")  # noqa: E731
+        done = lambda: progress() >= count  # noqa: E731
     assert worker.rest.put("/connectors/bench-sink/config", sink).status == 201
-    wait_for(lambda: written() >= count, 1200, interval=0.05, what="all records written")
-    sink_rate = count / (time.perf_counter() - start)
+    sink_rate = timed(count, progress, done)
     return source_rate, sink_rate
 
 
@@ -342,7 +398,7 @@ def measure(
     size: int,
     spark: dict[str, str] | None = None,
     executors: int | None = None,
-) -> tuple[float, float]:
+) -> tuple[Rate, Rate]:
     """One fresh worker in ``work``: warm-up, then the source and sink pipelines' rates."""
     work.mkdir(exist_ok=True)
     extra = {"offset.flush.interval.ms": "200", **(spark or {})}
@@ -367,7 +423,7 @@ def measure(
 
 def cluster_runs(
     args: argparse.Namespace, work: Path, bootstrap: str, src: Path, size: int
-) -> dict[int, tuple[float, float]]:
+) -> dict[int, tuple[Rate, Rate]]:
     """(source, sink) rates with one executor and with two, on ``--master``'s cluster."""
     cluster = None
     master = args.master
@@ -446,38 +502,46 @@ def main() -> None:
 
 
 def print_local(
-    rates: tuple[float, float],
+    rates: tuple[Rate, Rate],
     bare: tuple[float, float],
     produce_rate: float,
     consume_rate: float,
     target: str,
 ) -> None:
     """Per direction: the raw client, the bare Spark stage and the pipeline, each as a ratio
-    to the raw client; the last column is the pipeline's share of the bare stage's rate."""
+    to the raw client; then the pipeline's share of the bare stage's rate, and its pace
+    from the connector's creation (start and group join included) with its first record."""
     source_rate, sink_rate = rates
-    rows = [
-        ("raw confluent-kafka producer", produce_rate, produce_rate, None),
-        ("bare Spark stage (text -> bytes)", bare[0], produce_rate, None),
-        ("source pipeline (file -> Spark -> Kafka)", source_rate, produce_rate, bare[0]),
-        ("raw confluent-kafka consumer", consume_rate, consume_rate, None),
-        ("bare Spark stage (bytes -> text)", bare[1], consume_rate, None),
-        (f"sink pipeline (Kafka -> Spark -> {target})", sink_rate, consume_rate, bare[1]),
-    ]
-    print(f"{'path':<42}{'records/s':>12}{'ratio':>8}{'of bare Spark':>15}")
-    for label, rate, raw, stage in rows:
+    rows: list[tuple[str, float, float, float | None, Rate | None]] = [
+        ("raw confluent-kafka producer", produce_rate, produce_rate, None, None),
+        ("bare Spark stage (text -> bytes)", bare[0], produce_rate, None, None),
+        ("source pipeline (file -> Spark -> Kafka)", source_rate.steady, produce_rate, bare[0],
+         source_rate),
+        ("raw confluent-kafka consumer", consume_rate, consume_rate, None, None),
+        ("bare Spark stage (bytes -> text)", bare[1], consume_rate, None, None),
+        (f"sink pipeline (Kafka -> Spark -> {target})", sink_rate.steady, consume_rate, bare[1],
+         sink_rate),
+    ]  # fmt: skip
+    print(
+        f"{'path':<42}{'records/s':>12}{'ratio':>8}{'of bare Spark':>15}"
+        f"{'from creation':>15}{'first':>8}"
+    )
+    for label, rate, raw, stage, pace in rows:
         share = "" if stage is None else f"{rate / stage:.2f}"
-        print(f"{label:<42}{rate:>12,.0f}{rate / raw:>8.2f}{share:>15}")
+        whole = "" if pace is None else f"{pace.total:,.0f}/s"
+        first = "" if pace is None else f"{pace.first:.1f} s"
+        print(f"{label:<42}{rate:>12,.0f}{rate / raw:>8.2f}{share:>15}{whole:>15}{first:>8}")
 
 
 def print_cluster(
-    rates: dict[int, tuple[float, float]], produce_rate: float, consume_rate: float, target: str
+    rates: dict[int, tuple[Rate, Rate]], produce_rate: float, consume_rate: float, target: str
 ) -> None:
     print(f"{'path':<42}{'1 executor':>14}{'2 executors':>14}{'2 / 1':>8}")
     rows = [
         ("raw confluent-kafka producer (no Spark)", produce_rate, None),
-        ("source pipeline (file -> Spark -> Kafka)", rates[1][0], rates[2][0]),
+        ("source pipeline (file -> Spark -> Kafka)", rates[1][0].steady, rates[2][0].steady),
         ("raw confluent-kafka consumer (no Spark)", consume_rate, None),
-        (f"sink pipeline (Kafka -> Spark -> {target})", rates[1][1], rates[2][1]),
+        (f"sink pipeline (Kafka -> Spark -> {target})", rates[1][1].steady, rates[2][1].steady),
     ]
     for label, one, two in rows:
         if two is None:
