@@ -1,0 +1,144 @@
+"""Benchmark: would a REST process of its own stay responsive while the data plane is busy?
+
+A probe for a design, not a feature: a real worker (python app.py, real Spark, the embedded
+broker) runs a 1,000,000-record file -> Kafka -> file pipeline, and GET requests go in turn
+to the worker's own REST API (a connector's status and offsets) and to a second Python
+process that answers the same offsets from the worker's state file, opened read-only (SQLite
+in WAL mode lets a reader in while the worker writes). Both are timed idle and under load.
+
+    .venv/bin/python scripts/bench_rest_process.py [--load-records 1000000]
+
+The worker's requests wait for the interpreter its tasks' driver work holds; the second
+process only shares the cores. The gap between the two is what moving the REST API (or the
+data plane) into a process of its own would buy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
+from connect_lite.testing.kafka_helpers import KafkaHelpers  # noqa: E402
+from scripts.bench_latency import file_pipeline, percentile, timed_get  # noqa: E402
+from scripts.bench_pipeline import make_records  # noqa: E402
+from tests.integration.worker_process import WorkerProcess, wait_for  # noqa: E402
+
+REQUESTS = 300
+PAUSE_S = 0.02
+
+
+def serve(db: str, port: int) -> None:
+    """The second process: GET /offsets/<connector> from the state file, read-only."""
+    local = threading.local()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            if not hasattr(local, "db"):
+                local.db = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            name = self.path.rsplit("/", 1)[-1]
+            rows = local.db.execute(
+                "SELECT partition_json, offset_json FROM source_offsets WHERE connector = ?",
+                (name,),
+            ).fetchall()
+            offsets = [{"partition": json.loads(p), "offset": json.loads(o)} for p, o in rows]
+            body = json.dumps({"offsets": offsets}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def measure(
+    targets: list[tuple[str, http.client.HTTPConnection, str]], done: Callable[[int], bool]
+) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {label: [] for label, _, _ in targets}
+    while not done(len(times[targets[0][0]])):
+        for label, conn, path in targets:
+            times[label].append(timed_get(conn, path))
+            time.sleep(PAUSE_S)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--load-records", type=int, default=1_000_000)
+    parser.add_argument("--serve", nargs=2, metavar=("DB", "PORT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve[0], int(args.serve[1]))
+        return
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker() as broker:
+        work = Path(tmp)
+        worker = WorkerProcess(work, broker.bootstrap_servers).start()
+        port = free_port()
+        reader = subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(work / "state.db"), str(port)]
+        )
+        try:
+            lines = work / "q.txt"
+            lines.write_text("a\nb\n")
+            config = {"connector.class": "FileStreamSource", "file": str(lines), "topic": "q"}
+            worker.rest.put("/connectors/q/config", config)
+            wait_for(lambda: worker.rest.get("/connectors/q/offsets").body.get("offsets"), 60)
+            own = http.client.HTTPConnection("127.0.0.1", worker.port, timeout=60)
+            wait_for(lambda: socket.create_connection(("127.0.0.1", port)).close() or True, 30)
+            other = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            targets = [
+                ("worker: status", own, "/connectors/q/status"),
+                ("worker: offsets", own, "/connectors/q/offsets"),
+                ("second process: offsets", other, "/offsets/q"),
+            ]
+            idle = measure(targets, lambda n: n >= REQUESTS)
+            src = work / "load.jsonl"
+            make_records(src, args.load_records)
+            size = src.stat().st_size
+            out = work / "load-out.txt"
+            topic = f"load-{uuid.uuid4().hex[:8]}"
+            KafkaHelpers(broker.bootstrap_servers).create_topic(topic, partitions=1)
+            quick_join = {"consumer.override.session.timeout.ms": "6000"}
+            began = time.perf_counter()
+            file_pipeline(worker, "load", src, topic, out, quick_join)
+            busy = measure(targets, lambda _: out.exists() and out.stat().st_size >= size)
+            seconds = time.perf_counter() - began
+        finally:
+            reader.kill()
+            worker.stop()
+    print(f"{args.load_records:,} records file -> Kafka -> file in {seconds:.1f} s")
+    print(f"{'GET':<26}{'idle p50':>10}{'idle p99':>10}{'busy p50':>10}{'busy p99':>10}{'n':>6}")
+    for label, _, _ in targets:
+        row = [percentile(t[label], p) * 1000 for t in (idle, busy) for p in (50, 99)]
+        print(f"{label:<26}" + "".join(f"{v:>10.1f}" for v in row) + f"{len(busy[label]):>6}")
+
+
+if __name__ == "__main__":
+    main()
