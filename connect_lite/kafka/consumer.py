@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 import confluent_kafka
@@ -33,9 +33,6 @@ _TIMESTAMP_TYPES = {
 }
 
 
-_NO_HEADERS: tuple[()] = ()
-
-
 class ConsumedMessage(NamedTuple):
     """One record as read from Kafka, bytes untouched. A named tuple: a sink task reads
     millions, and a tuple is built in a fraction of a frozen dataclass's time."""
@@ -45,7 +42,7 @@ class ConsumedMessage(NamedTuple):
     offset: int
     key: bytes | None
     value: bytes | None
-    headers: Sequence[tuple[str, bytes | None]]  # a shared empty tuple when there are none
+    headers: list[tuple[str, bytes | None]]
     timestamp: int | None
     timestamp_type: str
 
@@ -140,15 +137,7 @@ class Consumer:
             ts_type, ts = msg.timestamp()
             fields = (msg.topic(), msg.partition(), msg.offset(), msg.key(), msg.value())
             append(
-                new(
-                    cls,
-                    (
-                        *fields,
-                        msg.headers() or _NO_HEADERS,
-                        ts if ts_type else None,
-                        types[ts_type],
-                    ),
-                )
+                new(cls, (*fields, msg.headers() or [], ts if ts_type else None, types[ts_type]))
             )
         return out
 

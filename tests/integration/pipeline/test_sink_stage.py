@@ -49,7 +49,7 @@ def test_the_consumers_messages_give_the_same_records(runtime: SparkRuntime):
     stage = SinkStage(runtime, spec("sink-consumed"), "task-sink-consumed")
     messages = [
         ConsumedMessage("t", 0, 10, b"k", b"v", [("h", b"1")], 5, "CreateTime"),
-        ConsumedMessage("t", 1, 3, None, None, (), None, "NoTimestampType"),
+        ConsumedMessage("t", 1, 3, None, None, [], None, "NoTimestampType"),
     ]
     result = stage.run(messages)
     assert result.records == [

@@ -24,12 +24,12 @@ class Plain:
     timestamp_type: str
 
 
-def consumed(offset: int, headers: tuple[tuple[str, bytes | None], ...] = ()) -> ConsumedMessage:
-    return ConsumedMessage("t", 1, offset, b"k", b"v%d" % offset, headers, 5, "CreateTime")
+def consumed(offset: int, headers: list[tuple[str, bytes | None]] | None = None) -> ConsumedMessage:
+    return ConsumedMessage("t", 1, offset, b"k", b"v%d" % offset, headers or [], 5, "CreateTime")
 
 
 def test_the_consumers_messages_are_rows_already():
-    messages = [consumed(7), consumed(8, (("h", b"1"),))]
+    messages = [consumed(7), consumed(8, [("h", b"1")])]
     assert _rows(messages) is messages
 
 
