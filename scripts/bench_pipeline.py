@@ -120,17 +120,18 @@ def raw_consume(bootstrap: str, topic: str, count: int) -> float:
     consumer.subscribe([topic])
     seen = 0
     start = None
+    first = 0  # records of the first batch: its clock starts when it arrives
     deadline = time.monotonic() + 300
     while seen < count and time.monotonic() < deadline:
         batch = consumer.consume(100_000, 1.0)
-        if batch and start is None:
-            start = time.perf_counter()
         seen += sum(1 for m in batch if not m.error())
+        if seen and start is None:
+            start, first = time.perf_counter(), seen
     elapsed = time.perf_counter() - (start or time.perf_counter())
     consumer.close()
     if seen < count:
         raise SystemExit(f"raw consumer saw only {seen} of {count} records")
-    return count / elapsed
+    return (count - first) / elapsed
 
 
 def _as_binary(batches: Any) -> Any:
@@ -256,23 +257,26 @@ class Rate:
     first: float  # seconds from the connector's creation to its first record out
 
 
-def timed(count: int, progress: Callable[[], int], done: Callable[[], bool]) -> Rate:
-    """Sample ``progress`` (records out so far) every 20 ms from now to the first record,
-    then ``done`` every 50 ms."""
-    start = time.perf_counter()
+def timed(count: int, progress: Callable[[], int], done: Callable[[], bool], start: float) -> Rate:
+    """Sample ``progress`` (records out so far) every 20 ms to the first record, then
+    ``done`` every 50 ms; ``start`` is when the connector was created. A failing sample
+    (e.g. a REST answer other than 200) is taken again, as ``wait_for`` does."""
     first: tuple[float, int] | None = None
     deadline = start + 1200
     while True:
         now = time.perf_counter()
-        if first is None:
-            seen = progress()
-            if seen > 0:
-                first = (now, seen)
-        if first is not None and done():
-            end = time.perf_counter()
-            break
         if now > deadline:
-            raise SystemExit(f"timed out: {progress()} of {count} records after 1200 s")
+            raise SystemExit(f"timed out after 1200 s: the first record was {first}")
+        try:
+            if first is None:
+                seen = progress()
+                if seen > 0:
+                    first = (now, seen)
+            if first is not None and done():
+                end = now  # done() may read a whole file: its time is not the pipeline's
+                break
+        except Exception as error:
+            print(f"(sampling failed, again: {error})", file=sys.stderr)
         time.sleep(0.02 if first is None else 0.05)
     assert first is not None
     at, seen = first
@@ -322,11 +326,12 @@ def run_pipelines(
         **conv,
         **source_chain,
     }
+    start = time.perf_counter()
     assert worker.rest.put("/connectors/bench-source/config", source).status == 201
     # Records committed so far (the file's byte position, records being of about one size):
     # Tansu's high watermarks do not count records.
     committed = lambda: committed_position(worker, "bench-source") * count // size  # noqa: E731
-    source_rate = timed(count, committed, lambda: committed() >= count)
+    source_rate = timed(count, committed, lambda: committed() >= count, start)
     out = work / "out.txt"
     sink = {
         "connector.class": "FileStreamSink",
@@ -341,8 +346,9 @@ def run_pipelines(
         sink = {**conv, **lake_sink(topic, store)}
         progress = lambda: parquet_rows(store / "topics")  # noqa: E731
         done = lambda: progress() >= count  # noqa: E731
+    start = time.perf_counter()
     assert worker.rest.put("/connectors/bench-sink/config", sink).status == 201
-    sink_rate = timed(count, progress, done)
+    sink_rate = timed(count, progress, done, start)
     return source_rate, sink_rate
 
 

@@ -99,12 +99,14 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker() as broker:
         work = Path(tmp)
-        worker = WorkerProcess(work, broker.bootstrap_servers).start()
+        worker = WorkerProcess(work, broker.bootstrap_servers)
         port = free_port()
-        reader = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(work / "state.db"), str(port)]
-        )
+        reader: subprocess.Popen[bytes] | None = None
         try:
+            worker.start()
+            reader = subprocess.Popen(
+                [sys.executable, __file__, "--serve", str(work / "state.db"), str(port)]
+            )
             lines = work / "q.txt"
             lines.write_text("a\nb\n")
             config = {"connector.class": "FileStreamSource", "file": str(lines), "topic": "q"}
@@ -128,10 +130,19 @@ def main() -> None:
             quick_join = {"consumer.override.session.timeout.ms": "6000"}
             began = time.perf_counter()
             file_pipeline(worker, "load", src, topic, out, quick_join)
-            busy = measure(targets, lambda _: out.exists() and out.stat().st_size >= size)
+            deadline = began + 1200
+
+            def done(_: int) -> bool:
+                if time.perf_counter() > deadline:
+                    raise SystemExit("the pipeline did not finish within 1200 s")
+                return out.exists() and out.stat().st_size >= size
+
+            busy = measure(targets, done)
             seconds = time.perf_counter() - began
         finally:
-            reader.kill()
+            if reader is not None:
+                reader.kill()
+                reader.wait()
             worker.stop()
     print(f"{args.load_records:,} records file -> Kafka -> file in {seconds:.1f} s")
     print(f"{'GET':<26}{'idle p50':>10}{'idle p99':>10}{'busy p50':>10}{'busy p99':>10}{'n':>6}")
