@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 
-from connect_lite.storage.base import Stores
+from connect_lite.storage.base import StateFileError, Stores
 from connect_lite.storage.sqlite.checks import check_integrity, create_private_or_warn
 from connect_lite.storage.sqlite.db import Database
 from connect_lite.storage.sqlite.lock import StateFileLock
-from connect_lite.storage.sqlite.migrations import migrate, refuse_unknown_migrations
+from connect_lite.storage.sqlite.migrations import (
+    migrate,
+    missing_migrations,
+    refuse_unknown_migrations,
+)
 from connect_lite.storage.sqlite.stores import (
     SqliteConfigStore,
     SqliteOffsetStore,
@@ -63,4 +68,37 @@ def open_sqlite_stores(path: str, *, busy_timeout_s: float = 5.0) -> Stores:
     )
 
 
-__all__ = ["Database", "StateFileLock", "open_sqlite_stores"]
+def open_sqlite_reader(path: str, *, busy_timeout_s: float = 5.0) -> Stores:
+    """Open the state file at ``path`` to read only, beside the process that owns it.
+
+    No lock is taken and nothing is written, not even a pragma: in WAL mode SQLite lets a
+    reader see each transaction the owner commits, while the owner keeps writing. The file
+    must exist and record every migration this version knows (the owner applies them when
+    it opens the file): StateFileError otherwise, StateFileTooNewError if a newer version
+    wrote it. A write through these stores raises ConnectError and changes nothing."""
+    if not os.path.isfile(path):
+        raise StateFileError(
+            path, f"State file {path} does not exist: start the worker that owns it first."
+        )
+
+    def verify(conn: sqlite3.Connection) -> None:
+        refuse_unknown_migrations(conn, path)
+        missing = missing_migrations(conn)
+        if missing:
+            raise StateFileError(
+                path,
+                f"State file {path} lacks the migrations {', '.join(missing)}: a worker of "
+                "this version has not opened it yet. Start the worker on it first.",
+            )
+
+    db = Database(path, busy_timeout_s=busy_timeout_s, verify=verify, read_only=True)
+    return Stores(
+        configs=SqliteConfigStore(db),
+        offsets=SqliteOffsetStore(db),
+        statuses=SqliteStatusStore(db),
+        topics=SqliteTopicStore(db),
+        close=db.close,
+    )
+
+
+__all__ = ["Database", "StateFileLock", "open_sqlite_reader", "open_sqlite_stores"]

@@ -7,6 +7,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from connect_lite.api.errors import ConnectError, RetriableError
@@ -64,19 +65,27 @@ class Database:
         path: str,
         busy_timeout_s: float = 5.0,
         verify: Callable[[sqlite3.Connection], None] | None = None,
+        *,
+        read_only: bool = False,
     ) -> None:
         self._lock = threading.RLock()
         self._closed = False
         self._depth = 0  # transaction nesting depth, guarded by _lock
+        self.read_only = read_only
         with translated_errors():
             self._conn = sqlite3.connect(
-                path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
+                f"{Path(path).absolute().as_uri()}?mode=ro" if read_only else path,
+                timeout=busy_timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=read_only,
             )
             try:
                 self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
                 if verify is not None:
                     verify(self._conn)
-                self._configure()
+                if not read_only:  # a reader takes the file as its owner configured it
+                    self._configure()
             except BaseException:
                 self._conn.close()
                 raise
@@ -147,6 +156,9 @@ class Database:
             if self._closed:
                 return
             self._closed = True
+            if self.read_only:  # the owner checkpoints its file
+                self._conn.close()
+                return
             try:
                 busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
                 if busy:

@@ -99,6 +99,17 @@ def refuse_unknown_migrations(
         raise StateFileTooNewError(path, __version__, unknown)
 
 
+def missing_migrations(
+    conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS
+) -> list[str]:
+    """The names of ``migrations`` the file does not record (all of them for a new file)."""
+    table = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'migrations'"
+    if conn.execute(table).fetchone() is None:
+        return [name for name, _ in migrations]
+    recorded = {name for (name,) in conn.execute("SELECT name FROM migrations").fetchall()}
+    return [name for name, _ in migrations if name not in recorded]
+
+
 def _has_column(conn: sqlite3.Connection, column: str) -> bool:
     query = "SELECT 1 FROM pragma_table_info('migrations') WHERE name = ?"
     return conn.execute(query, (column,)).fetchone() is not None
