@@ -3,14 +3,19 @@
 A probe for a design, not a feature: a real worker (python app.py, real Spark, the embedded
 broker) runs a 1,000,000-record file -> Kafka -> file pipeline, and GET requests go in turn
 to the worker's own REST API (a connector's status and offsets) and to a second Python
-process that answers the same offsets from the worker's state file, opened read-only (SQLite
-in WAL mode lets a reader in while the worker writes). Both are timed idle and under load.
+process that answers the same offsets from the worker's state file, opened read-only
+(``open_sqlite_reader``: SQLite in WAL mode lets a reader in while the worker writes).
+Both are timed idle and under load.
 
-    .venv/bin/python scripts/bench_rest_process.py [--load-records 1000000]
+    .venv/bin/python scripts/bench_rest_process.py [--load-records 1000000] [--nice N]
 
 The worker's requests wait for the interpreter its tasks' driver work holds; the second
 process only shares the cores. The gap between the two is what moving the REST API (or the
-data plane) into a process of its own would buy.
+data plane) into a process of its own would buy. With ``--nice N`` every thread of the
+worker's process tree (its driver, Spark's JVM and Python workers) runs at niceness N, as a
+data plane of its own could, while the second process keeps the default: what a lower
+priority adds on two saturated cores. (The worker's own answers do not gain from it: its
+requests wait for the interpreter, not for a core.)
 """
 
 from __future__ import annotations
@@ -18,12 +23,11 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -34,8 +38,15 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
+from connect_lite.storage.sqlite import open_sqlite_reader  # noqa: E402
 from connect_lite.testing.kafka_helpers import KafkaHelpers  # noqa: E402
-from scripts.bench_latency import file_pipeline, percentile, timed_get  # noqa: E402
+from scripts.bench_latency import (  # noqa: E402
+    file_pipeline,
+    parent_links,
+    percentile,
+    process_tree,
+    timed_get,
+)
 from scripts.bench_pipeline import make_records  # noqa: E402
 from tests.integration.worker_process import WorkerProcess, wait_for  # noqa: E402
 
@@ -44,22 +55,19 @@ PAUSE_S = 0.02
 
 
 def serve(db: str, port: int) -> None:
-    """The second process: GET /offsets/<connector> from the state file, read-only."""
-    local = threading.local()
+    """The second process: GET /offsets/<connector> from the state file, opened read-only
+    (connect_lite.storage.sqlite.open_sqlite_reader: no lock, nothing written)."""
+    stores = open_sqlite_reader(db)
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def do_GET(self) -> None:
-            if not hasattr(local, "db"):
-                local.db = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
             name = self.path.rsplit("/", 1)[-1]
-            rows = local.db.execute(
-                "SELECT partition_json, offset_json FROM source_offsets WHERE connector = ?",
-                (name,),
-            ).fetchall()
-            offsets = [{"partition": json.loads(p), "offset": json.loads(o)} for p, o in rows]
-            body = json.dumps({"offsets": offsets}).encode()
+            found = stores.offsets.all(name)
+            body = json.dumps(
+                {"offsets": [{"partition": p, "offset": o} for p, o in found]}
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -70,6 +78,24 @@ def serve(db: str, port: int) -> None:
             pass
 
     ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+
+
+def renice(root: int, spare: int, nice: int) -> int:
+    """Every thread of ``root``'s process tree but ``spare``'s at niceness ``nice`` (threads
+    started later inherit it); how many threads."""
+    links = parent_links()
+    spared = set(process_tree(spare, links))
+    threads = 0
+    for pid in process_tree(root, links):
+        if pid in spared:
+            continue
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
+            except (OSError, ValueError):
+                continue  # gone meanwhile
+            threads += 1
+    return threads
 
 
 def free_port() -> int:
@@ -92,6 +118,9 @@ def measure(
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--load-records", type=int, default=1_000_000)
+    parser.add_argument(
+        "--nice", type=int, default=0, help="niceness of the worker's process tree (0: none)"
+    )
     parser.add_argument("--serve", nargs=2, metavar=("DB", "PORT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -120,6 +149,8 @@ def main() -> None:
                 ("worker: offsets", own, "/connectors/q/offsets"),
                 ("second process: offsets", other, "/offsets/q"),
             ]
+            if args.nice:
+                renice(worker.proc.pid, reader.pid, args.nice)
             idle = measure(targets, lambda n: n >= REQUESTS)
             src = work / "load.jsonl"
             make_records(src, args.load_records)
@@ -137,6 +168,9 @@ def main() -> None:
                     raise SystemExit("the pipeline did not finish within 1200 s")
                 return out.exists() and out.stat().st_size >= size
 
+            if args.nice:  # Spark's Python workers started since inherit it; again for any other
+                time.sleep(2)
+                renice(worker.proc.pid, reader.pid, args.nice)
             busy = measure(targets, done)
             seconds = time.perf_counter() - began
         finally:
@@ -144,7 +178,8 @@ def main() -> None:
                 reader.kill()
                 reader.wait()
             worker.stop()
-    print(f"{args.load_records:,} records file -> Kafka -> file in {seconds:.1f} s")
+    niced = f", the worker's process tree at niceness {args.nice}" if args.nice else ""
+    print(f"{args.load_records:,} records file -> Kafka -> file in {seconds:.1f} s{niced}")
     print(f"{'GET':<26}{'idle p50':>10}{'idle p99':>10}{'busy p50':>10}{'busy p99':>10}{'n':>6}")
     for label, _, _ in targets:
         row = [percentile(t[label], p) * 1000 for t in (idle, busy) for p in (50, 99)]
