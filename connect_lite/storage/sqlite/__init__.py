@@ -71,24 +71,38 @@ def open_sqlite_stores(path: str, *, busy_timeout_s: float = 5.0) -> Stores:
 def open_sqlite_reader(path: str, *, busy_timeout_s: float = 5.0) -> Stores:
     """Open the state file at ``path`` to read only, beside the process that owns it.
 
-    No lock is taken and nothing is written, not even a pragma: in WAL mode SQLite lets a
-    reader see each transaction the owner commits, while the owner keeps writing. The file
-    must exist and record every migration this version knows (the owner applies them when
-    it opens the file): StateFileError otherwise, StateFileTooNewError if a newer version
-    wrote it. A write through these stores raises ConnectError and changes nothing."""
+    No lock is taken and the file's pages are never written, not even by a pragma: in WAL
+    mode SQLite lets a reader see each transaction the owner commits while the owner keeps
+    writing. Opened without an owner, SQLite may leave the empty ``-wal`` and ``-shm`` files
+    a reader needs beside it (the owner uses them when it opens the file).
+
+    Refused with a StateFileError, having changed nothing: a missing file or something else
+    than a file, a damaged one (StateFileDamagedError), one that is not in WAL mode (a reader
+    would block its owner's commits), one a worker of this version has not migrated, and a
+    newer version's file (StateFileTooNewError). A write through these stores raises
+    ConnectError and changes nothing."""
     if not os.path.isfile(path):
+        what = "is not a file" if os.path.exists(path) else "does not exist"
         raise StateFileError(
-            path, f"State file {path} does not exist: start the worker that owns it first."
+            path, f"State file {path} {what}; give the path of a worker's state.storage.file."
         )
 
     def verify(conn: sqlite3.Connection) -> None:
+        check_integrity(conn, path)
+        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+        if mode != "wal":
+            raise StateFileError(
+                path,
+                f"State file {path} is in {mode} journal mode, not WAL, so a reader would "
+                "block its owner's writes; start a worker of this version on it first.",
+            )
         refuse_unknown_migrations(conn, path)
         missing = missing_migrations(conn)
         if missing:
             raise StateFileError(
                 path,
-                f"State file {path} lacks the migrations {', '.join(missing)}: a worker of "
-                "this version has not opened it yet. Start the worker on it first.",
+                f"State file {path} lacks the migrations {', '.join(missing)}; start a worker "
+                "of this version on it first.",
             )
 
     db = Database(path, busy_timeout_s=busy_timeout_s, verify=verify, read_only=True)

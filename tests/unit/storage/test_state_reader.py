@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 from connect_lite.api.errors import ConnectError
-from connect_lite.storage.base import StateFileError, StateFileTooNewError, Stores
+from connect_lite.storage.base import (
+    StateFileDamagedError,
+    StateFileError,
+    StateFileTooNewError,
+    Stores,
+)
 from connect_lite.storage.sqlite import open_sqlite_reader, open_sqlite_stores
 from connect_lite.storage.states import ConnectorStatus, State
 
@@ -61,22 +66,66 @@ def test_no_file_is_refused_and_none_is_made(tmp_path: Path):
     assert not path.exists()
 
 
-def test_a_file_no_worker_of_this_version_opened_is_refused(tmp_path: Path):
-    path = tmp_path / "empty.db"
-    sqlite3.connect(path).close()
-    path.touch()
-    with pytest.raises(StateFileError, match="lacks the migrations 0001"):
+def test_a_directory_is_refused(tmp_path: Path):
+    with pytest.raises(StateFileError, match="is not a file"):
+        open_sqlite_reader(str(tmp_path))
+
+
+def test_a_file_that_is_not_sqlite_is_refused_unchanged(tmp_path: Path):
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"not a database at all\n" * 100)
+    before = path.read_bytes()
+    with pytest.raises(StateFileDamagedError):
         open_sqlite_reader(str(path))
+    assert path.read_bytes() == before
+
+
+def test_a_file_no_worker_of_this_version_opened_is_refused(tmp_path: Path):
+    path = tmp_path / "plain.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE other (x INTEGER)")
+    conn.close()
+    with pytest.raises(StateFileError, match="lacks the migrations 0001_initial"):
+        open_sqlite_reader(str(path))
+
+
+def test_a_file_not_in_wal_mode_is_refused_unchanged(owner: Stores, tmp_path: Path):
+    owner.close()
+    path = tmp_path / "state.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StateFileError, match="delete journal mode, not WAL"):
+        open_sqlite_reader(str(path))
+    assert path.read_bytes() == before
 
 
 def test_a_file_of_a_newer_version_is_refused(owner: Stores, tmp_path: Path):
     path = tmp_path / "state.db"
-    with sqlite3.connect(path) as conn:
+    conn = sqlite3.connect(path)
+    with conn:
         conn.execute(
             "INSERT INTO migrations (name, applied_at, app_version) VALUES ('9999_new', 0, '99')"
         )
+    conn.close()
     with pytest.raises(StateFileTooNewError):
         open_sqlite_reader(str(path))
+
+
+def test_reading_changes_no_byte_of_the_file(owner: Stores, tmp_path: Path):
+    owner.offsets.put_many("src", offsets(10))
+    owner.close()  # checkpointed: the data is all in the file itself
+    path = tmp_path / "state.db"
+    before = path.read_bytes()
+    reader = open_sqlite_reader(str(path))
+    try:
+        assert reader.offsets.all("src") == [({"filename": "f"}, {"position": 10})]
+        assert reader.configs.connector_names() == []
+    finally:
+        reader.close()
+    assert path.read_bytes() == before
 
 
 def test_a_path_with_spaces_and_a_question_mark_opens(tmp_path: Path):
