@@ -28,6 +28,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -80,22 +81,40 @@ def serve(db: str, port: int) -> None:
     ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
 
 
-def renice(root: int, spare: int, nice: int) -> int:
-    """Every thread of ``root``'s process tree but ``spare``'s at niceness ``nice`` (threads
-    started later inherit it); how many threads."""
-    links = parent_links()
-    spared = set(process_tree(spare, links))
+def renice(root: int, nice: int) -> int:
+    """Every thread of ``root``'s process tree at niceness ``nice`` (threads started later
+    inherit it); how many threads. A niceness this user may not set stops the script."""
     threads = 0
-    for pid in process_tree(root, links):
-        if pid in spared:
-            continue
+    for pid in process_tree(root, parent_links()):
         for task in Path(f"/proc/{pid}/task").glob("*"):
             try:
                 os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
-            except (OSError, ValueError):
+            except PermissionError as error:
+                raise SystemExit(f"cannot set niceness {nice}: {error}") from error
+            except (ProcessLookupError, FileNotFoundError, ValueError):
                 continue  # gone meanwhile
             threads += 1
     return threads
+
+
+class Renicer:
+    """Renices the worker's tree every second, for processes that started since (Spark's
+    Python workers are forked by a daemon that already has it, but not only they)."""
+
+    def __init__(self, root: int, nice: int) -> None:
+        if renice(root, nice) == 0:
+            raise SystemExit(f"no thread of process {root} to renice")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(root, nice), daemon=True)
+        self._thread.start()
+
+    def _run(self, root: int, nice: int) -> None:
+        while not self._stop.wait(1.0):
+            renice(root, nice)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def free_port() -> int:
@@ -149,8 +168,7 @@ def main() -> None:
                 ("worker: offsets", own, "/connectors/q/offsets"),
                 ("second process: offsets", other, "/offsets/q"),
             ]
-            if args.nice:
-                renice(worker.proc.pid, reader.pid, args.nice)
+            renicer = Renicer(worker.proc.pid, args.nice) if args.nice else None
             idle = measure(targets, lambda n: n >= REQUESTS)
             src = work / "load.jsonl"
             make_records(src, args.load_records)
@@ -168,11 +186,10 @@ def main() -> None:
                     raise SystemExit("the pipeline did not finish within 1200 s")
                 return out.exists() and out.stat().st_size >= size
 
-            if args.nice:  # Spark's Python workers started since inherit it; again for any other
-                time.sleep(2)
-                renice(worker.proc.pid, reader.pid, args.nice)
             busy = measure(targets, done)
             seconds = time.perf_counter() - began
+            if renicer is not None:
+                renicer.stop()
         finally:
             if reader is not None:
                 reader.kill()
