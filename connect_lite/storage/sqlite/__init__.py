@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 
 from connect_lite.storage.base import StateFileError, Stores
 from connect_lite.storage.sqlite.checks import check_integrity, create_private_or_warn
@@ -59,13 +60,7 @@ def open_sqlite_stores(path: str, *, busy_timeout_s: float = 5.0) -> Stores:
         finally:
             lock.release()
 
-    return Stores(
-        configs=SqliteConfigStore(db),
-        offsets=SqliteOffsetStore(db),
-        statuses=SqliteStatusStore(db),
-        topics=SqliteTopicStore(db),
-        close=close,
-    )
+    return _stores(db, close)
 
 
 def open_sqlite_reader(path: str, *, busy_timeout_s: float = 5.0) -> Stores:
@@ -106,12 +101,17 @@ def open_sqlite_reader(path: str, *, busy_timeout_s: float = 5.0) -> Stores:
             )
 
     db = Database(path, busy_timeout_s=busy_timeout_s, verify=verify, read_only=True)
+    return _stores(db, db.close)
+
+
+def _stores(db: Database, close: Callable[[], None]) -> Stores:
+    """Every store over ``db``; ``close`` ends their use of the file."""
     return Stores(
         configs=SqliteConfigStore(db),
         offsets=SqliteOffsetStore(db),
         statuses=SqliteStatusStore(db),
         topics=SqliteTopicStore(db),
-        close=db.close,
+        close=close,
     )
 
 

@@ -88,8 +88,7 @@ def refuse_unknown_migrations(
 
     Only reads: it runs before anything is written, so a newer version's file is left as it
     was. A file without a migrations table is new (or empty) and passes."""
-    table = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'migrations'"
-    if conn.execute(table).fetchone() is None:
+    if not _has_migrations_table(conn):
         return
     version = "app_version" if _has_column(conn, "app_version") else "NULL"
     rows = conn.execute(f"SELECT name, {version} FROM migrations ORDER BY rowid").fetchall()
@@ -103,11 +102,15 @@ def missing_migrations(
     conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS
 ) -> list[str]:
     """The names of ``migrations`` the file does not record (all of them for a new file)."""
-    table = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'migrations'"
-    if conn.execute(table).fetchone() is None:
+    if not _has_migrations_table(conn):
         return [name for name, _ in migrations]
     recorded = {name for (name,) in conn.execute("SELECT name FROM migrations").fetchall()}
     return [name for name, _ in migrations if name not in recorded]
+
+
+def _has_migrations_table(conn: sqlite3.Connection) -> bool:
+    table = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'migrations'"
+    return conn.execute(table).fetchone() is not None
 
 
 def _has_column(conn: sqlite3.Connection, column: str) -> bool:
