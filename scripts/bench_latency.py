@@ -21,6 +21,8 @@ process (python app.py, real Spark), and prints figures, never verdicts:
 5. Memory: the resident set (VmRSS) of each process of the worker's tree, and of the broker,
    idle (10 s after the latency part, and at each further ``--idle-seconds``: Spark retires
    Python workers idle for a minute) and busy (the largest sampled during the pipeline).
+   After the last idle sample, one more single record is timed (printed after part 2): with
+   ``--idle-seconds`` over 60 it pays for Spark starting its Python workers again.
 
     flock /tmp/connect-lite-spark.lock .venv/bin/python scripts/bench_latency.py \\
         [--records 60] [--load-records 1000000] [--skip-cold-start] [--skip-load] \\
@@ -274,10 +276,15 @@ def single_record_trips(src: Path, out: Path, count: int, watcher: TopicWatcher)
     return trips
 
 
+def latency_files(work: Path) -> tuple[Path, Path]:
+    """The single-record pipeline's source and sink files."""
+    return work / "latency-in.txt", work / "latency-out.txt"
+
+
 def measure_worker_latency(
     worker: WorkerProcess, bootstrap: str, work: Path, count: int
 ) -> list[Trip]:
-    src, out = work / "latency-in.txt", work / "latency-out.txt"
+    src, out = latency_files(work)
     topic = f"latency-{uuid.uuid4().hex[:8]}"
     KafkaHelpers(bootstrap).create_topic(topic, partitions=1)
     warm = "warm-up"
@@ -291,6 +298,16 @@ def measure_worker_latency(
         return single_record_trips(src, out, count, watcher)
     finally:
         watcher.close()
+
+
+def record_after_idle(work: Path) -> float:
+    """One more line through the single-record pipeline, after nothing flowed for a while
+    (Spark ends Python workers idle for a minute): seconds from appended to in the sink."""
+    src, out = latency_files(work)
+    line = f"after-idle-{uuid.uuid4().hex[:8]}"
+    size = file_size(out) + len(line) + 1
+    appended, _ = append_line(src, line)
+    return wait_for_size(out, size, RECORD_TIMEOUT_S) - appended
 
 
 def print_worker_latency(trips: Sequence[Trip]) -> None:
@@ -796,6 +813,10 @@ def main() -> None:
                 progress(f"{seconds:g} s with nothing flowing")
                 time.sleep(max(0.0, quiet_from + seconds - time.monotonic()))
                 idle_memory[seconds] = memory_snapshot(worker.proc.pid, broker.pid)
+            idle_for = time.monotonic() - quiet_from
+            progress(f"one record after {idle_for:.0f} s idle")
+            after_idle = record_after_idle(work)
+            print(f"one record after {idle_for:.0f} s idle: {after_idle * 1000:.0f} ms end to end")
             query = "latency-source"
             idle_rest = rest_latency(worker.port, query, lambda pairs: pairs >= REST_REQUESTS)
             load = None
