@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import logging
 import pickle
+import struct
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -92,10 +93,22 @@ def dumps(obj: object) -> bytes:
         return bytes(cloudpickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+_MAX_PAYLOAD = 2**31 - 1
+"""An Arrow ``binary`` value's offsets are 32-bit."""
+
+
 def _row(chunk: int, payload: bytes) -> pa.RecordBatch:
-    return pa.RecordBatch.from_arrays(
-        [pa.array([chunk], pa.int64()), pa.array([payload], pa.binary())], schema=_ARROW_SCHEMA
-    )
+    """One ``(chunk, payload)`` row, built from buffers: the payload is not copied, and no
+    ``pa.array`` runs over Python objects, since its first call in a process imports pandas
+    (0.2 s in each new Python worker, so in the first batch after a minute idle)."""
+    if len(payload) > _MAX_PAYLOAD:
+        raise StageExecutionError(
+            f"A chunk of {len(payload):,} bytes is over Arrow's {_MAX_PAYLOAD:,}-byte limit"
+        )
+    ids = pa.Array.from_buffers(pa.int64(), 1, [None, pa.py_buffer(struct.pack("<q", chunk))])
+    offsets = pa.py_buffer(struct.pack("<ii", 0, len(payload)))
+    blobs = pa.Array.from_buffers(pa.binary(), 1, [None, offsets, pa.py_buffer(payload)])
+    return pa.RecordBatch.from_arrays([ids, blobs], schema=_ARROW_SCHEMA)
 
 
 def map_chunks(
