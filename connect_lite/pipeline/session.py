@@ -32,7 +32,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from connect_lite.api.errors import ConnectError, RetriableError
@@ -69,13 +68,6 @@ DEFAULT_CONF: dict[str, str] = {
     # defaultParallelism partitions, so a big batch would hold every core until it ends.
     "spark.sql.execution.arrow.localRelationThreshold": "0",
 }
-
-DAEMON_MODULE = "connect_lite_spark_daemon"
-DAEMON_MODULE_DIR = Path(__file__).resolve().parent / "daemon"
-DAEMON_MODULE_FILE = DAEMON_MODULE_DIR / f"{DAEMON_MODULE}.py"
-"""With a local master, Spark forks its Python workers from this daemon, which has imported
-``pyspark.worker`` before (see the module). A user's ``spark.python.daemon.module`` wins; a
-copy of connect-lite without the file uses PySpark's own daemon."""
 
 JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
 DRIVER_JAVA_OPTIONS: tuple[str, ...] = (
@@ -130,14 +122,9 @@ def effective_conf(conf: dict[str, str]) -> dict[str, str]:
     merged.setdefault("spark.pyspark.python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
     merged.setdefault("spark.pyspark.driver.python", sys.executable)
     if is_local(merged["spark.master"]):  # a cluster gets connect_lite shipped (shipping.py)
-        daemon = DAEMON_MODULE_DIR if DAEMON_MODULE_FILE.is_file() else None
-        if "spark.python.daemon.module" in merged:
-            daemon = None  # the user's own daemon
         merged["spark.executorEnv.PYTHONPATH"] = _python_path(
-            merged.get("spark.executorEnv.PYTHONPATH"), daemon
+            merged.get("spark.executorEnv.PYTHONPATH")
         )
-        if daemon is not None:
-            merged["spark.python.daemon.module"] = DAEMON_MODULE
     return merged
 
 
@@ -150,9 +137,8 @@ def driver_java_options(user: str | None, extra: Sequence[str] = ()) -> str:
     )
 
 
-def _python_path(given: str | None, daemon: Path | None = None) -> str:
-    """The executors' PYTHONPATH: the directory connect_lite is imported from, the daemon
-    module's directory (when it is used), then ``given``.
+def _python_path(given: str | None) -> str:
+    """The executors' PYTHONPATH: the directory connect_lite is imported from, then ``given``.
 
     Spark's Python workers import connect_lite.pipeline (the stage code) by name; in local
     mode this makes that work whether connect_lite is installed or run from a checkout.
@@ -160,7 +146,7 @@ def _python_path(given: str | None, daemon: Path | None = None) -> str:
     import connect_lite
 
     home = os.path.dirname(os.path.dirname(os.path.abspath(connect_lite.__file__)))
-    parts = [home, *([str(daemon)] if daemon else []), *(given.split(os.pathsep) if given else [])]
+    parts = [home, *(given.split(os.pathsep) if given else [])]
     return os.pathsep.join(dict.fromkeys(p for p in parts if p))
 
 

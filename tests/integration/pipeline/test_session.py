@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import functools
-import os
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +17,7 @@ from connect_lite.pipeline import (
     StageSpec,
     TransformSpec,
 )
-from connect_lite.pipeline.session import DAEMON_MODULE, effective_conf
+from connect_lite.pipeline.session import effective_conf
 from tests.integration.pipeline import plugins
 
 pytestmark = pytest.mark.integration
@@ -197,45 +195,3 @@ def test_a_cancelled_stage_starts_no_later_job(runtime: SparkRuntime) -> None:
     with pytest.raises(StageCancelledError, match="cancelled"):
         stage.run([SourceRecord(None, None, "t", "v")])
     assert list(tracker.getJobIdsForGroup("task-cancelled-early-0")) == []
-
-
-def _descendants(root: int) -> list[int]:
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue  # gone meanwhile
-            parents.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        children = parents.get(todo.pop(), [])
-        found += children
-        todo += children
-    return found
-
-
-def _command_line(pid: int) -> list[str]:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
-    except OSError:
-        return []
-
-
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc")
-def test_python_workers_fork_from_connect_lites_daemon(runtime: SparkRuntime) -> None:
-    """With a local master, Spark's Python daemon is connect-lite's (it imported
-    pyspark.worker before forking the workers), and batches run through it."""
-    spec = StageSpec(
-        "daemon",
-        functools.partial(plugins.key_build, plugins.Utf8Converter),
-        functools.partial(plugins.build, plugins.Utf8Converter),
-        plugins.Utf8HeaderConverter,
-    )
-    result = SourceStage(runtime, spec, "task-daemon-0").run([SourceRecord(None, None, "t", "v")])
-    assert [row[4] for row in result.rows] == [b"v"]
-    daemons = [
-        pid for pid in _descendants(os.getpid()) if _command_line(pid)[1:3] == ["-m", DAEMON_MODULE]
-    ]
-    assert daemons, "no Python daemon of connect-lite's among this process's descendants"
