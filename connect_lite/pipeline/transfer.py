@@ -98,15 +98,16 @@ _MAX_PAYLOAD = 2**31 - 1
 
 
 def _row(chunk: int, payload: bytes) -> pa.RecordBatch:
-    """One ``(chunk, payload)`` row, built from buffers: the payload is not copied, and no
-    ``pa.array`` runs over Python objects, since its first call in a process imports pandas
-    (0.2 s in each new Python worker, so in the first batch after a minute idle)."""
+    """One ``(chunk, payload)`` row, built from buffers (in the machine's byte order, as
+    Arrow's are): the payload is not copied, and no ``pa.array`` runs over Python objects,
+    since its first call in a process imports pandas (0.2 s in each new Python worker, so
+    in the first batch after a minute idle)."""
     if len(payload) > _MAX_PAYLOAD:
         raise StageExecutionError(
             f"A chunk of {len(payload):,} bytes is over Arrow's {_MAX_PAYLOAD:,}-byte limit"
         )
-    ids = pa.Array.from_buffers(pa.int64(), 1, [None, pa.py_buffer(struct.pack("<q", chunk))])
-    offsets = pa.py_buffer(struct.pack("<ii", 0, len(payload)))
+    ids = pa.Array.from_buffers(pa.int64(), 1, [None, pa.py_buffer(struct.pack("=q", chunk))])
+    offsets = pa.py_buffer(struct.pack("=ii", 0, len(payload)))
     blobs = pa.Array.from_buffers(pa.binary(), 1, [None, offsets, pa.py_buffer(payload)])
     return pa.RecordBatch.from_arrays([ids, blobs], schema=_ARROW_SCHEMA)
 
