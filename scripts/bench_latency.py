@@ -307,7 +307,10 @@ def record_after_idle(work: Path) -> float:
     line = f"after-idle-{uuid.uuid4().hex[:8]}"
     size = file_size(out) + len(line) + 1
     appended, _ = append_line(src, line)
-    return wait_for_size(out, size, RECORD_TIMEOUT_S) - appended
+    arrived = wait_for_size(out, size, RECORD_TIMEOUT_S)
+    if out.read_text().splitlines()[-1] != line:
+        raise SystemExit(f"{out} grew by something else than {line!r} (a record delivered again?)")
+    return arrived - appended
 
 
 def print_worker_latency(trips: Sequence[Trip]) -> None:
@@ -800,6 +803,7 @@ def main() -> None:
         assert worker.proc is not None
         try:
             trips = measure_worker_latency(worker, bootstrap, work, args.records)
+            last_record = time.monotonic()
             print_worker_latency(trips)
             progress("raw client baseline")
             raw = {
@@ -813,7 +817,7 @@ def main() -> None:
                 progress(f"{seconds:g} s with nothing flowing")
                 time.sleep(max(0.0, quiet_from + seconds - time.monotonic()))
                 idle_memory[seconds] = memory_snapshot(worker.proc.pid, broker.pid)
-            idle_for = time.monotonic() - quiet_from
+            idle_for = time.monotonic() - last_record  # the raw baseline ran in between
             progress(f"one record after {idle_for:.0f} s idle")
             after_idle = record_after_idle(work)
             print(f"one record after {idle_for:.0f} s idle: {after_idle * 1000:.0f} ms end to end")
