@@ -27,6 +27,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from scripts.bench_latency import percentile  # noqa: E402  # the benchmarks' nearest rank
 
 BUSY_COUNTS = (0, 1, 3)
 
@@ -79,11 +85,7 @@ def timed(work: Callable[[], object], repeat: int) -> list[float]:
         began = time.perf_counter()
         work()
         out.append((time.perf_counter() - began) * 1000)
-    return sorted(out)
-
-
-def percentile(ordered: list[float], p: float) -> float:
-    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
+    return out
 
 
 def main() -> None:
@@ -111,12 +113,12 @@ def main() -> None:
             thread.start()
         try:
             for name, call in work.items():
-                ordered = timed(call, args.repeat)
-                mean = sum(ordered) / len(ordered)
+                times = timed(call, args.repeat)
+                mean = sum(times) / len(times)
                 baseline.setdefault(name, mean)
                 print(
-                    f"{name:<26}{busy:>13}{percentile(ordered, 50):>9.2f}"
-                    f"{percentile(ordered, 99):>9.2f}{mean:>9.2f}{mean / baseline[name]:>13.0f}"
+                    f"{name:<26}{busy:>13}{percentile(times, 50):>9.2f}"
+                    f"{percentile(times, 99):>9.2f}{mean:>9.2f}{mean / baseline[name]:>13.0f}"
                 )
         finally:
             stop.set()
