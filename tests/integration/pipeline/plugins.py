@@ -170,6 +170,13 @@ class WaitForFile(Transformation):
         return record
 
 
+class EndThePythonWorker(Transformation):
+    """Ends the Python worker that runs it, as a crash would: the whole job fails."""
+
+    def apply(self, record: Any) -> Any:
+        os._exit(17)
+
+
 def build(cls: type, path: str | None = None, *args: Any, **config: Any) -> Any:
     """A factory body: construct, configure, and log the build to ``path``."""
     record_build(path, cls.__name__)

@@ -1,0 +1,47 @@
+"""On a local master a batch's chunks and results travel through files (exchange.py): the
+job's outcome is the same, and no file outlives its job, whether the job succeeded or failed."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from connect_lite.api import SourceRecord
+from connect_lite.pipeline import SourceStage, SparkRuntime, TransformSpec
+from connect_lite.pipeline.record_errors import StageExecutionError
+from tests.integration.pipeline import plugins
+from tests.integration.pipeline.stages import spec
+
+pytestmark = pytest.mark.integration
+
+
+def records(n: int) -> list[SourceRecord]:
+    return [SourceRecord({"file": "f"}, {"pos": i}, "t", f"v{i}") for i in range(n)]
+
+
+def left_over(runtime: SparkRuntime) -> list[str]:
+    assert runtime.exchange is not None
+    directory = runtime.exchange.directory
+    return [] if directory is None else os.listdir(directory)
+
+
+def test_chunks_go_through_files_and_none_is_left_after_the_job(runtime: SparkRuntime):
+    assert runtime.exchange is not None  # the session is local[2]
+    stage = SourceStage(runtime, spec("exchange-ok"), "task-exchange-ok")
+    sent = runtime.exchange.sent
+    result = stage.run(records(100))
+    assert [r.value for r in result.records] == [f"v{i}".encode() for i in range(100)]
+    assert runtime.exchange.sent - sent == 4  # spark.default.parallelism: one file per chunk
+    assert left_over(runtime) == []
+
+
+def test_a_failed_job_leaves_no_file(runtime: SparkRuntime):
+    crash = (TransformSpec(plugins.EndThePythonWorker),)
+    stage = SourceStage(runtime, spec("exchange-crash", transforms=crash), "task-exchange-crash")
+    with pytest.raises(StageExecutionError):
+        stage.run(records(100))
+    assert left_over(runtime) == []
+    # The session goes on: the next job runs on new Python workers.
+    ok = SourceStage(runtime, spec("exchange-after"), "task-exchange-after")
+    assert len(ok.run(records(10)).records) == 10
