@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import operator
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from connect_lite.api.connector import OffsetStorageReader, SourceTask, SourceTaskContext
@@ -89,12 +91,16 @@ class WorkerSourceTask(WorkerTask):
         self._plugin_stopped = threading.Event()
         self._started = False
         self._wants_commit_record = type(plugin).commit_record is not SourceTask.commit_record
-        # The stage thread runs each batch's job and then produces it at once; the task
-        # thread only polls. _send_lock keeps a commit from acknowledging a batch whose
-        # records are still being handed to the producer.
+        # The stage thread runs each batch's job and hands its records to the send thread,
+        # which produces them while the next batch's job runs; the task thread only polls.
+        # _send_lock keeps a commit from acknowledging a batch whose records are still being
+        # handed to the producer.
         self._pipeline: BatchPipeline[SourceRecord, None] = BatchPipeline(
             f"stage-{self.id}", self._run_and_send, lambda _batch, _none: None
         )
+        self._sender = ThreadPoolExecutor(1, thread_name_prefix=f"send-{self.id}")
+        self._sending: Future[None] | None = None
+        """The batch last handed to the send thread (one at a time, in order)."""
         self._send_lock = threading.Lock()
         self._stage_failed = False
         """Set on the stage thread when a batch's job or send failed: the batches behind it
@@ -121,12 +127,14 @@ class WorkerSourceTask(WorkerTask):
 
     def iteration(self) -> None:
         """Poll the next batch while Spark runs the previous one, which is produced as soon
-        as its job is done (on the stage thread, in order).
+        as its job is done (on the send thread, in order, while the next batch's job runs).
 
         ``poll`` stays on this thread; the stage waits on Spark's JVM and Python worker
         processes, so the two overlap for real. A batch starts as soon as the task has
         nothing more waiting and the stage is free (see collect_batch)."""
         self._check_send_error()
+        if self._sending is not None and self._sending.done():
+            self._wait_for_send()  # the last batch's produce failed: so does the task
         with self.counters.timed_batch():
             batch = self._collect()
         self._pipeline.advance(batch)  # raises what failed the batch before, if anything
@@ -137,6 +145,7 @@ class WorkerSourceTask(WorkerTask):
 
     def on_paused(self) -> None:
         self._pipeline.finish()
+        self._wait_for_send()
 
     def _collect(self) -> list[SourceRecord]:
         batch = collect_batch(
@@ -152,17 +161,34 @@ class WorkerSourceTask(WorkerTask):
 
     def _run_and_send(self, batch: list[SourceRecord]) -> None:
         """On the stage thread: the batch's Spark job (again, later, while Spark's cluster is
-        unreachable), then its records to the producer. Once a batch failed, the task fails
-        with it: the batches behind it are not produced."""
+        unreachable), then its records to the send thread, once the batch before it is
+        produced. Once a batch failed, the task fails with it: the batches behind it are not
+        produced."""
         if self._stage_failed:
             raise StageCancelledError("Not run: a batch before it failed")
         try:
             result = self._stage_run(batch)
+            self._wait_for_send()  # in order; a failed send fails the batches behind it
+            run_in_context = contextvars.copy_context().run
+            self._sending = self._sender.submit(run_in_context, self._send_locked, batch, result)
+        except BaseException:
+            self._stage_failed = True
+            raise
+
+    def _send_locked(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
+        """On the send thread, while the next batch's job runs."""
+        try:
             with self._send_lock:
                 self._send(batch, result)
         except BaseException:
             self._stage_failed = True
             raise
+
+    def _wait_for_send(self) -> None:
+        """Wait until the batch on the send thread is produced; raise what failed it."""
+        sending = self._sending
+        if sending is not None:
+            sending.result()
 
     def _run_stage_once(self, batch: list[SourceRecord]) -> SourceBatchResult:
         return self.stage.run(batch, tolerate_errors=True)
@@ -290,9 +316,11 @@ class WorkerSourceTask(WorkerTask):
         try:
             if not self.failed and not self.stopping:
                 self._pipeline.finish()
+                self._wait_for_send()
             # A batch still in the stage when stopping is dropped: its offsets were never
             # committed, so it is polled again after a restart.
             self._pipeline.close()
+            self._sender.shutdown(wait=True)
             if self.producer is not None:
                 remaining = self.producer.flush(self.flush_timeout)
                 if remaining:

@@ -284,6 +284,48 @@ def test_a_produce_refused_part_way_through_a_batch_commits_nothing_of_it(
     assert stores.offsets.all("c") == [(PARTITION, last_offset_of(1))]
 
 
+class BlockingProducer(DeliveringProducer):
+    """Holds a batch's produce until ``go()`` (or 10 s), noting whether it went."""
+
+    def __init__(self, go: Callable[[], bool], on_error: Callable[[Any], None] | None = None):
+        super().__init__(lambda _value: False, on_error)
+        self.go = go
+        self.went: list[bool] = []
+
+    def produce_rows(self, rows: Any) -> None:
+        eventually(self.go)
+        self.went.append(self.go())
+        super().produce_rows(rows)
+
+
+def test_a_batch_is_produced_while_the_next_batch_runs_in_its_job() -> None:
+    """Batch 1's produce waits for batch 2's job to start: it can only, and the task goes on,
+    if produce and the next job overlap. Both are produced in order and committed."""
+    stores = open_memory_stores()
+    stage, status = FailingSourceStage(), RecordingStatus()
+    producers: list[BlockingProducer] = []
+
+    def producer_factory(on_error: Callable[[Any], None] | None = None) -> BlockingProducer:
+        producers.append(BlockingProducer(lambda: bool(producers[0].went) or stage.runs == 2))
+        return producers[-1]
+
+    def ready(returned: int) -> bool:  # batch 2 once batch 1 is in its job, then no more
+        return returned == 0 or (returned == 1 and stage.runs == 1)
+
+    plugin = GatedSource(ready)
+    task = source_task(plugin, stage, producer_factory, stores.offsets, status)
+    task.start()
+    eventually(lambda: stores.offsets.get("c", PARTITION) == last_offset_of(2))
+    task.stop()
+    assert task.join(20)
+
+    (producer,) = producers
+    assert producer.went[0]  # batch 1 was still being produced when batch 2's job started
+    assert producer.values == values_of(1) + values_of(2)
+    assert stores.offsets.all("c") == [(PARTITION, last_offset_of(2))]
+    assert all(state is not State.FAILED for state, _ in status.reports)
+
+
 # -- sink --------------------------------------------------------------------------------------
 class GatedConsumer(FakeConsumer):
     """Fetches batch N+1 of ``batches`` once ``ready(N)``, N being how many it fetched."""
