@@ -60,7 +60,6 @@ def measure(unix_sockets: bool, runs: int) -> dict[str, float]:
     """Median ms per job of each kind, in a fresh session."""
     import pyarrow as pa
 
-    from connect_lite.pipeline import exchange
     from connect_lite.pipeline.exchange import ChunkExchange
     from connect_lite.pipeline.session import SparkRuntime
     from connect_lite.pipeline.transfer import _ARROW_SCHEMA, OUTPUT_SCHEMA, _row
@@ -83,9 +82,9 @@ def measure(unix_sockets: bool, runs: int) -> dict[str, float]:
         assert sum(map(len, job(chunks, _empty))) == CHUNKS * CHUNK_BYTES
 
     def through_files() -> None:
-        refs = files.put(chunks)
-        results = [exchange.resolve(blob) for blob in job(refs, _through_files)]
-        files.discard(refs)
+        job_files = files.put(chunks)
+        results = [files.resolve(blob) for blob in job(job_files.rows, _through_files)]
+        job_files.discard()
         assert sum(map(len, results)) == CHUNKS * CHUNK_BYTES
 
     kinds = {"empty tasks": empty_tasks, "chunks in rows": inline, "chunks in files": through_files}

@@ -3,152 +3,185 @@
 On a local master the driver and Spark's Python workers share a file system, so a job's
 pickled chunks need not travel through the JVM: the driver writes each chunk to a file in
 a private directory and the job's row carries only a reference to it; the Python worker
-reads that file, runs the chunk, and writes its result beside it for the driver to read
-and remove (with the chunk, once the job is over). The job itself is unchanged: one
-Spark task per chunk, run by Spark's Python workers. Through the JVM, the payloads are
+reads that file, runs the chunk, and writes its result beside it for the driver to read.
+The job's files go when it ends (done, failed or cancelled). The job itself is unchanged:
+one Spark task per chunk, run by Spark's Python workers. Through the JVM, the payloads are
 written to a file for ``createDataFrame``, copied into Spark's tasks and rows, and copied
-back by ``toArrow``: ten chunks of 2.5 MB took 496 ms in and out that way, and 214 ms through files
-(scripts/bench_spark_tasks.py, with Unix domain sockets to the Python workers).
+back by ``toArrow``: ten chunks of 2.5 MB took 496 ms in and out that way, and 214 ms
+through files (scripts/bench_spark_tasks.py, with Unix domain sockets to the Python workers).
 
 A reference is ``REF_PREFIX`` then the file's path; a pickle never starts with a zero byte,
-so a payload is either one or the other. When a file cannot be written (a full disk), the
-payload travels inline as it does on a cluster.
+so a payload is either one or the other. A chunk or result that cannot be written (a full
+disk) travels inline, as it does on a cluster.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import os
 import shutil
+import stat
 import tempfile
 import threading
-from pathlib import Path
+from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
 REF_PREFIX = b"\x00connect-lite-chunk:"
-_DIR_PREFIX = "connect-lite-chunks-"
+DIR_PREFIX = "connect-lite-chunks-"
+_LOCK_FILE = ".lock"
 _RESULT_SUFFIX = ".out"
 
 
 def referenced(blob: bytes | memoryview) -> str | None:
     """The path ``blob`` refers to, or None when it is an inline payload."""
-    head = bytes(blob[: len(REF_PREFIX)])
-    return bytes(blob[len(REF_PREFIX) :]).decode() if head == REF_PREFIX else None
+    if bytes(blob[: len(REF_PREFIX)]) != REF_PREFIX:
+        return None
+    return os.fsdecode(bytes(blob[len(REF_PREFIX) :]))
 
 
 def read(path: str) -> bytes:
-    """In a Python worker: a referenced chunk. It stays until the driver's ``discard``, so a
-    task that Spark runs again (``local[N,F]``) finds it too."""
+    """In a Python worker: a referenced chunk. It stays until its job ends, so a task that
+    Spark runs again (``local[N,F]``) finds it too."""
     with open(path, "rb") as f:
         return f.read()
 
 
-def take(path: str) -> bytes:
-    """On the driver: read a referenced result and remove it."""
-    data = read(path)
-    os.unlink(path)
-    return data
-
-
-def _write(path: str, data: bytes) -> None:
-    with open(path, "wb") as f:
-        f.write(data)
+def _write(path: str, data: bytes) -> bool:
+    """Write ``data`` to a new file; False (and no file) if it cannot be written."""
+    try:
+        with open(path, "xb") as f:
+            f.write(data)
+    except OSError as error:
+        log.debug("Chunk file %s not written: %s", path, error)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return False
+    return True
 
 
 def put_result(input_path: str, result: bytes) -> bytes:
     """In a Python worker: the result of the chunk read from ``input_path``, as a reference
-    to a file beside it (or inline, if that cannot be written)."""
+    to a file beside it, or inline if that cannot be written (its job has ended)."""
     path = input_path + _RESULT_SUFFIX
-    try:
-        _write(path, result)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        return result
-    return REF_PREFIX + path.encode()
+    if os.path.exists(path):  # an earlier attempt of the task wrote it
+        os.unlink(path)
+    return REF_PREFIX + os.fsencode(path) if _write(path, result) else result
 
 
-def resolve(blob: bytes | memoryview) -> bytes | memoryview:
-    """On the driver: a result's payload, read (and removed) from its file if it is one."""
-    path = referenced(blob)
-    return blob if path is None else take(path)
+@dataclass
+class JobFiles:
+    """One job's rows (references, or payloads that travel inline) and its directory."""
+
+    rows: list[bytes]
+    directory: str | None
+
+    def discard(self) -> None:
+        """Remove the job's files: its chunks, and results not read (a failed or cancelled
+        job's tasks may still write theirs; they find no directory and send them inline)."""
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 class ChunkExchange:
-    """The driver's side: a private directory (mode 0700, created on first use, removed by
-    ``close``) for one SparkRuntime's chunk files. Directories left by a process that is
-    gone (killed in the middle of a job) are removed when a new one is made."""
+    """The driver's side: a private directory (mode 0700, made on first use, removed by
+    ``close``) for one SparkRuntime, with a directory per job. It holds a lock on a file in
+    it for as long as it lives, so directories left by a process that is gone (killed in
+    the middle of a job) are known, and removed when a new one is made."""
 
     def __init__(self, parent: str | None = None) -> None:
         self._parent = parent
-        self._dir: str | None = None
+        self._root: str | None = None
+        self._lock_fd: int | None = None
         self._lock = threading.Lock()
         self.sent = 0
         """Chunks written so far."""
 
-    def _directory(self) -> str:
-        with self._lock:
-            if self._dir is None:
-                parent = self._parent or tempfile.gettempdir()
-                _remove_orphans(Path(parent))
-                self._dir = tempfile.mkdtemp(prefix=f"{_DIR_PREFIX}{os.getpid()}-", dir=parent)
-            self.sent += 1
-            return os.path.join(self._dir, str(self.sent))
-
-    def put(self, payloads: list[bytes]) -> list[bytes]:
-        """References to files holding ``payloads`` (a payload that cannot be written
-        stays inline)."""
-        out = []
-        for payload in payloads:
-            try:
-                path = self._directory()
-                _write(path, payload)
-            except OSError as error:
-                log.debug("Chunk sent inline: %s", error)
-                out.append(payload)
-                continue
-            out.append(REF_PREFIX + path.encode())
-        return out
-
-    @staticmethod
-    def discard(refs: list[bytes]) -> None:
-        """Remove what is left of a job's files (its inputs and results): after a failed or
-        cancelled job, and after the results were read."""
-        for ref in refs:
-            path = referenced(ref)
-            if path is None:
-                continue
-            for leftover in (path, path + _RESULT_SUFFIX):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(leftover)
-
     @property
     def directory(self) -> str | None:
-        """The directory, once the first chunk was written (until ``close``)."""
-        return self._dir
+        """The private directory, once made (until ``close``)."""
+        return self._root
+
+    def root(self) -> str:
+        """The private directory, made if need be (or made again, if something removed it)."""
+        with self._lock:
+            if self._root is not None and not os.path.isdir(self._root):
+                log.warning("The chunk directory %s is gone: making a new one", self._root)
+                self._forget()
+            if self._root is None:
+                parent = self._parent or tempfile.gettempdir()
+                remove_orphans(parent)
+                root = os.path.realpath(tempfile.mkdtemp(prefix=DIR_PREFIX, dir=parent))
+                fd = os.open(os.path.join(root, _LOCK_FILE), os.O_CREAT | os.O_RDWR, 0o600)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._root, self._lock_fd = root, fd
+            return self._root
+
+    def put(self, payloads: list[bytes]) -> JobFiles:
+        """A new job's files: each payload written to one, or kept inline if it cannot be."""
+        try:
+            directory = tempfile.mkdtemp(prefix="job-", dir=self.root())
+        except OSError as error:
+            log.debug("Chunks sent inline: %s", error)
+            return JobFiles(list(payloads), None)
+        rows = []
+        for i, payload in enumerate(payloads):
+            path = os.path.join(directory, str(i))
+            if _write(path, payload):
+                rows.append(REF_PREFIX + os.fsencode(path))
+            else:
+                rows.append(payload)
+        with self._lock:
+            self.sent += sum(1 for row in rows if row.startswith(REF_PREFIX))
+        return JobFiles(rows, directory)
+
+    def resolve(self, blob: bytes | memoryview) -> bytes | memoryview:
+        """A result's payload: read (and removed) from its file when it refers to one of
+        this exchange's files, else the blob itself."""
+        path = referenced(blob)
+        if path is None:
+            return blob
+        root = self._root
+        if root is None or os.path.commonpath([root, os.path.realpath(path)]) != root:
+            raise ValueError(f"A chunk result refers to {path}, outside {root}")
+        data = read(path)
+        os.unlink(path)
+        return data
 
     def close(self) -> None:
         with self._lock:
-            directory, self._dir = self._dir, None
-        if directory is not None:
-            shutil.rmtree(directory, ignore_errors=True)
+            self._forget()
+
+    def _forget(self) -> None:
+        root, self._root = self._root, None
+        fd, self._lock_fd = self._lock_fd, None
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
+        if fd is not None:
+            os.close(fd)
 
 
-def _remove_orphans(parent: Path) -> None:
-    """Remove chunk directories whose process is gone."""
-    for entry in parent.glob(f"{_DIR_PREFIX}*"):
-        pid = entry.name[len(_DIR_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(entry, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
+def remove_orphans(parent: str) -> None:
+    """Remove this user's chunk directories in ``parent`` that no living exchange holds.
+    Nothing here stops a job: an entry that cannot be judged is left."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    return True
+        entries = [e for e in os.scandir(parent) if e.name.startswith(DIR_PREFIX)]
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            fd = os.open(os.path.join(entry.path, _LOCK_FILE), os.O_RDWR | os.O_NOFOLLOW)
+        except OSError:
+            continue  # gone, not ours, or not yet locked by its maker
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # its exchange lives
+        finally:
+            os.close(fd)
+        shutil.rmtree(entry.path, ignore_errors=True)

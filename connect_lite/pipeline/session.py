@@ -55,10 +55,6 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.shuffle.partitions": "4",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.python.worker.reuse": "true",
-    # The JVM talks to its Python workers over Unix domain sockets, not TCP on loopback: each
-    # Python task's exchanges no longer wait on TCP. A job of ten empty mapInArrow tasks took
-    # 378 ms over TCP and 190 ms this way (scripts/bench_spark_tasks.py, 2-core machine).
-    "spark.python.unix.domain.socket.enabled": "true",
     "spark.log.level": "WARN",
     # In local mode the driver's JVM runs the tasks too; its default 1 GiB heap is tight for
     # 200k-record batches (each batch is in the heap as task data and as rows at once).
@@ -75,6 +71,11 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
+UNIX_SOCKETS_KEY = "spark.python.unix.domain.socket.enabled"
+SOCKET_DIR_KEY = "spark.python.unix.domain.socket.dir"
+MAX_SOCKET_DIR_CHARS = 60
+"""Spark names each socket ``.<uuid>.sock`` in its directory; a socket's whole path must fit
+in 104 bytes (macOS; 108 on Linux)."""
 DRIVER_JAVA_OPTIONS: tuple[str, ...] = (
     # Idle footprint: G1 collects after 5 s without a GC and gives the free heap back to the
     # OS down to 10-30 % free (its defaults keep 40-70 % and wait for a GC that an idle JVM
@@ -130,6 +131,12 @@ def effective_conf(conf: dict[str, str]) -> dict[str, str]:
         merged["spark.executorEnv.PYTHONPATH"] = _python_path(
             merged.get("spark.executorEnv.PYTHONPATH")
         )
+        # The JVM talks to its Python workers over Unix domain sockets, not TCP on loopback:
+        # each Python task's exchanges no longer wait on TCP. A job of ten empty mapInArrow
+        # tasks took 378 ms over TCP and 190 ms this way (scripts/bench_spark_tasks.py, 2
+        # cores). The sockets go in the runtime's private directory (SparkRuntime._create):
+        # over them PySpark asks for no secret.
+        merged.setdefault(UNIX_SOCKETS_KEY, "true")
     return merged
 
 
@@ -412,6 +419,8 @@ class SparkRuntime:
         sharing = archive_options(conf)
         if sharing:
             conf[JAVA_OPTIONS_KEY] = driver_java_options(self._user_java_options, sharing)
+        if self.local and conf.get(UNIX_SOCKETS_KEY) == "true" and SOCKET_DIR_KEY not in conf:
+            conf.update(self._socket_dir())
         builder = SparkSession.builder
         for key, value in conf.items():
             builder = builder.config(key, value)
@@ -432,6 +441,19 @@ class SparkRuntime:
                     ) from error
                 raise
         return spark
+
+    def _socket_dir(self) -> dict[str, str]:
+        """Where the Python workers' sockets go: the runtime's private directory, so only
+        its user reaches them (TCP instead, if its path is too long for a socket's)."""
+        try:
+            root = self.exchange.root() if self.exchange is not None else None
+        except OSError as error:
+            log.warning("No private directory for Spark's Python worker sockets: %s", error)
+            root = None
+        if root is None or len(root) > MAX_SOCKET_DIR_CHARS:
+            log.info("Spark's Python workers use TCP on loopback (no short private directory)")
+            return {UNIX_SOCKETS_KEY: "false"}
+        return {SOCKET_DIR_KEY: root}
 
     def ship(self, spec: StageSpec) -> StageSpec:
         """``spec`` with its plugin locations shipped to the executors (shipping.py); in local

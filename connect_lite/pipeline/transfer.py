@@ -218,9 +218,9 @@ def run_job(
     payloads: list[bytes],
 ) -> list[ChunkResult]:
     """Run one Spark job over the pickled ChunkInputs; their results, in chunk order."""
-    rows = payloads if runtime.exchange is None else runtime.exchange.put(payloads)
+    files = None if runtime.exchange is None else runtime.exchange.put(payloads)
     try:
-        df = chunk_frame(runtime, rows)
+        df = chunk_frame(runtime, payloads if files is None else files.rows)
         mapped = df.mapInArrow(functools.partial(map_chunks, spec, token), OUTPUT_SCHEMA)
         result = to_arrow(group, mapped)
         if result.num_rows != len(payloads):
@@ -231,10 +231,13 @@ def run_job(
         blobs = result.column("payload")
         by_chunk: dict[int, ChunkResult] = {}
         for row, chunk in enumerate(order):
-            by_chunk[chunk] = pickle.loads(exchange.resolve(blobs[row].as_buffer()))
+            blob = blobs[row].as_buffer()
+            if runtime.exchange is not None:
+                blob = runtime.exchange.resolve(blob)
+            by_chunk[chunk] = pickle.loads(blob)
     finally:
-        if runtime.exchange is not None:
-            runtime.exchange.discard(rows)
+        if files is not None:
+            files.discard()
     return [by_chunk[chunk] for chunk in range(len(payloads))]
 
 

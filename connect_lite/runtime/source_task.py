@@ -103,8 +103,8 @@ class WorkerSourceTask(WorkerTask):
         """The batch last handed to the send thread (one at a time, in order)."""
         self._send_lock = threading.Lock()
         self._stage_failed = False
-        """Set on the stage thread when a batch's job or send failed: the batches behind it
-        are neither run nor produced (their offsets would be committed past it)."""
+        """Set on the stage or send thread when a batch's job or send failed: the batches
+        behind it are neither run nor produced (their offsets would be committed past it)."""
         self._stage_run = self.spark_retrying(self._run_stage_once)
         self.errors = build_handler(
             error_handling, self.connector, self.task, self.error_counters, self.log
@@ -314,13 +314,15 @@ class WorkerSourceTask(WorkerTask):
 
     def close(self) -> None:
         try:
-            if not self.failed and not self.stopping:
-                self._pipeline.finish()
-                self._wait_for_send()
-            # A batch still in the stage when stopping is dropped: its offsets were never
-            # committed, so it is polled again after a restart.
-            self._pipeline.close()
-            self._sender.shutdown(wait=True)
+            try:
+                if not self.failed and not self.stopping:
+                    self._pipeline.finish()
+                    self._wait_for_send()
+            finally:
+                # A batch still in the stage when stopping is dropped: its offsets were never
+                # committed, so it is polled again after a restart.
+                self._pipeline.close()
+                self._sender.shutdown(wait=True)
             if self.producer is not None:
                 remaining = self.producer.flush(self.flush_timeout)
                 if remaining:

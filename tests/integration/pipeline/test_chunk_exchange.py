@@ -21,9 +21,11 @@ def records(n: int) -> list[SourceRecord]:
 
 
 def left_over(runtime: SparkRuntime) -> list[str]:
+    """The job directories in the runtime's private directory."""
     assert runtime.exchange is not None
     directory = runtime.exchange.directory
-    return [] if directory is None else os.listdir(directory)
+    assert directory is not None
+    return [name for name in os.listdir(directory) if name.startswith("job-")]
 
 
 def test_chunks_go_through_files_and_none_is_left_after_the_job(runtime: SparkRuntime):
@@ -36,11 +38,22 @@ def test_chunks_go_through_files_and_none_is_left_after_the_job(runtime: SparkRu
     assert left_over(runtime) == []
 
 
+def test_the_python_workers_sockets_are_in_the_private_directory(runtime: SparkRuntime):
+    """Unix domain sockets, only its user can reach (it is 0700)."""
+    SourceStage(runtime, spec("exchange-sockets"), "task-exchange-sockets").run(records(2))
+    assert runtime.exchange is not None and runtime.exchange.directory is not None
+    sockets = [n for n in os.listdir(runtime.exchange.directory) if n.endswith(".sock")]
+    assert sockets, os.listdir(runtime.exchange.directory)
+
+
 def test_a_failed_job_leaves_no_file(runtime: SparkRuntime):
     crash = (TransformSpec(plugins.EndThePythonWorker),)
     stage = SourceStage(runtime, spec("exchange-crash", transforms=crash), "task-exchange-crash")
+    assert runtime.exchange is not None
+    sent = runtime.exchange.sent
     with pytest.raises(StageExecutionError):
         stage.run(records(100))
+    assert runtime.exchange.sent - sent == 4
     assert left_over(runtime) == []
     # The session goes on: the next job runs on new Python workers.
     ok = SourceStage(runtime, spec("exchange-after"), "task-exchange-after")

@@ -96,6 +96,13 @@ def test_effective_conf_keeps_given_values():
     assert effective_conf({})["spark.master"] == "local[*]"
 
 
+def test_unix_sockets_to_the_python_workers_only_on_a_local_master():
+    key = "spark.python.unix.domain.socket.enabled"
+    assert effective_conf({"spark.master": "local[2]"})[key] == "true"
+    assert key not in effective_conf({"spark.master": "spark://h:7077"})
+    assert effective_conf({"spark.master": "local[2]", key: "false"})[key] == "false"
+
+
 def test_empty_batch_runs_no_spark():
     idle = SparkRuntime({"spark.master": "local[1]"})
     spec = StageSpec(

@@ -326,6 +326,36 @@ def test_a_batch_is_produced_while_the_next_batch_runs_in_its_job() -> None:
     assert all(state is not State.FAILED for state, _ in status.reports)
 
 
+def test_a_produce_that_fails_while_the_next_batch_runs_fails_both() -> None:
+    """Batch 1's produce is refused part way while batch 2 is polled and in its job: the
+    task fails, nothing of batch 2 is produced and no offset is written."""
+    stores = open_memory_stores()
+    stage, status = FailingSourceStage(), RecordingStatus()
+    producers: list[QueueFullProducer] = []
+
+    class RefusedOnceBatch2Polled(QueueFullProducer):
+        def produce(self, topic: str, value: bytes, *args: Any, **kwargs: Any) -> None:
+            if value == self.refused:
+                eventually(lambda: plugin.returned == 2)
+            super().produce(topic, value, *args, **kwargs)
+
+    def producer_factory(on_error: Callable[[Any], None] | None = None) -> QueueFullProducer:
+        producers.append(RefusedOnceBatch2Polled(b"b1r1", on_error))
+        return producers[-1]
+
+    plugin = GatedSource(lambda returned: returned == 0 or (returned == 1 and stage.runs == 1))
+    task = source_task(plugin, stage, producer_factory, stores.offsets, status)
+    task.start()
+    wait_until_failed(task)
+
+    (producer,) = producers
+    assert plugin.returned == 2  # the precondition: batch 2 came while batch 1 was produced
+    assert producer.values == [b"b1r0"]
+    state, trace = status.reports[-1]
+    assert state is State.FAILED and trace is not None and "producer queue full" in trace
+    assert stores.offsets.all("c") == []
+
+
 # -- sink --------------------------------------------------------------------------------------
 class GatedConsumer(FakeConsumer):
     """Fetches batch N+1 of ``batches`` once ``ready(N)``, N being how many it fetched."""
