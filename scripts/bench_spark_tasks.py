@@ -37,7 +37,6 @@ sys.path.insert(0, str(REPO))
 
 CHUNKS = 10
 CHUNK_BYTES = 2_500_000
-SOCKET_KEY = "spark.python.unix.domain.socket.enabled"
 
 
 def _empty(batches: Iterator[Any]) -> Iterator[Any]:
@@ -60,14 +59,16 @@ def measure(unix_sockets: bool, runs: int) -> dict[str, float]:
     """Median ms per job of each kind, in a fresh session."""
     import pyarrow as pa
 
-    from connect_lite.pipeline.exchange import ChunkExchange
-    from connect_lite.pipeline.session import SparkRuntime
+    from connect_lite.pipeline.session import UNIX_SOCKETS_KEY, SparkRuntime
     from connect_lite.pipeline.transfer import _ARROW_SCHEMA, OUTPUT_SCHEMA, _row
 
-    runtime = SparkRuntime({"spark.master": "local[2]", SOCKET_KEY: str(unix_sockets).lower()})
+    runtime = SparkRuntime(
+        {"spark.master": "local[2]", UNIX_SOCKETS_KEY: str(unix_sockets).lower()}
+    )
     spark = runtime.session()
     chunks = [os.urandom(CHUNK_BYTES) for _ in range(CHUNKS)]
-    files = ChunkExchange()
+    files = runtime.exchange  # the worker's own: a local master has one
+    assert files is not None
 
     def job(payloads: list[bytes], function: Callable[..., Any]) -> list[bytes]:
         rows = [_row(i, p) for i, p in enumerate(payloads)]
@@ -98,7 +99,6 @@ def measure(unix_sockets: bool, runs: int) -> dict[str, float]:
                 times[kind].append((time.perf_counter() - begin) * 1000)
         return {kind: statistics.median(values) for kind, values in times.items()}
     finally:
-        files.close()
         runtime.stop()
 
 
