@@ -36,6 +36,9 @@ from connect_lite.runtime.topic_creation import TopicCreator
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.base import OffsetStore
 
+PRODUCE_SLICE = 1_000
+"""Records handed to the producer between two step-aside points (about 1 ms of work)."""
+
 _INDEX = operator.itemgetter(0)
 _TOPIC = operator.itemgetter(1)
 
@@ -157,7 +160,10 @@ class WorkerSourceTask(WorkerTask):
     def _poll(self, _room: int, wait: float) -> list[SourceRecord] | None:
         """The plugin's poll (it decides how long it blocks); not called when the batch
         must go at once (no wait allowed): a poll might block."""
-        return self.plugin.poll() if wait > 0 else None
+        if wait <= 0:
+            return None
+        self.step_aside()
+        return self.plugin.poll()
 
     def _run_and_send(self, batch: list[SourceRecord]) -> None:
         """On the stage thread: the batch's Spark job (again, later, while Spark's cluster is
@@ -229,7 +235,9 @@ class WorkerSourceTask(WorkerTask):
         submitted: SubmittedBatch,
     ) -> None:
         if not self._wants_commit_record:
-            producer.produce_rows(rows)
+            for start in range(0, len(rows), PRODUCE_SLICE):
+                self.step_aside()
+                producer.produce_rows(rows[start : start + PRODUCE_SLICE])
             return
         for i, topic, partition, key, value, headers, timestamp in rows:
             producer.produce(
