@@ -7,7 +7,7 @@ up at every socket and SQLite call, and CPython lets a busy thread keep it for u
 status request waited for the data plane again and again (scripts/bench_rest_process.py).
 
 So, while a request is in flight (from the moment its request line and headers have
-arrived until its answer is written):
+arrived, or on a kept-alive connection its first bytes, until its answer is written):
 - every data-plane thread that reaches a step-aside point (``step_aside``: between polls,
   chunks, and slices of a produce, of record building and of a put; never while holding a
   lock a request could need) waits until no request is in flight. Waiting on an Event
