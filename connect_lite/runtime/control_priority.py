@@ -18,9 +18,11 @@ arrived, or on a kept-alive connection its first bytes, until its answer is writ
 
 The data plane waits at most ``max_wait_s`` per stretch of time with requests in flight,
 counted from the first of them, not per point: a request that itself waits for a task (a
-stop waits for the task's loop, which may pass many points) holds it up once and briefly,
-and clients that keep requests in flight all the time slow the data plane, never stop it.
-With no request in flight a step-aside point costs one attribute read.
+stop waits for the task's loop, which may pass many points) holds it up once and briefly.
+And it steps aside at most MAX_SHARE of the time: what a stretch held it for is spent from
+a credit earned back at that share of the time passing, so a client that sends requests
+back to back slows the data plane by half at most. With no request in flight a
+step-aside point costs one attribute read.
 
 This narrows the gap; it cannot close it. Plugin code (a poll, a put), pickling and garbage
 collection run between points, and the REST server's own threads take the GIL before a
@@ -38,6 +40,10 @@ from contextlib import contextmanager
 
 MAX_WAIT_S = 0.05
 """The longest the data plane steps aside for one stretch of requests in flight."""
+
+MAX_SHARE = 0.5
+"""The largest share of time the data plane steps aside, over any stretch of time: a client
+that sends requests back to back gets them first half of the time, no more."""
 
 REQUEST_SWITCH_INTERVAL_S = 0.0005
 """The interpreter's switch interval while a request is in flight (CPython's default: 5 ms)."""
@@ -77,9 +83,17 @@ class ControlPriority:
         max_wait_s: float = MAX_WAIT_S,
         clock: Callable[[], float] = time.monotonic,
         switch_interval_s: float | None = REQUEST_SWITCH_INTERVAL_S,
+        max_share: float = MAX_SHARE,
     ) -> None:
         self.max_wait_s = max_wait_s
+        self.max_share = max_share
         self._clock = clock
+        self._credit = max_wait_s
+        """Seconds the data plane may still step aside: spent while held, earned back at
+        ``max_share`` of the time passing, at most ``max_wait_s`` (a token bucket)."""
+        self._credit_at = clock()
+        self._since = 0.0
+        """When the stretch in flight began."""
         self._switch_interval_s = switch_interval_s
         self._lock = threading.Lock()
         self._in_flight = 0
@@ -94,11 +108,18 @@ class ControlPriority:
     def in_flight(self) -> int:
         return self._in_flight
 
+    def hold_left(self) -> float:
+        """Seconds the data plane may still be held for the requests in flight (0 if none)."""
+        return max(0.0, self._until - self._clock()) if self._in_flight else 0.0
+
     def begin(self) -> None:
-        """One more request in flight; the first of a stretch starts its clock."""
+        """One more request in flight; the first of a stretch starts its clock, and may hold
+        the data plane for as long as the credit left (``max_wait_s`` at most)."""
         with self._lock:
             if not self._in_flight:
-                self._until = self._clock() + self.max_wait_s
+                now = self._clock()
+                self._earn(now)
+                self._since, self._until = now, now + self._credit
                 self._clear.clear()
                 if self._switch_interval_s is not None:
                     _SWITCH_INTERVAL.shorten(self._switch_interval_s)
@@ -121,7 +142,16 @@ class ControlPriority:
                 self._in_flight = 0
                 self._end_stretch()
 
+    def _earn(self, now: float) -> None:
+        earned = (now - self._credit_at) * self.max_share
+        self._credit = min(self.max_wait_s, self._credit + earned)
+        self._credit_at = now
+
     def _end_stretch(self) -> None:
+        now = self._clock()
+        self._earn(now)
+        held = max(0.0, min(now, self._until) - self._since)
+        self._credit = max(0.0, self._credit - held)
         if self._switch_interval_s is not None:
             _SWITCH_INTERVAL.restore()
         self._clear.set()

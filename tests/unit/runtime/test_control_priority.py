@@ -80,12 +80,36 @@ def test_the_wait_is_bounded_per_stretch_of_requests_not_per_point() -> None:
         priority.step_aside()
         assert priority.stepped_aside == 1
         priority.end()
+    clock.now += 0.4  # half of it earns back the 0.2 s spent
     priority.begin()  # a new stretch, a new clock
     thread, went_on = stepping(priority)
     assert not went_on.wait(0.1)
     priority.end()
     assert went_on.wait(5)
     assert priority.stepped_aside == 2
+
+
+def test_requests_back_to_back_hold_the_data_plane_half_of_the_time_at_most() -> None:
+    """The time a stretch held the data plane is spent from a credit earned back at half of
+    the time passing: once a client sending requests without pause has spent it, its
+    requests go without the data plane stepping aside, until it is earned again."""
+    clock = Clock()
+    priority = ControlPriority(max_wait_s=0.05, clock=clock)
+    held = 0.0
+    for _ in range(100):  # requests of 10 ms, one after the other, for 1 s
+        priority.begin()
+        held += min(priority.hold_left(), 0.01)
+        clock.now += 0.01
+        priority.end()
+    assert 0.5 <= held <= 0.05 + 0.5 + 1e-9  # the first credit, then half of 1 s
+    priority.begin()
+    assert priority.hold_left() == pytest.approx(0.005)  # half of the last 10 ms
+    priority.end()
+    clock.now += 0.1  # a quiet 0.1 s: the whole credit is back
+    priority.begin()
+    assert priority.hold_left() == pytest.approx(0.05)
+    priority.end()
+    assert priority.hold_left() == 0.0
 
 
 def test_the_switch_interval_is_short_during_a_stretch_and_restored_after() -> None:
