@@ -33,7 +33,6 @@ from connect_lite.rest.server import RestServer
 from connect_lite.rest.tls import server_context
 from connect_lite.runtime.config_providers import load_config_providers, resolve_worker_props
 from connect_lite.runtime.connector_offsets import ConnectorOffsetsAPI
-from connect_lite.runtime.control_priority import ControlPriority
 from connect_lite.runtime.entities import WorkerHealth
 from connect_lite.runtime.herder import StandaloneHerder
 from connect_lite.runtime.herder_api import WorkerStartingError
@@ -130,10 +129,8 @@ def _start(
     # having started nothing. Until the herder exists, /health answers 503 "starting" (as
     # Kafka's does) and every other route 503.
     starting = StartingHerder()
-    control = ControlPriority()  # REST requests first: the data plane steps aside for them
     with timer.phase("REST"):
-        app = create_app(starting, Loggers(), security)
-        server = RestServer(app, config.listeners, tls, priority=control)
+        server = RestServer(create_app(starting, Loggers(), security), config.listeners, tls)
         server.start()
     runtime.add("REST server", server.stop)
     # Java before the broker, Kafka and Spark: without it Spark cannot run, so nothing starts.
@@ -141,7 +138,7 @@ def _start(
     with timer.phase("Java"):
         check_java()
     # Spark takes longest to start: it starts now, beside the broker, Kafka and the herder.
-    spark = SparkRuntime(config.spark_conf(), step_aside=control.step_aside)
+    spark = SparkRuntime(config.spark_conf())
     runtime.add("spark", spark.stop)
     spark.start_in_background(then=warm_up)  # its Python workers before the first batch
     broker = None

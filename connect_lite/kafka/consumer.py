@@ -21,11 +21,10 @@ AssignCallback = Callable[[list[TopicPartition]], Mapping[TopicPartition, int] |
 RevokeCallback = Callable[[list[TopicPartition]], None]
 """Told the partitions being revoked (or lost)."""
 
-CONSUME_SLICE = 2_000
+CONSUME_SLICE = 10_000
 """The most records one ``poll_batch`` returns. confluent-kafka builds the messages of one
 ``consume`` call holding the GIL: 200,000 of them kept every other thread of the worker (the
-REST API's too) waiting for tens of milliseconds, and 10,000 for several. A batch is built
-from several calls, and the task may step aside between them (runtime/control_priority.py)."""
+REST API's too) waiting for tens of milliseconds. A batch is built from several calls."""
 
 _TIMESTAMP_TYPES = {
     confluent_kafka.TIMESTAMP_CREATE_TIME: "CreateTime",

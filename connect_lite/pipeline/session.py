@@ -177,13 +177,8 @@ class SparkRuntime:
         self,
         conf: dict[str, str] | None = None,
         clock: Callable[[], float] = time.monotonic,
-        step_aside: Callable[[], None] = lambda: None,
     ) -> None:
         self.conf = effective_conf(dict(conf or {}))
-        self.step_aside = step_aside
-        """Called by the driver's data-plane threads between units of a batch's work (chunks,
-        polls, slices of a produce): the worker makes them wait there while a REST request
-        is in flight (runtime/control_priority.py)."""
         self._given_keys = sorted(conf or {})
         self._user_java_options = (conf or {}).get(JAVA_OPTIONS_KEY)
         self._clock = clock

@@ -9,7 +9,6 @@ import operator
 import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Any, cast
 
 import pyarrow as pa
@@ -34,9 +33,6 @@ from connect_lite.pipeline.stage import BatchStage, where_sink
 from connect_lite.pipeline.transfer import map_sink_rows, to_arrow
 
 log = logging.getLogger(__name__)
-
-COLLECT_SLICE = 2_000
-"""SinkRecords built between two step-aside points (a few ms of work)."""
 
 _FIELDS = ("topic", "partition", "offset", "key", "value", "headers", "timestamp", "timestamp_type")
 _MESSAGE = operator.attrgetter(*_FIELDS)
@@ -101,7 +97,6 @@ class SinkStage(BatchStage):
                 for base, chunk in self._run_chunks(
                     len(rows), lambda a, b: SinkInput.of(rows[a:b], meta=meta)
                 ):
-                    self.runtime.step_aside()
                     self._collect(rows, base, chunk, result)
         self._raise_first(result.errors, tolerate_errors)
         return result
@@ -241,13 +236,9 @@ class SinkStage(BatchStage):
             return  # the chunk failed as a whole: nothing kept
         append, ts_name = out.records.append, TIMESTAMP_TYPES.get
         columns = (chunk.key_schemas, chunk.keys, chunk.value_schemas, chunk.values, chunk.headers)
-        fields = zip(kept, *columns, strict=True)
-        for part in iter(lambda: list(islice(fields, COLLECT_SLICE)), []):
-            self.runtime.step_aside()  # a REST request goes first (control_priority.py)
-            for index, ks, kv, vs, vv, hs in part:
-                r = rows[index]
-                record = SinkRecord(r[0], r[1], r[2], kv, vv, ks, vs, r[6], ts_name(r[7], r[7]), hs)
-                append(record)
+        for index, ks, kv, vs, vv, hs in zip(kept, *columns, strict=True):
+            r = rows[index]
+            append(SinkRecord(r[0], r[1], r[2], kv, vv, ks, vs, r[6], ts_name(r[7], r[7]), hs))
 
 
 def _unpickled(blob: bytes | None) -> Any:

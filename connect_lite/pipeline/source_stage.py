@@ -139,7 +139,6 @@ class SourceStage(BatchStage):
                 len(records), lambda a, b: SourceInput(full, _columns(records[a:b], names))
             )
             for base, chunk in chunks:
-                self.runtime.step_aside()
                 self._collect(records, base, chunk, result)
         return result
 

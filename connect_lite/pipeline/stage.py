@@ -114,10 +114,7 @@ class BatchStage:
         description = f"connect-lite {kind} stage {self.spec.stage_id}: {n} records"
         with self.runtime.job_group(self.job_group, description) as group:
             self._check_cancelled()
-            payloads = []
-            for a, b in bounds:
-                self.runtime.step_aside()
-                payloads.append(dumps(make_payload(a, b)))
+            payloads = [dumps(make_payload(a, b)) for a, b in bounds]
             results = run_job(self.runtime, group, self._shipped_spec(), self._token, payloads)
         return list(zip((a for a, _ in bounds), results, strict=True))
 

@@ -231,7 +231,6 @@ def run_job(
         blobs = result.column("payload")
         by_chunk: dict[int, ChunkResult] = {}
         for row, chunk in enumerate(order):
-            runtime.step_aside()
             blob = blobs[row].as_buffer()
             if runtime.exchange is not None:
                 blob = runtime.exchange.resolve(blob)

@@ -29,7 +29,6 @@ from cheroot.ssl.builtin import BuiltinSSLAdapter
 
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.rest.edge import LOOPBACK_ENVIRON
-from connect_lite.runtime.control_priority import ControlPriority
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -79,11 +78,7 @@ def parse_listener(listener: str) -> Listener:
 
 
 class _DeadlineRequest(cheroot_server.HTTPRequest):
-    """Cuts the connection when the request line and headers take over HEADER_DEADLINE_S.
-    A request whose headers arrived is in flight (ControlPriority) until it is answered, if
-    it was not already (_CherootServer.process_conn)."""
-
-    conn: _Connection
+    """Cuts the connection when the request line and headers take over HEADER_DEADLINE_S."""
 
     def parse_request(self) -> None:
         sock = self.conn.socket
@@ -94,8 +89,6 @@ class _DeadlineRequest(cheroot_server.HTTPRequest):
             super().parse_request()
         finally:
             timer.cancel()
-        if self.ready:  # not before: a client that connects and sends nothing is no request
-            self.conn.count_in_flight()
 
 
 def _shut(sock: socket.socket) -> None:
@@ -105,30 +98,9 @@ def _shut(sock: socket.socket) -> None:
 
 class _Connection(cheroot_server.HTTPConnection):
     RequestHandlerClass = _DeadlineRequest
-    server: _CherootServer
     _tls_ready = False
-    in_flight = False
-    """Whether this connection's request is counted in the server's ControlPriority."""
-    served = False
-    """Whether it answered a request before (it is kept alive)."""
-
-    def count_in_flight(self) -> None:
-        if not self.in_flight:
-            self.in_flight = True
-            self.server.priority.begin()
 
     def communicate(self) -> bool:
-        """Serve one request, counted in flight from its headers until its answer is
-        written (the data plane steps aside meanwhile: runtime/control_priority.py)."""
-        try:
-            return self._communicate()
-        finally:
-            self.served = True
-            if self.in_flight:
-                self.in_flight = False
-                self.server.priority.end()
-
-    def _communicate(self) -> bool:
         """Finish a deferred TLS handshake first; a failed one closes the connection quietly
         (a client without a valid certificate, or plain HTTP on an https port)."""
         sock = self.socket
@@ -163,19 +135,9 @@ class _ContextAdapter(BuiltinSSLAdapter):
 class _CherootServer(wsgi.Server):
     ConnectionClass = _Connection
     max_request_header_size = MAX_HEADER_BYTES
-    priority: ControlPriority
 
     def error_log(self, msg: str = "", level: int = logging.INFO, traceback: bool = False) -> None:
         log.log(level, "%s", msg, exc_info=traceback)
-
-    def process_conn(self, conn: _Connection) -> None:
-        """On the selector thread. A kept-alive connection comes back here once its next
-        request's bytes (or its close) arrived: that request is in flight from now, before
-        a pool thread, which must win the GIL, picks it up. A new connection is not: it may
-        send nothing; its request counts once its headers are read (_DeadlineRequest)."""
-        if conn.served:
-            conn.count_in_flight()
-        super().process_conn(conn)
 
 
 class _RequestLog:
@@ -209,7 +171,6 @@ class RestServer:
         app: WSGIApplication,
         listeners: list[str],
         tls_context: ssl.SSLContext | None = None,
-        priority: ControlPriority | None = None,
     ) -> None:
         if not listeners:
             raise ConfigError("At least one REST listener is required")
@@ -217,7 +178,6 @@ class RestServer:
         if tls_context is None and any(lis.scheme == "https" for lis in self._listeners):
             raise ConfigError("An https listener needs a TLS context (ssl.keystore.*)")
         self._tls_context = tls_context
-        self._priority = priority or ControlPriority()
         self._app = _RequestLog(app)
         self._servers: list[_CherootServer] = []
         self._schemes: list[str] = []
@@ -242,7 +202,6 @@ class RestServer:
             timeout=SOCKET_TIMEOUT_S,
             shutdown_timeout=SHUTDOWN_TIMEOUT_S,
         )
-        server.priority = self._priority
         if listener.scheme == "https" and self._tls_context is not None:
             server.ssl_adapter = _ContextAdapter(self._tls_context)
         try:
@@ -264,7 +223,6 @@ class RestServer:
         self._servers.clear()
         self._schemes.clear()
         self._threads.clear()
-        self._priority.reset()  # connections still queued were never answered
 
     @property
     def addresses(self) -> list[tuple[str, int]]:

@@ -34,10 +34,6 @@ from connect_lite.runtime.error_handling import (
 from connect_lite.runtime.task import WorkerTask, version_of
 from connect_lite.runtime.topic_tracking import TopicTracker
 
-PUT_SLICE = 2_000
-"""The most records one ``put`` call gets: between calls the task steps aside for REST
-requests (control_priority.py). Kafka's own batches are max.poll.records (500) at most."""
-
 DLQ_FLUSH_TIMEOUT_S = 30.0
 """How long a commit waits for the dead letter queue to acknowledge reported records."""
 
@@ -232,7 +228,6 @@ class WorkerSinkTask(WorkerTask):
     def _fetch(self, room: int, wait: float) -> list[Any]:
         """What the consumer has now, or (nothing yet) the first records within ``wait``."""
         assert self.consumer is not None
-        self.step_aside()
         return self.consumer.poll_batch(room, max(wait, 0.0))
 
     def _run_stage(self, messages: list[Any]) -> SinkBatchResult:
@@ -285,30 +280,13 @@ class WorkerSinkTask(WorkerTask):
             self.consumer.resume([tp for tp in self.assigned if tp not in self._paused_by_task])
 
     def _put(self, batch: _HandOver) -> bool:
-        """``put`` the batch's records, PUT_SLICE at a time (once with none when transforms
-        dropped them all), stepping aside between the calls for REST requests. After a
-        RetriableError the records from that call on are handed over again, not those
-        before it. A partition the task rewound (``context.offset``) in one call gets no
-        more records in the next: they are read again from where it asked."""
-        pairs = batch.pairs
-        for start in range(0, max(len(pairs), 1), PUT_SLICE):
-            part = pairs[start : start + PUT_SLICE]
-            if start and self._context.rewinds:
-                rewound = self._context.rewinds.keys()
-                part = [
-                    p for p in part if TopicPartition(p[1].topic, p[1].partition) not in rewound
-                ]
-                if not part:
-                    continue
-            self.step_aside()
-            try:
-                self.plugin.put([record for record, _ in part])
-            except RetriableError as error:
-                batch.pairs = pairs[start:]
-                self._schedule_retry(batch, error)
-                return False
-            except Exception as error:
-                raise self._put_failed(error) from error
+        try:
+            self.plugin.put([record for record, _ in batch.pairs])
+        except RetriableError as error:
+            self._schedule_retry(batch, error)
+            return False
+        except Exception as error:
+            raise self._put_failed(error) from error
         return True
 
     def _put_dataframes(self, batch: _HandOver) -> bool:

@@ -36,9 +36,6 @@ from connect_lite.runtime.topic_creation import TopicCreator
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.base import OffsetStore
 
-PRODUCE_SLICE = 1_000
-"""Records handed to the producer between two step-aside points (about 1 ms of work)."""
-
 _INDEX = operator.itemgetter(0)
 _TOPIC = operator.itemgetter(1)
 
@@ -160,10 +157,7 @@ class WorkerSourceTask(WorkerTask):
     def _poll(self, _room: int, wait: float) -> list[SourceRecord] | None:
         """The plugin's poll (it decides how long it blocks); not called when the batch
         must go at once (no wait allowed): a poll might block."""
-        if wait <= 0:
-            return None
-        self.step_aside()
-        return self.plugin.poll()
+        return self.plugin.poll() if wait > 0 else None
 
     def _run_and_send(self, batch: list[SourceRecord]) -> None:
         """On the stage thread: the batch's Spark job (again, later, while Spark's cluster is
@@ -235,9 +229,7 @@ class WorkerSourceTask(WorkerTask):
         submitted: SubmittedBatch,
     ) -> None:
         if not self._wants_commit_record:
-            for start in range(0, len(rows), PRODUCE_SLICE):
-                self.step_aside()
-                producer.produce_rows(rows[start : start + PRODUCE_SLICE])
+            producer.produce_rows(rows)
             return
         for i, topic, partition, key, value, headers, timestamp in rows:
             producer.produce(

@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 
 from connect_lite.pipeline.placement import LastBatch
 from connect_lite.plugins.distributions import reported_version
-from connect_lite.runtime.control_priority import no_step_aside
 from connect_lite.runtime.logging_context import LogContext, logging_context
 from connect_lite.runtime.spark_retry import SparkRetry
 from connect_lite.runtime.status import StatusReporter, trace_of
@@ -55,12 +54,8 @@ class WorkerTask(ABC):
         task: int,
         status: StatusReporter,
         target: TargetState,
-        step_aside: Callable[[], None] = no_step_aside,
     ) -> None:
         self.connector = connector
-        self.step_aside = step_aside
-        """Called between units of the task's driver work: it waits there while a REST
-        request is in flight (control_priority.py)."""
         self.task = task
         self.status = status
         self.log = TaskLogAdapter(

@@ -290,7 +290,6 @@ class Worker:
             "batching": self.batching,
             "topic_tracker": self.topic_tracker,
             "error_handling": handling,
-            "step_aside": self.spark.step_aside,
         }
         group = f"connect-lite:{name}-{task}"
         overrides = {

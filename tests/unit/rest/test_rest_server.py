@@ -11,14 +11,12 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from typing import Any
 
 import pytest
 
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.rest import RestServer, create_app
 from connect_lite.rest.server import Listener, bind_failure, parse_listener
-from connect_lite.runtime.control_priority import ControlPriority
 from connect_lite.runtime.loggers import Loggers
 
 from .fake_herder import NOT_FOUND, FakeHerder
@@ -83,42 +81,6 @@ def test_a_stopped_server_port_can_be_served_again(loggers: Loggers) -> None:
         finally:
             server.stop()
         assert refused("127.0.0.1", port)
-
-
-def test_a_request_is_in_flight_from_its_connection_to_its_answer() -> None:
-    """The data plane steps aside (ControlPriority) while the app answers a request, on a
-    new connection and on a kept-alive one; not after the answer, nor between requests,
-    nor for a connection that sends nothing (a preconnect, a slow client)."""
-    priority = ControlPriority(max_wait_s=60)
-    seen: list[int] = []
-
-    def app(environ: Any, start_response: Any) -> list[bytes]:
-        seen.append(priority.in_flight)
-        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
-        return [b"ok"]
-
-    server = RestServer(app, ["http://127.0.0.1:0"], priority=priority)
-    server.start()
-    silent = socket.create_connection(("127.0.0.1", server.port), timeout=5)
-    try:
-        time.sleep(0.3)  # cheroot has accepted it and handed it to a thread, which waits
-        assert priority.in_flight == 0
-        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
-        for _ in range(3):  # one kept-alive connection
-            conn.request("GET", "/")
-            response = conn.getresponse()
-            assert response.read() == b"ok"
-            deadline = time.monotonic() + 5
-            while priority.in_flight and time.monotonic() < deadline:
-                time.sleep(0.01)  # the answer is written; communicate returns just after
-            assert priority.in_flight == 0
-            priority.step_aside()  # does not wait between requests
-        conn.close()
-    finally:
-        silent.close()
-        server.stop()
-    assert seen == [1, 1, 1]
-    assert priority.stepped_aside == 0
 
 
 def test_a_port_in_use_fails_start(loggers: Loggers) -> None:

@@ -7,7 +7,6 @@ batches before it reached a given point, so batch N of a test is exactly its N-t
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +21,6 @@ from connect_lite.kafka.consumer import ConsumedMessage
 from connect_lite.pipeline.record_errors import StageExecutionError
 from connect_lite.pipeline.sink_stage import SinkBatchResult
 from connect_lite.pipeline.source_stage import SourceBatchResult
-from connect_lite.runtime import source_task as source_task_module
 from connect_lite.runtime.batch_pipeline import Batching
 from connect_lite.runtime.sink_task import WorkerSinkTask
 from connect_lite.runtime.source_task import WorkerSourceTask
@@ -171,44 +169,6 @@ def source_task(
         status=status,
         target=TargetState.RUNNING,
     )
-
-
-def test_a_batch_is_produced_in_slices_in_order_stepping_aside_before_each(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Between slices of a produce the send thread steps aside for REST requests
-    (control_priority.py); the records still reach the producer whole and in order."""
-    monkeypatch.setattr(source_task_module, "PRODUCE_SLICE", 2)
-    stores = open_memory_stores()
-    producer = DeliveringProducer(fails=lambda _value: False)
-    steps: list[tuple[str, int]] = []
-
-    def step_aside() -> None:
-        steps.append((threading.current_thread().name, len(producer.values)))
-
-    task = WorkerSourceTask(
-        plugin=GatedSource(lambda returned: returned < 1),  # one batch of PER_BATCH (3)
-        task_config={},
-        stage=FailingSourceStage(),
-        producer_factory=lambda **_: producer,
-        offsets=stores.offsets,
-        flush_interval_ms=0,
-        flush_timeout_ms=1_000,
-        connector="c",
-        task=0,
-        status=RecordingStatus(),
-        target=TargetState.RUNNING,
-        step_aside=step_aside,
-    )
-    task.start()
-    try:
-        eventually(lambda: stores.offsets.get("c", PARTITION) == last_offset_of(1))
-    finally:
-        task.stop()
-    assert producer.values == values_of(1)
-    sent = [produced for thread, produced in steps if thread.startswith("send-")]
-    assert sent == [0, 2]  # before records 0-1, then before record 2
-    assert any(thread.startswith("task-") for thread, _ in steps)  # before each poll too
 
 
 def test_a_failed_spark_job_fails_the_source_task_and_commits_nothing_of_its_batch() -> None:

@@ -13,7 +13,6 @@ from connect_lite.api import Headers, RetriableError, SinkRecord, SinkTask, Topi
 from connect_lite.config.connector_config import SinkSubscription
 from connect_lite.kafka.consumer import ConsumedMessage
 from connect_lite.pipeline.sink_stage import SinkBatchResult
-from connect_lite.runtime import sink_task as sink_task_module
 from connect_lite.runtime.batch_pipeline import Batching
 from connect_lite.runtime.sink_task import WorkerSinkTask
 from connect_lite.storage.states import TargetState
@@ -91,12 +90,10 @@ class FakeStage:
 
 
 class FlakySink(SinkTask):
-    """put raises RetriableError for the first ``failures`` calls after the first ``ok``
-    ones, asking a 1 ms backoff."""
+    """put raises RetriableError for the first ``failures`` calls, asking a 1 ms backoff."""
 
-    def __init__(self, failures: int, ok: int = 0) -> None:
+    def __init__(self, failures: int) -> None:
         self.failures = failures
-        self.ok = ok
         self.calls: list[list[tuple[int, int]]] = []
 
     def start(self, config: dict[str, str]) -> None:
@@ -104,7 +101,7 @@ class FlakySink(SinkTask):
 
     def put(self, records: list[SinkRecord]) -> None:
         self.calls.append([(r.kafka_partition or 0, r.kafka_offset or 0) for r in records])
-        if len(self.calls) > self.ok and self.failures > 0:
+        if self.failures > 0:
             self.failures -= 1
             self.context.timeout(1)
             raise RetriableError("not now")
@@ -118,7 +115,7 @@ class Status:
         pass
 
 
-def sink_task(plugin: SinkTask, consumer: FakeConsumer, **extra: Any) -> WorkerSinkTask:
+def sink_task(plugin: SinkTask, consumer: FakeConsumer) -> WorkerSinkTask:
     task = WorkerSinkTask(
         plugin=plugin,
         task_config={"topics": "t"},
@@ -131,7 +128,6 @@ def sink_task(plugin: SinkTask, consumer: FakeConsumer, **extra: Any) -> WorkerS
         task=0,
         status=Status(),  # type: ignore[arg-type]
         target=TargetState.RUNNING,
-        **extra,
     )
     task.initialize()
     return task
@@ -158,59 +154,6 @@ def test_the_same_records_are_handed_over_again_and_nothing_overtakes_them() -> 
     assert plugin.calls == [[(0, 0), (0, 1)]] * 3 + [[(0, 2)]]  # batch 2 only after batch 1
     assert consumer.paused == set()
     assert task.current == {TP0: 3}
-
-
-def test_a_batch_is_put_in_slices_and_a_refused_slice_is_handed_over_again_from_there(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """put gets PUT_SLICE records at a time, the task stepping aside between the calls (for
-    REST requests); after a RetriableError, the records from the refused call on go again,
-    and the ones put before it do not."""
-    monkeypatch.setattr(sink_task_module, "PUT_SLICE", 2)
-    events: list[str] = []
-
-    class Recorded(FlakySink):
-        def put(self, records: list[SinkRecord]) -> None:
-            events.append("put")
-            super().put(records)
-
-    consumer, plugin = FakeConsumer(), Recorded(failures=1, ok=1)
-    consumer.queue = [[message(TP0, offset) for offset in range(5)]]
-    task = sink_task(plugin, consumer, step_aside=lambda: events.append("step"))
-    until(task, lambda: len(plugin.calls) >= 4)
-    assert plugin.calls == [
-        [(0, 0), (0, 1)],
-        [(0, 2), (0, 3)],  # refused
-        [(0, 2), (0, 3)],
-        [(0, 4)],
-    ]
-    puts = [i for i, event in enumerate(events) if event == "put"]
-    assert len(puts) == 4
-    assert all(events[i - 1] == "step" for i in puts)  # stepped aside before each call
-    assert task.current == {TP0: 5}
-
-
-def test_a_partition_rewound_in_one_put_call_gets_no_more_records_in_the_next(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A task that asks for offset 1 of t-0 while putting 0-1 is not handed 2-3 of t-0 in
-    the batch's next call (they come again after the seek), but t-1's records go on."""
-    monkeypatch.setattr(sink_task_module, "PUT_SLICE", 2)
-
-    class Rewinding(FlakySink):
-        def put(self, records: list[SinkRecord]) -> None:
-            super().put(records)
-            if len(self.calls) == 1:
-                self.context.offset(TP0, 1)
-
-    consumer, plugin = FakeConsumer(), Rewinding(failures=0)
-    batch = [message(TP0, 0), message(TP0, 1), message(TP0, 2), message(TP1, 0), message(TP0, 3)]
-    consumer.queue = [batch]
-    task = sink_task(plugin, consumer)
-    until(task, lambda: bool(consumer.seeks))
-    assert plugin.calls == [[(0, 0), (0, 1)], [(1, 0)]]
-    assert consumer.seeks == [(TP0, 1)]
-    assert task.current[TP1] == 1
 
 
 def test_the_wait_polls_the_paused_consumer_and_rewinds_what_it_fetched() -> None:
