@@ -347,3 +347,34 @@ def test_committed_offsets_survive_kill_9(tmp_path: Path) -> None:
     conn = raw(db_path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
+
+
+def test_a_read_does_not_wait_for_a_transaction_in_progress(tmp_path: Path) -> None:
+    """A REST request's read goes on while another thread's commit holds the write lock
+    (under load, its fsync): it sees what is committed, not what is being written."""
+    stores = open_sqlite_stores(str(tmp_path / "state.db"))
+    stores.configs.put_connector_config("a", {"name": "a"}, TargetState.RUNNING)
+    db: Database = stores.configs._db  # type: ignore[attr-defined]
+    inside, release = threading.Event(), threading.Event()
+
+    def slow_transaction() -> None:
+        with db.atomic() as conn:
+            conn.execute("UPDATE connectors SET target_state = 'PAUSED' WHERE name = 'a'")
+            assert db.query("SELECT target_state FROM connectors") == [("PAUSED",)]  # its own
+            inside.set()
+            release.wait(10)
+
+    writer = threading.Thread(target=slow_transaction)
+    writer.start()
+    try:
+        assert inside.wait(5)
+        began = time.monotonic()
+        assert stores.configs.get_target_state("a") is TargetState.RUNNING
+        assert stores.configs.connector_names() == ["a"]
+        assert time.monotonic() - began < 1.0, "the read waited for the transaction"
+    finally:
+        release.set()
+        writer.join(10)
+    assert stores.configs.get_target_state("a") is TargetState.PAUSED  # committed: seen
+    assert stores.close is not None
+    stores.close()
