@@ -210,3 +210,33 @@ def test_a_client_still_sending_a_refused_body_reads_the_413(
         assert answer.startswith(b"HTTP/1.1 413 ")
     finally:
         server.stop()
+
+
+def test_header_deadlines_shut_only_connections_still_reading_headers() -> None:
+    """One watchdog thread for every request: a released request's socket stays open, one
+    past its deadline is shut (its peer reads the end of the stream)."""
+    from connect_lite.rest.server import HeaderDeadlines
+
+    deadlines = HeaderDeadlines(0.3)
+    pairs = [socket.socketpair() for _ in range(3)]
+    try:
+        tokens = [deadlines.watch(server) for server, _ in pairs]
+        deadlines.release(tokens[0])  # its headers arrived in time
+        deadlines.release(tokens[2])
+        late = pairs[1][1]
+        late.settimeout(5)
+        assert late.recv(1) == b""  # shut by the watchdog
+        for kept in (pairs[0][1], pairs[2][1]):
+            kept.setblocking(False)
+            with pytest.raises(BlockingIOError):  # still open, nothing to read
+                kept.recv(1)
+        token = deadlines.watch(pairs[0][0])  # the watchdog goes on after a shut
+        time.sleep(0.5)
+        pairs[0][1].settimeout(5)
+        assert pairs[0][1].recv(1) == b""
+        deadlines.release(token)  # releasing an expired request is harmless
+    finally:
+        deadlines.close()
+        for a, b in pairs:
+            a.close()
+            b.close()
