@@ -5,11 +5,12 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.override_policy import client_passwords
@@ -25,14 +26,18 @@ from connect_lite.kafka.admin import wait_for_cluster_id
 from connect_lite.kafka.broker import EmbeddedBroker
 from connect_lite.kafka.clients import admin_config
 from connect_lite.pipeline.java import check_java
-from connect_lite.pipeline.session import SparkRuntime
-from connect_lite.pipeline.transfer import warm_up
 from connect_lite.plugins.registry import Plugins
 from connect_lite.rest.app import create_app
 from connect_lite.rest.server import RestServer
 from connect_lite.rest.tls import server_context
 from connect_lite.runtime.config_providers import load_config_providers, resolve_worker_props
 from connect_lite.runtime.connector_offsets import ConnectorOffsetsAPI
+from connect_lite.runtime.data_plane import (
+    DataPlaneProcess,
+    DataPlaneSettings,
+    EngineState,
+    logger_levels,
+)
 from connect_lite.runtime.entities import WorkerHealth
 from connect_lite.runtime.herder import StandaloneHerder
 from connect_lite.runtime.herder_api import WorkerStartingError
@@ -40,10 +45,14 @@ from connect_lite.runtime.loggers import Loggers, install_redaction
 from connect_lite.runtime.metrics import WorkerMetrics
 from connect_lite.runtime.runtime_metrics import RuntimeMetrics
 from connect_lite.runtime.status import StatusReporter
+from connect_lite.runtime.task_host import TaskHost
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.runtime.worker import Worker
 from connect_lite.storage.base import Stores
 from connect_lite.storage.sqlite import open_sqlite_stores
+
+if TYPE_CHECKING:
+    from connect_lite.pipeline.session import SparkRuntime
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +92,7 @@ class RunningWorker:
     rest_url: str
     runtime: Runtime
     broker: EmbeddedBroker | None
+    data_plane: DataPlaneProcess
 
     def stop(self) -> None:
         self.runtime.stop()
@@ -129,23 +139,28 @@ def _start(
     # having started nothing. Until the herder exists, /health answers 503 "starting" (as
     # Kafka's does) and every other route 503.
     starting = StartingHerder()
+    loggers = Loggers()
     with timer.phase("REST"):
-        server = RestServer(create_app(starting, Loggers(), security), config.listeners, tls)
+        server = RestServer(create_app(starting, loggers, security), config.listeners, tls)
         server.start()
     runtime.add("REST server", server.stop)
     # Java before the broker, Kafka and Spark: without it Spark cannot run, so nothing starts.
     starting.stage = "Checking Java."
     with timer.phase("Java"):
         check_java()
-    # Spark takes longest to start: it starts now, beside the broker, Kafka and the herder.
-    spark = SparkRuntime(config.spark_conf())
-    runtime.add("spark", spark.stop)
-    spark.start_in_background(then=warm_up)  # its Python workers before the first batch
+    # The data plane (the tasks and Spark, in a process of their own): Spark takes longest to
+    # start, so it starts now, beside the broker, Kafka and the herder.
+    with timer.phase("data plane"):
+        data_plane = start_data_plane(config)
+    runtime.add("data plane", data_plane.close)
+    loggers.peer = data_plane
     broker = None
     if config.embedded_broker_enable:
         starting.stage = "Starting the embedded broker."
         with timer.phase("broker"):
-            broker = EmbeddedBroker(port=config.embedded_broker_port)
+            broker = EmbeddedBroker(
+                port=config.embedded_broker_port, niceness=config.data_plane_niceness
+            )
             broker.start()
         runtime.add("embedded broker", broker.stop)
         props = {
@@ -167,7 +182,7 @@ def _start(
             stores.statuses, worker_id, config.status_retry_policy, redactor=redactor
         )
         runtime.add("status retries", status.close)
-        herder = build_herder(config, stores, plugins, spark, status, cluster_id, resolver)
+        herder = build_herder(config, stores, plugins, data_plane, status, cluster_id, resolver)
         starting.herder = herder
         runtime.add("herder", herder.stop)
         # Stopped first (stop runs in reverse): no request reaches a stopping herder.
@@ -176,9 +191,10 @@ def _start(
         for connector in connectors:
             _create_from_file(herder, connector)
     herder.ready()
-    log.info("%s", timer.summary(spark_progress(spark)))
-    tune_garbage_collector()
-    return RunningWorker(herder, server.url, runtime, broker)
+    log.info("%s", timer.summary(spark_progress(data_plane.engine)))
+    gc.collect()
+    gc.freeze()  # start-up's objects are never garbage: no collection looks at them again
+    return RunningWorker(herder, server.url, runtime, broker, data_plane)
 
 
 def connect_to_kafka(config: WorkerConfig) -> str:
@@ -214,7 +230,22 @@ def connect_to_kafka(config: WorkerConfig) -> str:
         ) from error
 
 
-def spark_progress(spark: SparkRuntime) -> str:
+def start_data_plane(config: WorkerConfig) -> DataPlaneProcess:
+    """Start the data-plane process, at the worker's data.plane.niceness, with the worker's
+    Spark settings and log levels."""
+    settings = DataPlaneSettings(
+        spark_conf=config.spark_conf(),
+        shutdown_timeout_ms=config.task_shutdown_graceful_timeout_ms,
+        niceness=config.data_plane_niceness,
+        log_levels=logger_levels(),
+        sys_path=tuple(sys.path),
+    )
+    data_plane = DataPlaneProcess(settings)
+    data_plane.start_process()
+    return data_plane
+
+
+def spark_progress(spark: EngineState) -> str:
     """Spark's part of the ready line: it starts in the background, so it may not be done."""
     if spark.start_error is not None:
         return "Spark failed to start (see the ERROR above)"
@@ -262,14 +293,17 @@ def build_herder(
     config: WorkerConfig,
     stores: Stores,
     plugins: Plugins,
-    spark: SparkRuntime,
+    tasks: DataPlaneProcess | SparkRuntime,
     status: StatusReporter,
     cluster_id: str | None,
     resolver: ConfigResolver | None = None,
 ) -> StandaloneHerder:
-    """The worker and its herder, wired from their parts (tests may pass memory stores).
+    """The worker and its herder, wired from their parts. Its tasks run in the data-plane
+    process, attached here to the status reporter, offset store and topic tracker they
+    report to; tests may pass memory stores, and a SparkRuntime to run tasks as threads of
+    this process instead.
 
-    The worker and the herder share one topic tracker; the metrics read the worker's
+    The herder and the tasks share one topic tracker; the metrics read the worker's
     running plugins and tasks and the status reporter's counters."""
     worker_props = dict(config.raw)
     for kind in ("key", "value", "header"):
@@ -277,16 +311,22 @@ def build_herder(
     topic_tracker = TopicTracker(
         stores.topics, config.topic_tracking_enable, config.topic_tracking_allow_reset
     )
+    host: TaskHost
+    if isinstance(tasks, DataPlaneProcess):
+        tasks.attach(status, stores.offsets, topic_tracker)
+        host = tasks
+    else:  # imported here: the worker process itself runs no task, and needs none of it
+        from connect_lite.runtime.local_tasks import LocalTasks, TaskServices
+
+        services = TaskServices(tasks, status, stores.offsets, topic_tracker)
+        host = LocalTasks(services, config.task_shutdown_graceful_timeout_ms)
     worker = Worker(
         worker_props,
         plugins,
-        stores,
-        spark,
+        host,
         status,
-        topic_tracker,
         flush_interval_ms=config.offset_flush_interval_ms,
         flush_timeout_ms=config.offset_flush_timeout_ms,
-        shutdown_timeout_ms=config.task_shutdown_graceful_timeout_ms,
         topic_creation_enable=config.topic_creation_enable,
         transforms_columns=config.transforms_columns_enable,
         override_policy=config.override_policy,
@@ -308,15 +348,6 @@ def build_herder(
         worker_id=status.worker_id,
         cluster_id=cluster_id,
     )
-
-
-def tune_garbage_collector() -> None:
-    """Batches of 100,000s of short-lived records make CPython's default thresholds run a
-    full collection many times a batch, rescanning every long-lived object; measured, that
-    was a third of a stage's time. Collect less often, and leave start-up objects out."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(100_000, 50, 100)
 
 
 def _create_from_file(herder: StandaloneHerder, file: ConnectorFile) -> None:

@@ -200,6 +200,18 @@ def _define_worker_config() -> ConfigDef:
         doc="Maximum time to wait for records to be acknowledged before an offset commit.",
     )
     d.define(
+        "data.plane.niceness",
+        Type.INT,
+        10,
+        Range.between(0, 19),
+        importance=medium,
+        doc="The Unix niceness of the data plane: the process that runs the tasks (their "
+        "polls, puts and Kafka clients, and Spark's driver), with Spark's JVM and Python "
+        "workers, and the embedded broker. The worker's own process (the REST API, the "
+        "herder and the state file) keeps its priority, so that the REST API answers as "
+        "fast under load as idle. 0 runs both at the same priority.",
+    )
+    d.define(
         "task.shutdown.graceful.timeout.ms",
         Type.LONG,
         5000,
@@ -431,6 +443,10 @@ class WorkerConfig:
     @property
     def embedded_broker_enable(self) -> bool:
         return bool(self.get("embedded.broker.enable"))
+
+    @property
+    def data_plane_niceness(self) -> int:
+        return int(self.get("data.plane.niceness"))
 
     @property
     def embedded_broker_port(self) -> int:

@@ -41,8 +41,9 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def _die_with_parent_hook() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that asks Linux to SIGKILL the child when its parent dies.
+def _die_with_parent_hook(niceness: int = 0) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that asks Linux to SIGKILL the child when its parent dies (and
+    lowers its priority by ``niceness``).
 
     PR_SET_PDEATHSIG survives ``exec`` and fires when the *thread* that forked the
     child exits, so ``EmbeddedBroker.start()`` should be called from a long-lived
@@ -51,7 +52,7 @@ def _die_with_parent_hook() -> Callable[[], None] | None:
     loaded here, in the parent, so the hook does no imports or loading after fork.
     """
     if not sys.platform.startswith("linux"):
-        return None
+        return (lambda: os.nice(niceness) and None) if niceness else None
     prctl = ctypes.CDLL(None, use_errno=True).prctl
     parent_pid = os.getpid()
     sigkill = int(signal.SIGKILL)
@@ -60,6 +61,8 @@ def _die_with_parent_hook() -> Callable[[], None] | None:
         prctl(_PR_SET_PDEATHSIG, sigkill, 0, 0, 0)
         if os.getppid() != parent_pid:
             os._exit(1)
+        if niceness:
+            os.nice(niceness)
 
     return hook
 
@@ -78,8 +81,16 @@ class EmbeddedBroker:
     the parent dies, even by ``kill -9`` (see ``_die_with_parent_hook``).
     """
 
-    def __init__(self, port: int = 0, host: str = "127.0.0.1", log_path: str | None = None):
+    def __init__(
+        self,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        log_path: str | None = None,
+        niceness: int = 0,
+    ):
         self._requested_port = port
+        self._niceness = niceness
+        """The broker's Unix niceness: the worker's data.plane.niceness (it carries data)."""
         self._host = host
         self._log_path = log_path
         self._own_log = False
@@ -143,7 +154,7 @@ class EmbeddedBroker:
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent_hook(),
+                preexec_fn=_die_with_parent_hook(self._niceness),
                 close_fds=True,
             )
         self._port = port

@@ -105,6 +105,14 @@ def reported_version(plugin: Any) -> str:
     return str(plugin.version())
 
 
+def version_of(plugin: Any) -> str | None:
+    """A plugin's ``version()`` (its distribution's if it defines none), or None if it raises."""
+    try:
+        return reported_version(plugin)
+    except Exception:
+        return None
+
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "EntryPointPlugins",
@@ -112,4 +120,5 @@ __all__ = [
     "entry_point_plugins",
     "module_version",
     "reported_version",
+    "version_of",
 ]

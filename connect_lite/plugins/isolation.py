@@ -197,6 +197,22 @@ class PluginRef:
         return load_class(self)
 
 
+def class_ref(cls: type) -> PluginRef:
+    """The PluginRef of a loaded class: in its plugin location's private package, or an
+    installed module's (a class defined inside a function has no address)."""
+    module = cls.__module__
+    location = None
+    if module.startswith(ROOT + "."):
+        package = ".".join(module.split(".", 2)[:2])
+        location = _lookup_location(package)
+        if location is None:
+            raise ImportError(f"{module} is in no registered plugin location")
+        module = module[len(package) + 1 :]
+    if "<locals>" in cls.__qualname__:
+        raise ImportError(f"{module}.{cls.__qualname__} is defined inside a function")
+    return PluginRef(location, module, cls.__qualname__)
+
+
 def load_class(ref: PluginRef) -> type[Any]:
     """Load the class a PluginRef names (built-in when ``ref.location`` is None)."""
     if ref.location is None:
@@ -375,6 +391,7 @@ __all__ = [
     "BUILTIN_LOCATION",
     "ENV_LOCATIONS",
     "ROOT",
+    "class_ref",
     "load_class",
     "load_location",
     "location_modules",

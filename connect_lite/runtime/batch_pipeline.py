@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import contextvars
+import gc
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+
+def tune_garbage_collector() -> None:
+    """Batches of 100,000s of short-lived records make CPython's default thresholds run a
+    full collection many times a batch, rescanning every long-lived object; measured, that
+    was a third of a stage's time. Collect less often, and leave start-up objects out."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
+
 
 T = TypeVar("T")
 """What a task polls: SourceRecords, or messages from the consumer."""

@@ -9,9 +9,9 @@ from typing import Any
 from connect_lite.api.connector import Connector, ConnectorContext
 from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.config.resolution import ConfigResolver, Resolved
+from connect_lite.plugins.distributions import version_of
 from connect_lite.runtime.logging_context import logging_context
 from connect_lite.runtime.status import StatusReporter, trace_of
-from connect_lite.runtime.task import version_of
 from connect_lite.storage.states import State, TargetState
 
 log = logging.getLogger(__name__)

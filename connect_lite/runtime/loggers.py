@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from connect_lite.api.errors import NotFoundError
 from connect_lite.config.resolution import Concealer
@@ -59,27 +60,42 @@ def parse_level(level: str) -> int:
     return value
 
 
+class PeerLoggers(Protocol):
+    """The loggers of another process of the same worker (the data plane's): listed and
+    changed with this process's own."""
+
+    def loggers_all(self) -> dict[str, LoggerLevel]: ...
+
+    def loggers_set(self, namespace: str, level: str) -> list[str]: ...
+
+
 class Loggers:
-    """Reads and changes the levels of this process's loggers; remembers when each changed."""
+    """Reads and changes the levels of this process's loggers, and of its ``peer``'s when
+    it has one; remembers when each changed."""
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self._last_modified: dict[str, int] = {}
         self._lock = threading.Lock()
+        self.peer: PeerLoggers | None = None
         logging.addLevelName(TRACE, "TRACE")
 
     def all(self) -> dict[str, LoggerLevel]:
         """Every existing logger except those turned OFF; the root logger is named "root"."""
-        levels = {name: self._level_of(name, logger) for name, logger in _existing().items()}
+        levels = dict(self.peer.loggers_all()) if self.peer is not None else {}
+        levels.update({name: self._level_of(name, lg) for name, lg in _existing().items()})
         return {name: level for name, level in sorted(levels.items()) if level.level != "OFF"}
 
     def get(self, name: str) -> LoggerLevel:
         """One existing logger's level; never creates a logger. 404 if it does not exist."""
         key = ROOT if name.lower() == ROOT else name
         logger = _existing().get(key)
-        if logger is None:
+        if logger is not None:
+            return self._level_of(key, logger)
+        found = self.peer.loggers_all().get(key) if self.peer is not None else None
+        if found is None:
             raise NotFoundError(f"Logger {name} not found.")
-        return self._level_of(key, logger)
+        return found
 
     def set_level(self, namespace: str, level: str) -> list[str]:
         """Set ``namespace`` and its descendants to ``level``; return the sorted names that changed.
@@ -98,6 +114,8 @@ class Loggers:
             for name in changed:
                 loggers[name].setLevel(threshold)
                 self._last_modified[name] = now
+        if self.peer is not None:
+            changed = list({*changed, *self.peer.loggers_set(namespace, level)})
         return sorted(changed)
 
     def _level_of(self, name: str, logger: logging.Logger) -> LoggerLevel:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from connect_lite.runtime.retry import StatusCounters
-from connect_lite.runtime.task import WorkerTask
+from connect_lite.runtime.task_host import TaskView
 from connect_lite.runtime.task_metrics import ERROR_METRICS
 from connect_lite.storage.base import StatusStore
 from connect_lite.storage.states import State
@@ -31,7 +31,7 @@ class RuntimeMetrics:
     """Where the runtime's counters live: the status reporter's, the tasks', the statuses."""
 
     status_counters: StatusCounters
-    tasks: Callable[[], Sequence[WorkerTask]]
+    tasks: Callable[[], Sequence[TaskView]]
     statuses: StatusStore
 
 
@@ -64,12 +64,12 @@ def _status_store(counters: StatusCounters) -> Iterator[Sample]:
         yield Sample(f"{group}status_update_{what}_total", _STATUS_DOCS[what], {}, value, True)
 
 
-def _task(task: WorkerTask) -> Iterator[Sample]:
+def _task(task: TaskView) -> Iterator[Sample]:
     names = _TASK_NAMES.get(task.kind)
     if names is None:
         return
     labels = {"connector": task.connector, "task": str(task.task)}
-    c = task.counters.snapshot()
+    c = task.counters
     group = f"{PREFIX}{task.kind}_task_metrics_"
     records_in, records_out, batch = names
     yield Sample(
@@ -85,7 +85,7 @@ def _task(task: WorkerTask) -> Iterator[Sample]:
         group + batch + "_max_time_ms", "Maximum batch time (ms).", labels, c.batches.max_ms
     )
     errors = PREFIX + "task_error_metrics_"
-    for name, value in task.error_counters.snapshot().items():
+    for name, value in task.errors.items():
         yield Sample(errors + name.replace("-", "_"), ERROR_METRICS[name], labels, value)
     commits = PREFIX + "connector_task_metrics_offset_commit_"
     yield Sample(
@@ -97,10 +97,10 @@ def _task(task: WorkerTask) -> Iterator[Sample]:
     yield from _last_batch(task, labels)
 
 
-def _last_batch(task: WorkerTask, labels: dict[str, str]) -> Iterator[Sample]:
+def _last_batch(task: TaskView, labels: dict[str, str]) -> Iterator[Sample]:
     """Where the task's last batch ran on Spark: its scheduler pool (a label) and how many
     executors ran it; nothing before its first batch or while Spark's store lags."""
-    batch = task.last_batch()
+    batch = task.last_batch
     if batch is None or batch.executors is None:
         return
     yield Sample(

@@ -17,6 +17,7 @@ from connect_lite.pipeline.placement import LastBatch
 from connect_lite.pipeline.record_errors import TASK_PUT, capture
 from connect_lite.pipeline.sink_frames import schema_runs, sink_frame
 from connect_lite.pipeline.sink_stage import SinkBatchResult, SinkStage
+from connect_lite.plugins.distributions import version_of
 from connect_lite.plugins.isolation import public_class_name
 from connect_lite.runtime.batch_pipeline import (
     DEFAULT_BATCHING,
@@ -31,8 +32,8 @@ from connect_lite.runtime.error_handling import (
     WorkerErrantRecordReporter,
     build_handler,
 )
-from connect_lite.runtime.task import WorkerTask, version_of
-from connect_lite.runtime.topic_tracking import TopicTracker
+from connect_lite.runtime.task import WorkerTask
+from connect_lite.runtime.topic_tracking import TopicRecorder
 
 DLQ_FLUSH_TIMEOUT_S = 30.0
 """How long a commit waits for the dead letter queue to acknowledge reported records."""
@@ -118,7 +119,7 @@ class WorkerSinkTask(WorkerTask):
         consumer_factory: Any,
         flush_interval_ms: int,
         batching: Batching = DEFAULT_BATCHING,
-        topic_tracker: TopicTracker | None = None,
+        topic_tracker: TopicRecorder | None = None,
         error_handling: ErrorHandling = NO_ERROR_HANDLING,
         dlq_producer_factory: Any = None,
         dlq_admin_factory: Any = None,

@@ -18,6 +18,7 @@ from connect_lite.pipeline.placement import LastBatch
 from connect_lite.pipeline.record_errors import StageCancelledError
 from connect_lite.pipeline.source_stage import ProducedRow, SourceBatchResult, SourceStage
 from connect_lite.pipeline.stage_spec import StageSpec
+from connect_lite.plugins.distributions import version_of
 from connect_lite.runtime.batch_pipeline import (
     DEFAULT_BATCHING,
     Batching,
@@ -31,9 +32,9 @@ from connect_lite.runtime.source_offsets import (
     SubmittedRecords,
     offsets_of,
 )
-from connect_lite.runtime.task import WorkerTask, version_of
+from connect_lite.runtime.task import WorkerTask
 from connect_lite.runtime.topic_creation import TopicCreator
-from connect_lite.runtime.topic_tracking import TopicTracker
+from connect_lite.runtime.topic_tracking import TopicRecorder
 from connect_lite.storage.base import OffsetStore
 
 _INDEX = operator.itemgetter(0)
@@ -69,7 +70,7 @@ class WorkerSourceTask(WorkerTask):
         flush_timeout_ms: int,
         batching: Batching = DEFAULT_BATCHING,
         topic_creator: TopicCreator | None = None,
-        topic_tracker: TopicTracker | None = None,
+        topic_tracker: TopicRecorder | None = None,
         error_handling: ErrorHandling = NO_ERROR_HANDLING,
         **kwargs: Any,
     ) -> None:

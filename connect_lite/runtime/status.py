@@ -8,6 +8,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from connect_lite.api.errors import RetriableError
 from connect_lite.config.resolution import Concealer
@@ -25,6 +26,20 @@ _Key = tuple[str, int | None]
 def trace_of(error: BaseException) -> str:
     """The status ``trace``: the exception and its traceback, as Kafka shows a stack trace."""
     return "".join(traceback.format_exception(type(error), error, error.__traceback__)).rstrip()
+
+
+class TaskStatusWriter(Protocol):
+    """What a task writes its status through: the StatusReporter, or (in the data-plane
+    process) a stand-in that sends it to the worker's."""
+
+    def task(
+        self,
+        connector: str,
+        task: int,
+        state: State,
+        trace: str | None = None,
+        version: str | None = None,
+    ) -> None: ...
 
 
 @dataclass
@@ -212,4 +227,4 @@ class StatusReporter:
             self._scheduler.shutdown()
 
 
-__all__ = ["StatusReporter", "trace_of"]
+__all__ = ["StatusReporter", "TaskStatusWriter", "trace_of"]

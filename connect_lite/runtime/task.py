@@ -9,23 +9,14 @@ from collections.abc import Callable, MutableMapping
 from typing import Any, TypeVar
 
 from connect_lite.pipeline.placement import LastBatch
-from connect_lite.plugins.distributions import reported_version
 from connect_lite.runtime.logging_context import LogContext, logging_context
 from connect_lite.runtime.spark_retry import SparkRetry
-from connect_lite.runtime.status import StatusReporter, trace_of
+from connect_lite.runtime.status import TaskStatusWriter, trace_of
 from connect_lite.runtime.task_metrics import ErrorCounters, TaskCounters
 from connect_lite.storage.states import State, TargetState
 
 T = TypeVar("T")
 Result = TypeVar("Result")
-
-
-def version_of(plugin: Any) -> str | None:
-    """A plugin's ``version()`` (its distribution's if it defines none), or None if it raises."""
-    try:
-        return reported_version(plugin)
-    except Exception:
-        return None
 
 
 class TaskLogAdapter(logging.LoggerAdapter[logging.Logger]):
@@ -52,7 +43,7 @@ class WorkerTask(ABC):
         self,
         connector: str,
         task: int,
-        status: StatusReporter,
+        status: TaskStatusWriter,
         target: TargetState,
     ) -> None:
         self.connector = connector

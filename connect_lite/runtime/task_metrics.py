@@ -34,7 +34,7 @@ class TaskCounters:
     batches: BatchTimes = field(default_factory=BatchTimes)
     commit_success: int = 0
     commit_failure: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(
         self, *, records_in: int = 0, records_out: int = 0, success: int = 0, failure: int = 0
@@ -57,6 +57,16 @@ class TaskCounters:
                 self.batches.count += 1
                 self.batches.total_ms += elapsed
                 self.batches.max_ms = max(self.batches.max_ms, elapsed)
+
+    def __getstate__(self) -> dict[str, object]:
+        """A snapshot crosses to the worker process (runtime/data_plane.py): no lock."""
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def snapshot(self) -> TaskCounters:
         with self._lock:

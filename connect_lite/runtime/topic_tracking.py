@@ -7,6 +7,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable
+from typing import Protocol
 
 from connect_lite.api.errors import ForbiddenError, RetriableError
 from connect_lite.config.connector_config import ConnectorConfig
@@ -16,6 +17,13 @@ log = logging.getLogger(__name__)
 
 TRACKING_DISABLED = "Topic tracking is disabled."
 RESET_DISABLED = "Topic tracking reset is disabled."
+
+
+class TopicRecorder(Protocol):
+    """What a task records the topics it uses through: the TopicTracker, or (in the
+    data-plane process) a stand-in that sends them to the worker's."""
+
+    def record(self, connector: str, topics: Iterable[str], task: int) -> None: ...
 
 
 class TopicTracker:

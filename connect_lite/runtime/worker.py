@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
-import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from connect_lite.api.config import Type
-from connect_lite.api.connector import SinkConnector, SinkTask, SourceConnector, SourceTask
+from connect_lite.api.connector import SinkConnector, SourceConnector
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.connector_config import ConnectorConfig, SinkSubscription
 from connect_lite.config.override_policy import (
@@ -22,26 +20,21 @@ from connect_lite.config.override_policy import (
 )
 from connect_lite.config.resolution import ConfigResolver
 from connect_lite.config.topic_creation import uses_topic_creation
-from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.clients import admin_config, consumer_config, producer_config
-from connect_lite.kafka.consumer import Consumer
-from connect_lite.kafka.producer import Producer
-from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime, StageSpec, TransformSpec
 from connect_lite.pipeline.placement import LastBatch
-from connect_lite.plugins.isolation import public_class_name
+from connect_lite.pipeline.stage_spec import StageSpec, TransformSpec
+from connect_lite.plugins.isolation import class_ref, public_class_name
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.runtime import components
+from connect_lite.runtime.batch_pipeline import DEFAULT_BATCHING, Batching
 from connect_lite.runtime.connector import WorkerConnector
 from connect_lite.runtime.error_handling import ErrorHandling
 from connect_lite.runtime.logging_context import logging_context
-from connect_lite.runtime.sink_task import WorkerSinkTask
-from connect_lite.runtime.source_task import DEFAULT_BATCHING, Batching, WorkerSourceTask
 from connect_lite.runtime.status import StatusReporter, trace_of
-from connect_lite.runtime.task import WorkerTask
-from connect_lite.runtime.topic_creation import TopicCreation, TopicCreator
-from connect_lite.runtime.topic_tracking import TopicTracker
-from connect_lite.storage.base import Stores
+from connect_lite.runtime.task_host import TaskHost, TaskView
+from connect_lite.runtime.task_plan import Component, TaskPlan
+from connect_lite.runtime.topic_creation import TopicCreation
 from connect_lite.storage.states import State, TargetState
 
 log = logging.getLogger(__name__)
@@ -73,14 +66,11 @@ class Worker:
         self,
         worker_props: Mapping[str, str],
         plugins: Plugins,
-        stores: Stores,
-        spark: SparkRuntime,
+        tasks: TaskHost,
         status: StatusReporter,
-        topic_tracker: TopicTracker,
         *,
         flush_interval_ms: int,
         flush_timeout_ms: int,
-        shutdown_timeout_ms: int,
         batching: Batching = DEFAULT_BATCHING,
         topic_creation_enable: bool = True,
         transforms_columns: bool = True,
@@ -93,19 +83,15 @@ class Worker:
         """Checks connector client overrides again when clients are built (the deny-list)."""
         self.topic_creation_enable = topic_creation_enable
         self.transforms_columns = transforms_columns
-        self.topic_tracker = topic_tracker
-        """Shared with the herder: one in-memory view of the recorded topics per worker."""
         self.props = dict(worker_props)
         self.plugins = plugins
-        self.stores = stores
-        self.spark = spark
+        self.tasks = tasks
+        """Runs the task threads: in this process, or in the data-plane process."""
         self.status = status
         self.flush_interval_ms = flush_interval_ms
         self.flush_timeout_ms = flush_timeout_ms
-        self.shutdown_timeout_ms = shutdown_timeout_ms
         self.batching = batching
         self._connectors: dict[str, WorkerConnector] = {}
-        self._tasks: dict[tuple[str, int], WorkerTask] = {}
 
     # -- plugins ---------------------------------------------------------------------------
     def connector_desc(self, config: Mapping[str, str]) -> PluginDesc:
@@ -241,37 +227,33 @@ class Worker:
     def start_task(
         self, name: str, task: int, task_config: Mapping[str, str], target: TargetState
     ) -> None:
-        """Create and start one task thread from its task config and its running connector's
-        config. A failure to build it marks the task FAILED."""
+        """Plan one task from its task config and its running connector's config, and hand
+        it to the task host. A failure to plan or build it marks the task FAILED."""
         with logging_context(name, task):
             self.status.task(name, task, State.UNASSIGNED)
             chosen: components.Chosen = []
             try:
-                runner = self._build_task(name, task, task_config, target, chosen)
+                plan = self._plan_task(name, task, task_config, target, chosen)
             except Exception as error:
                 log.exception("Failed to start task")
                 self.status.task(name, task, State.FAILED, trace_of(error))
                 return
-            runner.components = list(chosen)
             self._hide_component_passwords(chosen, self._connectors[name].config.raw)
-            self._tasks[(name, task)] = runner
-            runner.start()
+        self.tasks.start(plan)
 
-    def _build_task(
+    def _plan_task(
         self,
         name: str,
         task: int,
         task_config: Mapping[str, str],
         target: TargetState,
         chosen: components.Chosen,
-    ) -> WorkerTask:
+    ) -> TaskPlan:
         runner = self._connectors.get(name)
         if runner is None:
             raise ConnectError(f"Connector {name} is not running")
         connector_config = runner.fresh_config(self.resolver)
         task_config = self.resolver.resolve(task_config, f"{name}|task-{task}").values
-        task_class = runner.task_class()
-        plugin = task_class()
         handling = ErrorHandling.from_config(connector_config)
         spec = self._stage_spec(name, task, connector_config, runner.location, chosen)
         spec = dataclasses.replace(
@@ -279,57 +261,54 @@ class Worker:
             retry_timeout_ms=handling.retry_timeout_ms,
             retry_delay_max_ms=handling.retry_delay_max_ms,
         )
-        plugin_config = {k: v for k, v in task_config.items() if k != "task.class"}
-        common: dict[str, Any] = {
-            "connector": name,
-            "task": task,
-            "status": self.status,
-            "target": target,
-            "task_config": plugin_config,
-            "flush_interval_ms": self.flush_interval_ms,
-            "batching": self.batching,
-            "topic_tracker": self.topic_tracker,
-            "error_handling": handling,
-        }
-        group = f"connect-lite:{name}-{task}"
         overrides = {
             client: self.override_policy.client_overrides(connector_config.raw, client)
             for client in OVERRIDE_PREFIXES
         }
-        if isinstance(plugin, SourceTask) and isinstance(runner.instance, SourceConnector):
-            producer_conf = producer_config(self.props, name, task, overrides["producer"])
-            return WorkerSourceTask(
-                plugin=plugin,
-                topic_creator=self._topic_creator(connector_config),
-                stage=SourceStage(self.spark, spec, group),
-                producer_factory=functools.partial(Producer, producer_conf),
-                offsets=self.stores.offsets,
-                flush_timeout_ms=self.flush_timeout_ms,
-                **common,
+        plan = TaskPlan(
+            connector=name,
+            task=task,
+            kind=connector_config.connector_type,
+            target=target,
+            task_class=class_ref(runner.task_class()),
+            task_config={k: v for k, v in task_config.items() if k != "task.class"},
+            spec=spec,
+            job_group=f"connect-lite:{name}-{task}",
+            flush_interval_ms=self.flush_interval_ms,
+            flush_timeout_ms=self.flush_timeout_ms,
+            batching=self.batching,
+            error_handling=handling,
+            components=tuple(Component(r, a, d.class_name, d.version) for r, a, d in chosen),
+        )
+        if isinstance(runner.instance, SourceConnector):
+            return dataclasses.replace(
+                plan,
+                kind="source",
+                producer_config=producer_config(self.props, name, task, overrides["producer"]),
+                admin_config=admin_config(self.props, overrides["admin"]),
+                topic_creation=self._topic_creation(connector_config),
             )
-        if isinstance(plugin, SinkTask) and isinstance(runner.instance, SinkConnector):
+        if isinstance(runner.instance, SinkConnector):
             if uses_topic_creation(connector_config.raw):
                 log.warning("topic.creation.* is ignored on sink connectors")
             group_id = connector_config.consumer_group_id
             consumer_conf = consumer_config(self.props, name, task, group_id, overrides["consumer"])
-            common["batching"] = sink_batching(self.batching, consumer_conf)
             dlq_producer_conf = producer_config(
                 self.props, name, task, overrides["producer"], "connector-dlq-producer"
             )
-            admin_conf = admin_config(self.props, overrides["admin"])
-            return WorkerSinkTask(
-                plugin=plugin,
+            return dataclasses.replace(
+                plan,
+                kind="sink",
+                batching=sink_batching(self.batching, consumer_conf),
+                consumer_config=consumer_conf,
                 subscription=SinkSubscription.of_task(task_config),
-                stage=SinkStage(self.spark, spec, group),
-                consumer_factory=functools.partial(Consumer, consumer_conf),
-                dlq_producer_factory=functools.partial(Producer, dlq_producer_conf),
-                dlq_admin_factory=functools.partial(Admin, admin_conf),
-                **common,
+                producer_config=dlq_producer_conf,
+                admin_config=admin_config(self.props, overrides["admin"]),
             )
-        raise ConnectError(f"Task class {task_class.__qualname__} does not match its connector")
+        raise ConnectError(f"Connector {name} is neither a source nor a sink connector")
 
-    def _topic_creator(self, config: ConnectorConfig) -> TopicCreator | None:
-        """KIP-158: a creator when the connector sets topic.creation.* and the worker allows it."""
+    def _topic_creation(self, config: ConnectorConfig) -> TopicCreation | None:
+        """KIP-158: the rules when the connector sets topic.creation.* and the worker allows it."""
         if not uses_topic_creation(config.raw):
             return None
         if not self.topic_creation_enable:
@@ -338,9 +317,7 @@ class Worker:
                 "topics are left to the broker"
             )
             return None
-        admin_overrides = self.override_policy.client_overrides(config.raw, "admin")
-        admin = Admin(admin_config(self.props, admin_overrides))
-        return TopicCreator(admin, TopicCreation.from_config(config.raw))
+        return TopicCreation.from_config(config.raw)
 
     def _stage_spec(
         self,
@@ -372,7 +349,7 @@ class Worker:
     def engine_failure(self) -> str | None:
         """Why Spark cannot run tasks now: its cluster is unreachable (tasks wait for it), or
         the session could not start (tasks fail with it)."""
-        return self.spark.unavailable or self.spark.start_error
+        return self.tasks.engine_failure()
 
     def running_plugins(self) -> list[RunningPlugin]:
         """Read-only view of the connectors, tasks and components running now."""
@@ -385,34 +362,34 @@ class Worker:
                     name, None, "connector", "", public_class_name(cls), connector.version, kind
                 )
             )
-        for (name, task), runner in sorted(list(self._tasks.items())):
-            plugin = getattr(runner, "plugin", None)
-            if plugin is not None:
-                task_class = public_class_name(type(plugin))
-                out.append(RunningPlugin(name, task, "task", "", task_class, runner.version))
-            for role, alias, desc in runner.components:
-                out.append(RunningPlugin(name, task, role, alias, desc.class_name, desc.version))
+        for view in self.tasks.views():
+            if view.task_class:
+                task = view.task
+                out.append(
+                    RunningPlugin(view.connector, task, "task", "", view.task_class, view.version)
+                )
+            for c in view.components:
+                out.append(
+                    RunningPlugin(
+                        view.connector, view.task, c.role, c.alias, c.class_name, c.version
+                    )
+                )
         return out
 
-    def running_tasks(self) -> list[WorkerTask]:
-        """The task runners of this worker now, for the runtime metrics."""
-        return list(self._tasks.values())
+    def running_tasks(self) -> list[TaskView]:
+        """The tasks of this worker now, for the runtime metrics."""
+        return self.tasks.views()
 
     def last_batches(self, name: str) -> dict[int, LastBatch]:
-        """Where the last batch of each of the connector's tasks here ran on Spark."""
-        found = {}
-        for (connector, task), runner in sorted(list(self._tasks.items())):
-            batch = runner.last_batch() if connector == name else None
-            if batch is not None:
-                found[task] = batch
-        return found
+        """Where the last batch of each of the connector's tasks ran on Spark."""
+        return self.tasks.last_batches(name)
 
     def has_connector(self, name: str) -> bool:
         """True while the worker holds the connector, whatever its target state."""
         return name in self._connectors
 
     def has_task(self, name: str, task: int) -> bool:
-        return (name, task) in self._tasks
+        return (name, task) in self.tasks.held()
 
     def fail_connector(self, name: str, error: BaseException) -> None:
         """Mark a held connector FAILED, e.g. when its task configs cannot be generated."""
@@ -425,31 +402,24 @@ class Worker:
         self.status.forget(name)
 
     def transition_tasks(self, name: str, target: TargetState) -> None:
-        for (connector, _), runner in self._tasks.items():
-            if connector == name:
-                runner.transition_to(target)
+        self.tasks.transition(name, target)
 
     def task_ids(self, name: str) -> list[int]:
-        return sorted(t for (c, t) in self._tasks if c == name)
+        return [t for (c, t) in self.tasks.held() if c == name]
 
     def stop_tasks(self, name: str, ids: list[int] | None = None) -> None:
         """Stop tasks and wait for them, within task.shutdown.graceful.timeout.ms in total."""
+        held = set(self.tasks.held())
         keys = [(name, t) for t in (ids if ids is not None else self.task_ids(name))]
-        self._stop_and_await([k for k in keys if k in self._tasks])
-
-    def _stop_and_await(self, keys: list[tuple[str, int]]) -> None:
-        runners = [self._tasks.pop(k) for k in keys]
-        for runner in runners:
-            runner.stop()
-        deadline = time.monotonic() + self.shutdown_timeout_ms / 1000
-        for runner in runners:
-            if not runner.join(max(deadline - time.monotonic(), 0.0)):
-                runner.abandon()
-                runner.log.error("Graceful stop of task failed; abandoned, it commits nothing more")
+        keys = [k for k in keys if k in held]
+        if keys:
+            self.tasks.stop(keys)
 
     def shutdown(self) -> None:
         """Stop every task and connector of this worker."""
-        self._stop_and_await(list(self._tasks))
+        keys = self.tasks.held()
+        if keys:
+            self.tasks.stop(keys)
         for name in list(self._connectors):
             self.stop_connector(name)
 

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from connect_lite.plugins import distributions
-from connect_lite.plugins.distributions import entry_point_plugins, module_version
+from connect_lite.plugins.distributions import entry_point_plugins, module_version, version_of
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType as T
-from connect_lite.runtime.task import version_of
 
 CONNECTORS = [T.SOURCE, T.SINK]
 

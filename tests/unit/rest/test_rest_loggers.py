@@ -177,3 +177,43 @@ def test_set_level_on_root_covers_every_logger(
     assert "cltest.app.b.c" in changed
     assert logging.getLogger().level == logging.CRITICAL
     assert family[3].getEffectiveLevel() == logging.CRITICAL
+
+
+class PeerProcess:
+    """The loggers of another process of the worker (the data plane's), as Loggers sees them."""
+
+    def __init__(self) -> None:
+        self.levels = {
+            "root": LoggerLevel("INFO", None),
+            "connect_lite.task.src": LoggerLevel("INFO", None),
+        }
+        self.calls: list[tuple[str, str]] = []
+
+    def loggers_all(self) -> dict[str, LoggerLevel]:
+        return dict(self.levels)
+
+    def loggers_set(self, namespace: str, level: str) -> list[str]:
+        self.calls.append((namespace, level))
+        changed = [n for n in self.levels if n.startswith(namespace)]
+        for name in changed:
+            self.levels[name] = LoggerLevel(level, NOW_MS)
+        return changed
+
+
+def test_a_peer_process_loggers_are_listed_and_changed_with_this_ones(
+    loggers: Loggers, family: list[logging.Logger]
+) -> None:
+    peer = PeerProcess()
+    loggers.peer = peer
+    levels = loggers.all()
+    assert levels["connect_lite.task.src"] == LoggerLevel("INFO", None)  # only in the peer
+    assert levels["cltest.app"] == LoggerLevel("INFO", None)  # only here
+    assert list(levels) == sorted(levels)
+    assert loggers.get("connect_lite.task.src") == LoggerLevel("INFO", None)
+    with pytest.raises(NotFoundError):
+        loggers.get("nowhere.at.all")
+
+    changed = loggers.set_level("connect_lite.task", "DEBUG")
+    assert peer.calls == [("connect_lite.task", "DEBUG")]
+    assert "connect_lite.task.src" in changed and changed == sorted(set(changed))
+    assert loggers.get("connect_lite.task.src").level == "DEBUG"

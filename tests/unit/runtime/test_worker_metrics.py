@@ -22,7 +22,8 @@ Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 @dataclass
 class FakeTask:
-    """What the collector reads of a WorkerTask: identity, kind and its two counter sets."""
+    """What the collector reads of a TaskView: identity, kind, its two counter sets (live
+    here, so a test can count on after the metrics were built) and its last batch."""
 
     connector: str
     task: int
@@ -31,6 +32,11 @@ class FakeTask:
     error_counters: ErrorCounters = field(default_factory=ErrorCounters)
     last: LastBatch | None = None
 
+    @property
+    def errors(self) -> dict[str, int]:
+        return self.error_counters.snapshot()
+
+    @property
     def last_batch(self) -> LastBatch | None:
         return self.last
 

@@ -1,0 +1,274 @@
+"""The data-plane process: runs the worker's tasks and Spark (see runtime/data_plane.py).
+
+    python -m connect_lite.runtime.data_plane_main FD
+
+FD is this end of the channel to the worker process, which sends DataPlaneSettings first.
+The process lowers its priority before it starts any thread (threads, Spark's JVM and its
+Python workers inherit it), sends its log records to the worker, and exits when the worker
+asks it to, or as soon as the worker is gone (its tasks cannot commit anything then).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterable, Mapping
+from multiprocessing.connection import Connection
+from typing import Any
+
+from connect_lite.api.errors import ConnectError
+from connect_lite.runtime.batch_pipeline import tune_garbage_collector
+from connect_lite.runtime.channel import Channel
+from connect_lite.runtime.data_plane import (
+    SNAPSHOT_INTERVAL_S,
+    DataPlaneSettings,
+    EngineState,
+    Snapshot,
+)
+from connect_lite.runtime.local_tasks import LocalTasks, TaskServices
+from connect_lite.runtime.loggers import LoggerLevel, Loggers
+from connect_lite.runtime.logging_context import LogContext, current
+from connect_lite.runtime.task_host import TaskKey, TaskView
+from connect_lite.runtime.task_plan import TaskPlan
+from connect_lite.storage.base import OffsetStore
+from connect_lite.storage.states import State, TargetState
+
+log = logging.getLogger(__name__)
+
+_RECORD_FIELDS = (
+    "name",
+    "levelno",
+    "levelname",
+    "pathname",
+    "filename",
+    "module",
+    "lineno",
+    "funcName",
+    "created",
+    "msecs",
+    "relativeCreated",
+    "thread",
+    "threadName",
+    "process",
+    "processName",
+    "stack_info",
+)
+
+
+def portable_record(record: logging.LogRecord) -> dict[str, Any]:
+    """A log record as plain values: its message formatted, its traceback as text, and the
+    connector context it was logged in."""
+    fields = {name: getattr(record, name, None) for name in _RECORD_FIELDS}
+    fields["msg"] = record.getMessage()
+    fields["args"] = None
+    exc_text = record.exc_text
+    if record.exc_info and not exc_text:
+        exc_text = logging.Formatter().formatException(record.exc_info)
+    fields["exc_text"] = exc_text
+    context = getattr(record, "connector_context", None)
+    if not isinstance(context, LogContext):
+        context = current()
+    fields["context"] = (context.connector, context.task) if context else None
+    return fields
+
+
+class ForwardingHandler(logging.Handler):
+    """Sends every record to the worker, which logs it with its own handlers (one format,
+    one redaction, one destination); ``fallback`` logs it here once the worker is gone."""
+
+    def __init__(self, channel: Channel, fallback: logging.Handler) -> None:
+        super().__init__()
+        self._channel = channel
+        self._fallback = fallback
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if not self._channel.notify("log", portable_record(record)):
+                self._fallback.handle(record)
+        except Exception:
+            self.handleError(record)
+
+
+class _Status:
+    """Task statuses go to the worker's StatusReporter (it retries failed writes)."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._channel = channel
+
+    def task(
+        self,
+        connector: str,
+        task: int,
+        state: State,
+        trace: str | None = None,
+        version: str | None = None,
+    ) -> None:
+        self._channel.notify("status", connector, task, state, trace, version)
+
+
+class _Topics:
+    """A task's topics go to the worker's TopicTracker (KIP-558)."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._channel = channel
+
+    def record(self, connector: str, topics: Iterable[str], task: int) -> None:
+        self._channel.notify("topics", connector, set(topics), task)
+
+
+class _Offsets(OffsetStore):
+    """Source offsets are read and committed by the worker, the state file's one owner: a
+    commit returns once it is stored, and raises what the store raised (RetriableError when
+    it is busy)."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._channel = channel
+
+    def get(self, connector: str, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        found = self._channel.call("offsets.get", connector, dict(partition))
+        return None if found is None else dict(found)
+
+    def put_many(self, connector: str, offsets: Mapping[str, Any]) -> None:
+        self._channel.call("offsets.put_many", connector, dict(offsets))
+
+    def all(self, connector: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        raise ConnectError("The data plane does not list offsets")
+
+    def remove_connector(self, connector: str) -> None:
+        raise ConnectError("The data plane does not remove offsets")
+
+
+class DataPlane:
+    """This process: the tasks, Spark, and the channel to the worker."""
+
+    def __init__(self, sock: socket.socket, settings: DataPlaneSettings) -> None:
+        from connect_lite.pipeline.session import SparkRuntime
+
+        self.settings = settings
+        self._done = threading.Event()
+        self._parent_gone = False
+        self.channel = Channel(
+            sock,
+            {
+                "start": self._start,
+                "transition": self._transition,
+                "stop": self._stop,
+                "shutdown": self._shutdown,
+                "views": self.tasks_views,
+                "loggers.all": self._loggers_all,
+                "loggers.set": self._loggers_set,
+            },
+            name="worker",
+            ordered=("start", "transition", "stop", "shutdown"),
+            on_closed=self._on_closed,
+        )
+        self.loggers = Loggers()
+        self.spark = SparkRuntime(settings.spark_conf)
+        services = TaskServices(
+            self.spark, _Status(self.channel), _Offsets(self.channel), _Topics(self.channel)
+        )
+        self.tasks = LocalTasks(services, settings.shutdown_timeout_ms)
+        self._sent: Snapshot | None = None
+
+    def run(self) -> int:
+        """Serve the worker until it asks this process to stop (0), or until it is gone (1):
+        then the process exits at once, its tasks with it (they could commit nothing), and
+        Spark's JVM ends as its input closes."""
+        from connect_lite.pipeline.transfer import warm_up
+
+        self.channel.start()
+        self.spark.start_in_background(then=warm_up)  # its Python workers before a batch
+        tune_garbage_collector()
+        while not self._done.wait(SNAPSHOT_INTERVAL_S):
+            self._send_snapshot()
+        return 1 if self._parent_gone else 0
+
+    # -- the worker's calls ----------------------------------------------------------------
+    def _start(self, plan: TaskPlan) -> bool:
+        held = self.tasks.start(plan)
+        self._send_snapshot()
+        return held
+
+    def _transition(self, connector: str, target: TargetState) -> None:
+        self.tasks.transition(connector, target)
+
+    def _stop(self, keys: list[TaskKey]) -> None:
+        self.tasks.stop(keys)
+        self._send_snapshot()
+
+    def _shutdown(self) -> None:
+        """Stop what still runs, then Spark; the process exits once this is answered."""
+        keys = self.tasks.held()
+        if keys:
+            self.tasks.stop(keys)
+        self.spark.stop()
+        self._done.set()
+
+    def tasks_views(self) -> tuple[TaskView, ...]:
+        return tuple(self.tasks.views())
+
+    def _loggers_all(self) -> dict[str, LoggerLevel]:
+        return self.loggers.all()
+
+    def _loggers_set(self, namespace: str, level: str) -> list[str]:
+        return self.loggers.set_level(namespace, level)
+
+    def _on_closed(self) -> None:
+        if not self._done.is_set():
+            self._parent_gone = True
+            self._done.set()
+
+    # -- what the worker shows of this process ---------------------------------------------
+    def snapshot(self) -> Snapshot:
+        spark = self.spark
+        engine = EngineState(spark.unavailable, spark.start_error, spark.started_in)
+        return Snapshot(tuple(self.tasks.views()), engine)
+
+    def _send_snapshot(self) -> None:
+        try:
+            snapshot = self.snapshot()
+        except Exception:
+            log.exception("Could not read the tasks' counters")
+            return
+        if snapshot != self._sent and self.channel.notify("snapshot", snapshot):
+            self._sent = snapshot
+
+
+def _configure_logging(channel: Channel, levels: Mapping[str, int]) -> None:
+    from connect_lite.runtime.log_setup import KafkaFormatter
+
+    fallback = logging.StreamHandler(sys.stderr)
+    fallback.setFormatter(KafkaFormatter())
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    root.addHandler(ForwardingHandler(channel, fallback))
+    for name, level in levels.items():
+        logging.getLogger(name or None).setLevel(level)
+
+
+def main(argv: list[str]) -> int:
+    fd = int(argv[1])
+    # The worker stops this process (Ctrl-C and a SIGTERM to the process group reach it).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    with Connection(os.dup(fd)) as first:
+        settings: DataPlaneSettings = pickle.loads(first.recv_bytes())
+    if settings.niceness:
+        os.nice(settings.niceness)  # before any thread starts: every one inherits it
+    sys.path[:0] = [p for p in settings.sys_path if p and p not in sys.path]
+    plane = DataPlane(socket.socket(fileno=fd), settings)
+    _configure_logging(plane.channel, settings.log_levels)
+    code = plane.run()
+    if code == 0:  # the worker waits for the answer to its shutdown
+        plane.channel.close(drain=True)
+    return code
+
+
+if __name__ == "__main__":
+    os._exit(main(sys.argv))
