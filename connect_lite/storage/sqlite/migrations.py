@@ -3,14 +3,34 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 import time
-from collections.abc import Callable, Sequence
-
-import sqlite_utils
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from connect_lite import __version__
 from connect_lite.storage.base import StateFileTooNewError
 from connect_lite.storage.sqlite.db import Database
+
+
+@contextmanager
+def _without(*modules: str) -> Iterator[None]:
+    """Imports of ``modules`` fail inside the block, unless they were imported before it."""
+    blocked = [name for name in modules if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]  # Python's "not importable"
+    try:
+        yield
+    finally:
+        for name in blocked:
+            if sys.modules.get(name) is None:
+                del sys.modules[name]
+
+
+# sqlite-utils imports pandas and numpy when they are installed, to insert their values (no
+# migration does): about 90 MB in the worker process, which runs no task and needs neither.
+with _without("pandas", "numpy"):
+    import sqlite_utils
 
 Step = Sequence[str] | Callable[[sqlite_utils.Database], None]
 """SQL statements, or a function changing tables with sqlite-utils' Table API."""
