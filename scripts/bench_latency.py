@@ -78,6 +78,9 @@ REST_REQUESTS = 300
 """Requests of each kind in the idle phase (the busy phase lasts as long as the pipeline)."""
 REST_PAUSE_S = 0.02
 QUIET_S = 10.0
+AFTER_LOAD_S = 15.0
+"""When idle memory is sampled again after the load (the data plane trims its heap after 5 s
+without records; Spark ends idle Python workers only after 60 s)."""
 MEMORY_SAMPLE_S = 0.25
 COLD_START_TIMEOUT_S = 300.0
 LOAD_TIMEOUT_S = 1800.0
@@ -622,6 +625,8 @@ def label(pid: int, root: int, links: Mapping[int, int]) -> str:
     program = Path(argv[0]).name if argv else "?"
     if pid == root:
         return "worker (python app.py)"
+    if "connect_lite.runtime.data_plane_main" in text:
+        return "data plane (tasks, Spark's driver)"
     if program == "java" and "org.apache.spark" in text:
         return "Spark JVM (java ... SparkSubmit)"
     if "pyspark.daemon" in text:
@@ -713,6 +718,8 @@ class LoadRun:
     memory: MemorySampler
     seconds: float
     records: int
+    after: dict[int, Proc]
+    """The tree's memory AFTER_LOAD_S after the last record."""
 
 
 def run_load(
@@ -743,7 +750,10 @@ def run_load(
     rest = rest_latency(worker.port, query, done)
     seconds = time.perf_counter() - began
     memory.stop()
-    return LoadRun(rest, memory, seconds, records)
+    progress(f"{AFTER_LOAD_S:g} s with nothing flowing after the load")
+    time.sleep(AFTER_LOAD_S)
+    after = memory_snapshot(worker.proc.pid, broker.pid)
+    return LoadRun(rest, memory, seconds, records, after)
 
 
 # -- main ------------------------------------------------------------------------------------
@@ -846,6 +856,9 @@ def main() -> None:
                 load.memory.largest,
                 load.memory.peak_total,
             )
+            print()
+            title = f"idle, {AFTER_LOAD_S:g} s after the pipeline's last record:"
+            print_memory(title, load.after, totals_kb(load.after))
         if not args.skip_cold_start:
             progress("cold start")
             print_cold_start(measure_cold_start(work, args.set))

@@ -30,6 +30,7 @@ from connect_lite.runtime.data_plane import (
     EngineState,
     Snapshot,
 )
+from connect_lite.runtime.idle_memory import IdleTrim
 from connect_lite.runtime.local_tasks import LocalTasks, TaskServices
 from connect_lite.runtime.loggers import LoggerLevel, Loggers
 from connect_lite.runtime.logging_context import LogContext, current
@@ -174,6 +175,7 @@ class DataPlane:
         )
         self.tasks = LocalTasks(services, settings.shutdown_timeout_ms)
         self._sent: Snapshot | None = None
+        self._idle = IdleTrim()
 
     def run(self) -> int:
         """Serve the worker until it asks this process to stop (0), or until it is gone (1):
@@ -185,7 +187,9 @@ class DataPlane:
         self.spark.start_in_background(then=warm_up)  # its Python workers before a batch
         tune_garbage_collector()
         while not self._done.wait(SNAPSHOT_INTERVAL_S):
-            self._send_snapshot()
+            snapshot = self._send_snapshot()
+            if snapshot is not None:
+                self._idle.observe(activity_of(snapshot))
         return 1 if self._parent_gone else 0
 
     # -- the worker's calls ----------------------------------------------------------------
@@ -229,14 +233,22 @@ class DataPlane:
         engine = EngineState(spark.unavailable, spark.start_error, spark.started_in)
         return Snapshot(tuple(self.tasks.views()), engine)
 
-    def _send_snapshot(self) -> None:
+    def _send_snapshot(self) -> Snapshot | None:
         try:
             snapshot = self.snapshot()
         except Exception:
             log.exception("Could not read the tasks' counters")
-            return
+            return None
         if snapshot != self._sent and self.channel.notify("snapshot", snapshot):
             self._sent = snapshot
+        return snapshot
+
+
+def activity_of(snapshot: Snapshot) -> tuple[tuple[str, int, int, int], ...]:
+    """What moves while records flow: each task's records in and out."""
+    return tuple(
+        (v.connector, v.task, v.counters.records_in, v.counters.records_out) for v in snapshot.views
+    )
 
 
 def _configure_logging(channel: Channel, levels: Mapping[str, int]) -> None:
