@@ -36,7 +36,6 @@ from connect_lite.runtime.data_plane import (
     DataPlaneProcess,
     DataPlaneSettings,
     EngineState,
-    logger_levels,
 )
 from connect_lite.runtime.entities import WorkerHealth
 from connect_lite.runtime.herder import StandaloneHerder
@@ -92,7 +91,6 @@ class RunningWorker:
     rest_url: str
     runtime: Runtime
     broker: EmbeddedBroker | None
-    data_plane: DataPlaneProcess
 
     def stop(self) -> None:
         self.runtime.stop()
@@ -194,7 +192,7 @@ def _start(
     log.info("%s", timer.summary(spark_progress(data_plane.engine)))
     gc.collect()
     gc.freeze()  # start-up's objects are never garbage: no collection looks at them again
-    return RunningWorker(herder, server.url, runtime, broker, data_plane)
+    return RunningWorker(herder, server.url, runtime, broker)
 
 
 def connect_to_kafka(config: WorkerConfig) -> str:
@@ -237,7 +235,6 @@ def start_data_plane(config: WorkerConfig) -> DataPlaneProcess:
         spark_conf=config.spark_conf(),
         shutdown_timeout_ms=config.task_shutdown_graceful_timeout_ms,
         niceness=config.data_plane_niceness,
-        log_levels=logger_levels(),
         sys_path=tuple(sys.path),
     )
     data_plane = DataPlaneProcess(settings)
@@ -316,10 +313,10 @@ def build_herder(
         tasks.attach(status, stores.offsets, topic_tracker)
         host = tasks
     else:  # imported here: the worker process itself runs no task, and needs none of it
-        from connect_lite.runtime.local_tasks import LocalTasks, TaskServices
+        from connect_lite.runtime.local_tasks import LocalTasks, TaskServices, shared
 
         services = TaskServices(tasks, status, stores.offsets, topic_tracker)
-        host = LocalTasks(services, config.task_shutdown_graceful_timeout_ms)
+        host = LocalTasks(tasks, shared(services), config.task_shutdown_graceful_timeout_ms)
     worker = Worker(
         worker_props,
         plugins,

@@ -1,18 +1,20 @@
 """Channel: calls and notices between the worker process and its data-plane process.
 
 One socket, pickled messages (``multiprocessing.connection``), and a reader thread on each
-side that never blocks on anything but the socket:
+side:
 
 - ``call(method, *args)`` sends a request and waits for its answer; what the other side's
   handler raised is raised here (as itself when it survives pickling, else as a
-  ConnectError with its type and message);
+  ConnectError with its type and message); CallTimeoutError if no answer came in time;
 - ``notify(method, *args)`` sends and returns at once; nothing answers it.
 
-A handler runs on the reader thread, unless its method is named in ``ordered``: those run
-one at a time, in the order they came, on a thread of their own, so that a slow one (a
-task stop waits for the task) does not hold up the answers the reader hands to this side's
-own calls. When the other side goes away, every call waiting for an answer raises
-ChannelClosedError and ``on_closed`` runs once.
+A handler runs on the reader thread, so it must be quick (a status or an offset commit
+written to SQLite is); the reader also hands this side's calls their answers. Methods named
+in ``ordered`` run one at a time, in the order they came, on a thread of their own, so that a
+slow one (a task stop waits for the task) holds up neither the reader nor the answers it
+hands over; methods named in ``threaded`` run on a thread of another pool, in any order
+(reads that may wait on something slow). When the other side goes away, every call waiting
+for an answer raises ChannelClosedError and ``on_closed`` runs once.
 """
 
 from __future__ import annotations
@@ -37,9 +39,16 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[..., Any]
 
+THREADED_WORKERS = 2
+"""Threads for the ``threaded`` methods."""
+
 
 class ChannelClosedError(ConnectError):
     """The process at the other end is gone (or the channel was closed here)."""
+
+
+class CallTimeoutError(ConnectError):
+    """The other side did not answer a call in time (it may still carry it out)."""
 
 
 def portable(error: BaseException) -> BaseException:
@@ -63,12 +72,14 @@ class Channel:
         *,
         name: str,
         ordered: Collection[str] = (),
+        threaded: Collection[str] = (),
         on_closed: Callable[[], None] | None = None,
     ) -> None:
         self._sock = sock
         self._conn = Connection(os.dup(sock.fileno()))
         self._handlers = dict(handlers)
         self._ordered = frozenset(ordered)
+        self._threaded = frozenset(threaded)
         self._name = name
         self._on_closed = on_closed
         self._send_lock = threading.Lock()
@@ -77,6 +88,7 @@ class Channel:
         self._waiting_lock = threading.Lock()
         self._closed = threading.Event()
         self._commands = ThreadPoolExecutor(1, thread_name_prefix=f"{name}-commands")
+        self._pool = ThreadPoolExecutor(THREADED_WORKERS, thread_name_prefix=f"{name}-calls")
         self._reader = threading.Thread(target=self._read, name=f"{name}-reader", daemon=True)
 
     def start(self) -> None:
@@ -89,7 +101,9 @@ class Channel:
     # -- this side's calls and notices -----------------------------------------------------
     def call(self, method: str, *args: Any, timeout: float | None = None) -> Any:
         """The other side's answer; raises what its handler raised, ChannelClosedError if
-        it is gone, or ConnectError if it did not answer within ``timeout`` seconds."""
+        it is gone, or CallTimeoutError if it did not answer within ``timeout`` seconds."""
+        if threading.current_thread() is self._reader:
+            raise RuntimeError(f"{self._name}: a handler on the reader thread cannot call")
         answer: Future[Any] = Future()
         ident = next(self._ids)
         with self._waiting_lock:
@@ -100,7 +114,7 @@ class Channel:
             self._send(("call", ident, method, args))
             return answer.result(timeout)
         except FutureTimeout:
-            raise ConnectError(
+            raise CallTimeoutError(
                 f"{self._name}: no answer to {method} within {timeout:g} s"
             ) from None
         finally:
@@ -160,11 +174,18 @@ class Channel:
             _, ident, method, args = message
         else:
             ident, (_, method, args) = None, message
-        if method in self._ordered:
-            run = contextvars.copy_context().run
-            self._commands.submit(run, self._handle, ident, method, args)
-        else:
+        pool = (
+            self._commands
+            if method in self._ordered
+            else self._pool
+            if method in self._threaded
+            else None
+        )
+        if pool is None:
             self._handle(ident, method, args)
+            return
+        with contextlib.suppress(RuntimeError):  # closed here meanwhile: so is the caller's
+            pool.submit(contextvars.copy_context().run, self._handle, ident, method, args)
 
     def _handle(self, ident: int | None, method: str, args: tuple[Any, ...]) -> None:
         handler = self._handlers.get(method)
@@ -186,7 +207,8 @@ class Channel:
         except ChannelClosedError:
             pass
         except Exception as error:  # an answer that cannot be pickled
-            self._send(("reply", ident, False, portable(ConnectError(str(error)))))
+            with contextlib.suppress(ChannelClosedError):
+                self._send(("reply", ident, False, portable(ConnectError(str(error)))))
 
     # -- closing ---------------------------------------------------------------------------
     def _close_waiting(self) -> None:
@@ -211,6 +233,7 @@ class Channel:
             with contextlib.suppress(OSError):
                 closing()
         self._commands.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-__all__ = ["Channel", "ChannelClosedError", "portable"]
+__all__ = ["CallTimeoutError", "Channel", "ChannelClosedError", "portable"]

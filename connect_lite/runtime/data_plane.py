@@ -23,22 +23,25 @@ starts (a restart) starts a new child.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import logging
 import os
 import pickle
 import socket
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, Protocol
 
 from connect_lite.api.errors import ConnectError
 from connect_lite.pipeline.placement import LastBatch
-from connect_lite.runtime.channel import Channel, ChannelClosedError
+from connect_lite.runtime.channel import CallTimeoutError, Channel, ChannelClosedError
 from connect_lite.runtime.loggers import LoggerLevel
 from connect_lite.runtime.logging_context import LogContext, logging_context
 from connect_lite.runtime.status import StatusReporter
@@ -128,57 +131,73 @@ def replay(record: Mapping[str, Any]) -> None:
     logging.getLogger(made.name).handle(made)
 
 
+class ChildProcess(Protocol):
+    """What the worker needs of the data-plane process (a subprocess.Popen)."""
+
+    pid: int
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+Spawn = Callable[[DataPlaneSettings], tuple[ChildProcess, socket.socket]]
+"""Starts a data-plane process with its settings; returns it and the worker's end of its
+channel (tests start a stand-in)."""
+
+
+@dataclass
+class _Child:
+    """One data-plane process and its channel; ``gone`` says why it ended, once it has."""
+
+    proc: ChildProcess
+    channel: Channel
+    gone: str | None = None
+
+
 class DataPlaneProcess:
     """The worker's side of the data-plane process: a TaskHost whose tasks run there.
 
     ``start_process`` starts the child (Spark starts there at once); ``attach`` gives it the
     status reporter, offset store and topic tracker its tasks report to (they exist only
-    once the worker knows its id). Not thread-safe, as any TaskHost: the herder serialises
-    the calls."""
+    once the worker knows its id). Each start of a task has a generation: what a task sends
+    is taken only while the worker holds that task at that generation, so a task that was
+    stopped (or given up on, when its stop timed out) writes nothing more, as an abandoned
+    task in Kafka. The herder serialises the TaskHost calls; the channel's threads read what
+    they share with them under a lock."""
 
-    def __init__(self, settings: DataPlaneSettings, python: str = sys.executable) -> None:
+    def __init__(self, settings: DataPlaneSettings, spawn: Spawn | None = None) -> None:
         self.settings = settings
-        self._python = python
+        self._spawn = spawn or spawn_child
         self._status: StatusReporter | None = None
         self._offsets: OffsetStore | None = None
         self._topics: TopicTracker | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._channel: Channel | None = None
-        self._keys: set[TaskKey] = set()
+        self._child: _Child | None = None
+        self._held: dict[TaskKey, tuple[int, _Child]] = {}
+        """Each task held, with the generation it was started at and the child it runs in."""
+        self._generations = itertools.count(1)
         self._snapshot = Snapshot()
-        self._gone: str | None = None
-        """Why the last child is gone, while no new one runs (None: one runs, or none yet)."""
+        self._views_read_at = 0.0
         self._closing = False
         self._lock = threading.Lock()
-        self._views_read_at = 0.0
 
     # -- the child process -----------------------------------------------------------------
     def attach(self, status: StatusReporter, offsets: OffsetStore, topics: TopicTracker) -> None:
         self._status, self._offsets, self._topics = status, offsets, topics
 
-    @property
-    def pid(self) -> int | None:
-        return None if self._proc is None else self._proc.pid
-
     def start_process(self) -> None:
-        """Start the child and hand it its settings; returns without waiting for it."""
-        ours, theirs = socket.socketpair()
-        try:
-            with Connection(os.dup(ours.fileno())) as first:
-                first.send_bytes(pickle.dumps(self.settings, protocol=pickle.HIGHEST_PROTOCOL))
-            self._proc = subprocess.Popen(
-                [self._python, "-m", CHILD_MODULE, str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                env=_child_env(),
-            )
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
+        """Start a child with the settings and the worker's log levels of now; returns
+        without waiting for it."""
+        settings = dataclasses.replace(self.settings, log_levels=logger_levels())
+        proc, sock = self._spawn(settings)
+        child: _Child | None = None
+
+        def closed() -> None:
+            assert child is not None
+            self._on_closed(child)
+
         channel = Channel(
-            ours,
+            sock,
             {
                 "status": self._on_status,
                 "topics": self._on_topics,
@@ -188,88 +207,94 @@ class DataPlaneProcess:
                 "snapshot": self._on_snapshot,
             },
             name="data-plane",
-            on_closed=self._on_closed,
+            on_closed=closed,
         )
+        child = _Child(proc, channel)
         with self._lock:
-            self._channel = channel
-            self._gone = None
+            self._child = child
             self._snapshot = Snapshot()
         channel.start()
-        log.info(
-            "Data-plane process started (pid %d, niceness %d)",
-            self._proc.pid,
-            self.settings.niceness,
-        )
+        log.info("Data-plane process started (pid %d, niceness %d)", proc.pid, settings.niceness)
 
-    def _live_channel(self) -> Channel:
-        """The channel of a running child; a new child if the last one died."""
-        channel = self._channel
-        if channel is None or channel.closed:
+    def _live_child(self) -> _Child:
+        """The running child; a new one if the last one died."""
+        child = self._child
+        if child is None or child.channel.closed:
             if self._closing:
                 raise ChannelClosedError("The worker is stopping: its data plane is closed")
-            log.info("Starting a new data-plane process (%s)", self._gone or "none was running")
+            log.info(
+                "Starting a new data-plane process (%s)",
+                (child.gone or "the last one ended") if child else "none was running",
+            )
             self.start_process()
-            channel = self._channel
-            assert channel is not None
-        return channel
+            child = self._child
+            assert child is not None
+        return child
 
     def close(self) -> None:
         """Stop the child: its tasks should be stopped already; it stops Spark and exits,
         or is killed after EXIT_TIMEOUT_S."""
         self._closing = True
-        channel, proc = self._channel, self._proc
-        if channel is not None and not channel.closed:
+        child = self._child
+        if child is None:
+            return
+        if not child.channel.closed:
             try:
-                channel.call("shutdown", timeout=EXIT_TIMEOUT_S)
+                child.channel.call("shutdown", timeout=EXIT_TIMEOUT_S)
+            except ChannelClosedError:
+                pass  # it exited as it answered
             except ConnectError as error:
                 log.warning("The data-plane process did not stop cleanly: %s", error)
-        if proc is not None:
-            try:
-                proc.wait(EXIT_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                log.warning("The data-plane process did not exit; killing it")
-                proc.kill()
-                proc.wait()
-        if channel is not None:
-            channel.close()
+        _reap(child.proc, EXIT_TIMEOUT_S)
+        child.channel.close()
 
-    def _on_closed(self) -> None:
-        """The child is gone: if it was not asked to stop, its tasks failed with it."""
-        proc = self._proc
-        code = None
-        if proc is not None:
-            try:
-                code = proc.wait(5)
-            except subprocess.TimeoutExpired:
-                code = None
+    def _on_closed(self, child: _Child) -> None:
+        """A child is gone (on its channel's reader): if it was not asked to stop, the tasks
+        held in it failed with it."""
+        code = _reap(child.proc, 5.0)
+        child.channel.close()  # its descriptors; the reader is this thread
         if self._closing:
             return
         reason = f"The data-plane process exited unexpectedly (exit code {code})"
         with self._lock:
-            self._gone = reason
-            self._snapshot = Snapshot()
-            keys = sorted(self._keys)
+            child.gone = reason
+            if self._child is child:
+                self._snapshot = Snapshot()
+            orphans = sorted(k for k, (_, c) in self._held.items() if c is child)
         log.error("%s; its tasks failed with it. Restarting a task starts a new one.", reason)
         status = self._status
-        for connector, task in keys:
+        for connector, task in orphans:
             if status is not None:
                 trace = f"{reason}: the task stopped with it. Restart it to run it again."
                 status.task(connector, task, State.FAILED, trace)
 
     # -- TaskHost --------------------------------------------------------------------------
     def start(self, plan: TaskPlan) -> bool:
+        """Held from before the call: the task's first status may come before the answer."""
+        plan = dataclasses.replace(plan, generation=next(self._generations))
         try:
-            held = bool(self._live_channel().call("start", plan, timeout=START_TIMEOUT_S))
-        except ChannelClosedError as error:
-            self._failed_to_start(plan, error)
-            return False
-        except ConnectError as error:  # no answer in time: it may still start, so it is
-            self._keys.add(plan.key)  # held, and a stop or restart reaches it
+            child = self._live_child()
+            self._hold(plan, child)
+            held = bool(child.channel.call("start", plan, timeout=START_TIMEOUT_S))
+        except CallTimeoutError as error:  # it may still start: held, so a stop reaches it
             self._failed_to_start(plan, error)
             return True
-        if held:
-            self._keys.add(plan.key)
+        except Exception as error:  # the child is gone, could not start, or refused the plan
+            self._release(plan)
+            self._failed_to_start(plan, error)
+            return False
+        if not held:  # it could not be built (and said so in its status)
+            self._release(plan)
         return held
+
+    def _hold(self, plan: TaskPlan, child: _Child) -> None:
+        with self._lock:
+            self._held[plan.key] = (plan.generation, child)
+
+    def _release(self, plan: TaskPlan) -> None:
+        with self._lock:
+            if self._held.get(plan.key, (None,))[0] == plan.generation:
+                del self._held[plan.key]
 
     def _failed_to_start(self, plan: TaskPlan, error: BaseException) -> None:
         with logging_context(*plan.key):
@@ -278,60 +303,84 @@ class DataPlaneProcess:
             self._status.task(*plan.key, State.FAILED, f"{type(error).__name__}: {error}")
 
     def transition(self, connector: str, target: TargetState) -> None:
-        if any(c == connector for c, _ in self._keys):
-            self._call_if_running("transition", connector, target, timeout=TRANSITION_TIMEOUT_S)
+        for child in self._children_of([k for k in self.held() if k[0] == connector]):
+            self._call(child, "transition", connector, target, timeout=TRANSITION_TIMEOUT_S)
 
     def stop(self, keys: Sequence[TaskKey]) -> None:
-        keys = [k for k in keys if k in self._keys]
-        if not keys:
+        """Stop the tasks; whether they stopped in time or not, the worker holds them no
+        more, so nothing they send later is taken (their replacements have new
+        generations)."""
+        with self._lock:
+            held = {k: self._held[k][1] for k in keys if k in self._held}
+        if not held:
             return
         timeout = self.settings.shutdown_timeout_ms / 1000 + EXIT_TIMEOUT_S
         try:
-            self._call_if_running("stop", keys, timeout=timeout)
+            for child in self._children_of(list(held)):
+                stopping = [k for k, c in held.items() if c is child]
+                self._call(child, "stop", stopping, timeout=timeout)
         finally:
-            self._keys.difference_update(keys)
-            with self._lock:  # gone from the views at once, not at the next snapshot
-                views = tuple(v for v in self._snapshot.views if (v.connector, v.task) not in keys)
+            with self._lock:
+                for key in held:
+                    self._held.pop(key, None)
+                views = tuple(v for v in self._snapshot.views if (v.connector, v.task) not in held)
                 self._snapshot = Snapshot(views, self._snapshot.engine)
 
-    def _call_if_running(self, method: str, *args: Any, timeout: float) -> Any:
-        """A call to the child; nothing if it is gone (its tasks are gone with it), or if it
+    def _children_of(self, keys: Sequence[TaskKey]) -> list[_Child]:
+        with self._lock:
+            found = [self._held[k][1] for k in keys if k in self._held]
+        return list({id(c): c for c in found}.values())
+
+    def _call(self, child: _Child, method: str, *args: Any, timeout: float) -> Any:
+        """A call to a child; nothing if it is gone (its tasks are gone with it), or if it
         did not answer in time (logged)."""
-        channel = self._channel
-        if channel is None or channel.closed:
+        if child.channel.closed:
             return None
         try:
-            return channel.call(method, *args, timeout=timeout)
+            return child.channel.call(method, *args, timeout=timeout)
         except ChannelClosedError:
             return None
-        except ConnectError as error:
-            log.error("The data-plane process did not answer %s: %s", method, error)
+        except CallTimeoutError as error:
+            log.error("The data-plane process did not answer: %s", error)
             return None
 
     def held(self) -> list[TaskKey]:
-        return sorted(self._keys)
+        with self._lock:
+            return sorted(self._held)
 
     def last_batches(self, connector: str) -> dict[int, LastBatch]:
+        held = set(self.held())
         return {
             v.task: v.last_batch
             for v in self._snapshot.views
-            if v.connector == connector and v.last_batch is not None
+            if v.connector == connector and v.last_batch is not None and v.key in held
         }
 
     def views(self) -> list[TaskView]:
         """Read from the child now (GET /metrics counts what happened until the scrape); the
         last ones it sent if it does not answer in time."""
+        child = self._child
         now = time.monotonic()
-        if now - self._views_read_at > VIEWS_FRESH_S:
-            fresh = self._call_if_running("views", timeout=VIEWS_TIMEOUT_S)
+        if child is not None and now - self._views_read_at > VIEWS_FRESH_S:
+            fresh = self._call(child, "views", timeout=VIEWS_TIMEOUT_S)
             if fresh is not None:
                 with self._lock:
                     self._snapshot = Snapshot(tuple(fresh), self._snapshot.engine)
                 self._views_read_at = time.monotonic()
-        return [v for v in self._snapshot.views if (v.connector, v.task) in self._keys]
+        held = set(self.held())
+        return [v for v in self._snapshot.views if v.key in held]
 
     def engine_failure(self) -> str | None:
-        return self._gone or self._snapshot.engine.failure
+        """Why tasks cannot run now: the child died under tasks still held and none runs
+        since (a restart of one starts a new child; tasks that died with the old one stay
+        FAILED until restarted, as any failed task), or Spark's state in the child."""
+        live = self._child is not None and not self._child.channel.closed
+        if not live:
+            with self._lock:
+                for _, child in self._held.values():
+                    if child.gone is not None:
+                        return child.gone
+        return self._snapshot.engine.failure
 
     @property
     def engine(self) -> EngineState:
@@ -339,29 +388,56 @@ class DataPlaneProcess:
 
     # -- the child's loggers (for /admin/loggers) ------------------------------------------
     def loggers_all(self) -> dict[str, LoggerLevel]:
-        result = self._call_if_running("loggers.all", timeout=LOGGERS_TIMEOUT_S)
-        return dict(result or {})
+        return dict(self._loggers_call("loggers.all") or {})
 
     def loggers_set(self, namespace: str, level: str) -> list[str]:
-        result = self._call_if_running("loggers.set", namespace, level, timeout=LOGGERS_TIMEOUT_S)
-        return list(result or [])
+        return list(self._loggers_call("loggers.set", namespace, level) or [])
+
+    def _loggers_call(self, method: str, *args: Any) -> Any:
+        child = self._child
+        if child is None or child.channel.closed:
+            return None
+        try:
+            return child.channel.call(method, *args, timeout=LOGGERS_TIMEOUT_S)
+        except ConnectError as error:
+            log.warning("The data-plane process's loggers are left out: %s", error)
+            return None
 
     # -- what the child's tasks send -------------------------------------------------------
+    def _current(self, connector: str, task: int, generation: int) -> bool:
+        """Whether the worker holds this task at this generation (else it is fenced off)."""
+        with self._lock:
+            held = self._held.get((connector, task))
+        return held is not None and held[0] == generation
+
     def _on_status(
-        self, connector: str, task: int, state: State, trace: str | None, version: str | None
+        self,
+        connector: str,
+        task: int,
+        generation: int,
+        state: State,
+        trace: str | None,
+        version: str | None,
     ) -> None:
-        if self._status is not None:
+        if self._status is not None and self._current(connector, task, generation):
             self._status.task(connector, task, state, trace, version)
 
-    def _on_topics(self, connector: str, topics: set[str], task: int) -> None:
-        if self._topics is not None:
+    def _on_topics(self, connector: str, task: int, generation: int, topics: set[str]) -> None:
+        if self._topics is not None and self._current(connector, task, generation):
             with logging_context(connector, task):
                 self._topics.record(connector, topics, task)
 
     def _on_offsets_get(self, connector: str, partition: dict[str, Any]) -> dict[str, Any] | None:
         return self._require_offsets().get(connector, partition)
 
-    def _on_offsets_put(self, connector: str, offsets: dict[str, Any]) -> None:
+    def _on_offsets_put(
+        self, connector: str, task: int, generation: int, offsets: dict[str, Any]
+    ) -> None:
+        if not self._current(connector, task, generation):
+            raise ConnectError(
+                f"Task {connector}-{task} was stopped: its offsets are not committed (what it "
+                "did not commit is read again by the task that replaces it)"
+            )
         self._require_offsets().put_many(connector, offsets)
 
     def _require_offsets(self) -> OffsetStore:
@@ -374,14 +450,49 @@ class DataPlaneProcess:
             self._snapshot = snapshot
 
 
+def _reap(proc: ChildProcess, timeout: float) -> int | None:
+    """The child's exit code, once it exited; killed after ``timeout``."""
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        log.warning("The data-plane process (pid %d) did not exit; killing it", proc.pid)
+        proc.kill()
+        return proc.wait()
+
+
+def spawn_child(settings: DataPlaneSettings) -> tuple[ChildProcess, socket.socket]:
+    """``python -m connect_lite.runtime.data_plane_main FD``, with its settings sent first."""
+    ours, theirs = socket.socketpair()
+    try:
+        with Connection(os.dup(ours.fileno())) as first:
+            first.send_bytes(pickle.dumps(settings, protocol=pickle.HIGHEST_PROTOCOL))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", CHILD_MODULE, str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            env=_child_env(),
+        )
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+    return proc, ours
+
+
 def _child_env() -> dict[str, str]:
-    """This process's environment, with connect_lite importable first."""
+    """This process's environment; where connect_lite is not installed (a checkout run as
+    ``python app.py``), its directory joins PYTHONPATH so that the child imports it too."""
     import connect_lite
 
     home = os.path.dirname(os.path.dirname(os.path.abspath(connect_lite.__file__)))
     env = dict(os.environ)
-    parts = [home, *env.get("PYTHONPATH", "").split(os.pathsep)]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in parts if p))
+    installed = {
+        os.path.abspath(p) for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib"))
+    }
+    if home not in installed:
+        parts = [*env.get("PYTHONPATH", "").split(os.pathsep), home]
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in parts if p))
     return env
 
 

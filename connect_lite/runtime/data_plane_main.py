@@ -10,6 +10,7 @@ asks it to, or as soon as the worker is gone (its tasks cannot commit anything t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
@@ -19,6 +20,7 @@ import sys
 import threading
 from collections.abc import Iterable, Mapping
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from connect_lite.api.errors import ConnectError
@@ -31,7 +33,6 @@ from connect_lite.runtime.data_plane import (
     Snapshot,
 )
 from connect_lite.runtime.idle_memory import IdleTrim
-from connect_lite.runtime.local_tasks import LocalTasks, TaskServices
 from connect_lite.runtime.loggers import LoggerLevel, Loggers
 from connect_lite.runtime.logging_context import LogContext, current
 from connect_lite.runtime.task_host import TaskKey, TaskView
@@ -95,11 +96,16 @@ class ForwardingHandler(logging.Handler):
             self.handleError(record)
 
 
-class _Status:
-    """Task statuses go to the worker's StatusReporter (it retries failed writes)."""
+class _Identity:
+    """One start of one task, as the worker knows it: what it sends carries this."""
 
-    def __init__(self, channel: Channel) -> None:
+    def __init__(self, channel: Channel, plan: TaskPlan) -> None:
         self._channel = channel
+        self._who = (plan.connector, plan.task, plan.generation)
+
+
+class _Status(_Identity):
+    """The task's statuses go to the worker's StatusReporter (it retries failed writes)."""
 
     def task(
         self,
@@ -109,33 +115,27 @@ class _Status:
         trace: str | None = None,
         version: str | None = None,
     ) -> None:
-        self._channel.notify("status", connector, task, state, trace, version)
+        self._channel.notify("status", *self._who, state, trace, version)
 
 
-class _Topics:
-    """A task's topics go to the worker's TopicTracker (KIP-558)."""
-
-    def __init__(self, channel: Channel) -> None:
-        self._channel = channel
+class _Topics(_Identity):
+    """The task's topics go to the worker's TopicTracker (KIP-558)."""
 
     def record(self, connector: str, topics: Iterable[str], task: int) -> None:
-        self._channel.notify("topics", connector, set(topics), task)
+        self._channel.notify("topics", *self._who, set(topics))
 
 
-class _Offsets(OffsetStore):
+class _Offsets(_Identity, OffsetStore):
     """Source offsets are read and committed by the worker, the state file's one owner: a
     commit returns once it is stored, and raises what the store raised (RetriableError when
-    it is busy)."""
-
-    def __init__(self, channel: Channel) -> None:
-        self._channel = channel
+    it is busy; a ConnectError once the worker no longer holds this start of the task)."""
 
     def get(self, connector: str, partition: Mapping[str, Any]) -> dict[str, Any] | None:
         found = self._channel.call("offsets.get", connector, dict(partition))
         return None if found is None else dict(found)
 
     def put_many(self, connector: str, offsets: Mapping[str, Any]) -> None:
-        self._channel.call("offsets.put_many", connector, dict(offsets))
+        self._channel.call("offsets.put_many", *self._who, dict(offsets))
 
     def all(self, connector: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         raise ConnectError("The data plane does not list offsets")
@@ -148,7 +148,9 @@ class DataPlane:
     """This process: the tasks, Spark, and the channel to the worker."""
 
     def __init__(self, sock: socket.socket, settings: DataPlaneSettings) -> None:
+        # Imported here, once the process runs at its niceness: they start native threads.
         from connect_lite.pipeline.session import SparkRuntime
+        from connect_lite.runtime.local_tasks import LocalTasks, TaskServices
 
         self.settings = settings
         self._done = threading.Event()
@@ -166,14 +168,21 @@ class DataPlane:
             },
             name="worker",
             ordered=("start", "transition", "stop", "shutdown"),
+            threaded=("views", "loggers.all", "loggers.set"),  # a view may wait on Spark
             on_closed=self._on_closed,
         )
         self.loggers = Loggers()
         self.spark = SparkRuntime(settings.spark_conf)
-        services = TaskServices(
-            self.spark, _Status(self.channel), _Offsets(self.channel), _Topics(self.channel)
-        )
-        self.tasks = LocalTasks(services, settings.shutdown_timeout_ms)
+        channel = self.channel
+
+        def services_for(plan: TaskPlan) -> TaskServices:
+            return TaskServices(
+                self.spark, _Status(channel, plan), _Offsets(channel, plan), _Topics(channel, plan)
+            )
+
+        self.tasks = LocalTasks(self.spark, services_for, settings.shutdown_timeout_ms)
+        self._changed = threading.Event()
+        """Set when tasks started or stopped: the main loop sends a snapshot at once."""
         self._sent: Snapshot | None = None
         self._idle = IdleTrim()
 
@@ -186,8 +195,10 @@ class DataPlane:
         self.channel.start()
         self.spark.start_in_background(then=warm_up)  # its Python workers before a batch
         tune_garbage_collector()
-        while not self._done.wait(SNAPSHOT_INTERVAL_S):
-            snapshot = self._send_snapshot()
+        while not self._done.is_set():
+            self._changed.wait(SNAPSHOT_INTERVAL_S)
+            self._changed.clear()
+            snapshot = self._send_snapshot()  # only from this thread: in order
             if snapshot is not None:
                 self._idle.observe(activity_of(snapshot))
         return 1 if self._parent_gone else 0
@@ -195,7 +206,7 @@ class DataPlane:
     # -- the worker's calls ----------------------------------------------------------------
     def _start(self, plan: TaskPlan) -> bool:
         held = self.tasks.start(plan)
-        self._send_snapshot()
+        self._changed.set()
         return held
 
     def _transition(self, connector: str, target: TargetState) -> None:
@@ -203,7 +214,7 @@ class DataPlane:
 
     def _stop(self, keys: list[TaskKey]) -> None:
         self.tasks.stop(keys)
-        self._send_snapshot()
+        self._changed.set()
 
     def _shutdown(self) -> None:
         """Stop what still runs, then Spark; the process exits once this is answered."""
@@ -212,6 +223,7 @@ class DataPlane:
             self.tasks.stop(keys)
         self.spark.stop()
         self._done.set()
+        self._changed.set()
 
     def tasks_views(self) -> tuple[TaskView, ...]:
         return tuple(self.tasks.views())
@@ -226,6 +238,7 @@ class DataPlane:
         if not self._done.is_set():
             self._parent_gone = True
             self._done.set()
+            self._changed.set()
 
     # -- what the worker shows of this process ---------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -264,16 +277,27 @@ def _configure_logging(channel: Channel, levels: Mapping[str, int]) -> None:
         logging.getLogger(name or None).setLevel(level)
 
 
+def lower_priority(niceness: int) -> None:
+    """This process, and every thread it has, at ``niceness`` more (threads started later
+    inherit it from the thread that starts them)."""
+    os.nice(niceness)
+    for task in Path("/proc/self/task").iterdir() if Path("/proc/self/task").is_dir() else []:
+        with contextlib.suppress(OSError, ValueError):
+            tid = int(task.name)
+            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, 0))
+
+
 def main(argv: list[str]) -> int:
     fd = int(argv[1])
+    os.set_inheritable(fd, False)  # a plugin's subprocess must not keep the channel open
     # The worker stops this process (Ctrl-C and a SIGTERM to the process group reach it).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     with Connection(os.dup(fd)) as first:
         settings: DataPlaneSettings = pickle.loads(first.recv_bytes())
     if settings.niceness:
-        os.nice(settings.niceness)  # before any thread starts: every one inherits it
-    sys.path[:0] = [p for p in settings.sys_path if p and p not in sys.path]
+        lower_priority(settings.niceness)  # before Spark, Arrow and the tasks start threads
+    sys.path.extend(p for p in settings.sys_path if p and p not in sys.path)
     plane = DataPlane(socket.socket(fileno=fd), settings)
     _configure_logging(plane.channel, settings.log_levels)
     code = plane.run()
@@ -283,4 +307,10 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    os._exit(main(sys.argv))
+    exit_code = 2
+    try:
+        exit_code = main(sys.argv)
+    except BaseException:
+        logging.getLogger(__name__).exception("The data-plane process failed")
+    finally:
+        os._exit(exit_code)  # no wait for threads: the worker counts on this process ending

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -88,16 +90,25 @@ def build_task(plan: TaskPlan, services: TaskServices) -> WorkerTask:
     raise ConnectError(f"Task class {type(plugin).__qualname__} does not match its connector")
 
 
+def shared(services: TaskServices) -> Callable[[TaskPlan], TaskServices]:
+    """The same services for every task (tasks in the worker's own process)."""
+    return lambda _plan: services
+
+
 class LocalTasks:
-    """A TaskHost whose tasks are threads of this process."""
+    """A TaskHost whose tasks are threads of this process. ``services_for`` gives each task
+    what it reaches outside itself (in the data-plane process: stand-ins that carry the
+    task's identity and generation to the worker)."""
 
     def __init__(
         self,
-        services: TaskServices,
+        spark: SparkRuntime,
+        services_for: Callable[[TaskPlan], TaskServices],
         shutdown_timeout_ms: int,
         factory: TaskFactory = build_task,
     ) -> None:
-        self.services = services
+        self.spark = spark
+        self.services_for = services_for
         self.shutdown_timeout_ms = shutdown_timeout_ms
         self._factory = factory
         self._tasks: dict[TaskKey, WorkerTask] = {}
@@ -105,12 +116,13 @@ class LocalTasks:
 
     def start(self, plan: TaskPlan) -> bool:
         key = plan.key
+        services = self.services_for(plan)
         with logging_context(*key):
             try:
-                runner = self._factory(plan, self.services)
+                runner = self._factory(plan, services)
             except Exception as error:
                 log.exception("Failed to start task")
-                self.services.status.task(*key, State.FAILED, trace_of(error))
+                services.status.task(*key, State.FAILED, trace_of(error))
                 return False
             self._tasks[key] = runner
             self._plans[key] = plan
@@ -123,15 +135,19 @@ class LocalTasks:
                 runner.transition_to(target)
 
     def stop(self, keys: Sequence[TaskKey]) -> None:
+        """Ask every task to stop at once (each on a thread of its own: a stop may call the
+        plugin's ``stop``, which may hang), then wait for them within the graceful timeout
+        in all; a task that misses it is abandoned and commits nothing more."""
         runners = [self._tasks.pop(k) for k in keys if k in self._tasks]
         for key in keys:
             self._plans.pop(key, None)
         for runner in runners:
-            runner.stop()
+            _on_thread(runner.stop, f"stop-{runner.id}")
         deadline = time.monotonic() + self.shutdown_timeout_ms / 1000
         for runner in runners:
             if not runner.join(max(deadline - time.monotonic(), 0.0)):
-                runner.abandon()
+                runner.abandoned = True
+                _on_thread(runner.abandon, f"abandon-{runner.id}")
                 runner.log.error("Graceful stop of task failed; abandoned, it commits nothing more")
 
     def held(self) -> list[TaskKey]:
@@ -166,12 +182,17 @@ class LocalTasks:
         return views
 
     def engine_failure(self) -> str | None:
-        spark = self.services.spark
-        return spark.unavailable or spark.start_error
+        return self.spark.unavailable or self.spark.start_error
 
     def running(self) -> list[WorkerTask]:
         """The task runners themselves (this process only)."""
         return list(self._tasks.values())
 
 
-__all__ = ["LocalTasks", "TaskFactory", "TaskServices", "build_task"]
+def _on_thread(work: Callable[[], None], name: str) -> None:
+    threading.Thread(
+        target=contextvars.copy_context().run, args=(work,), name=name, daemon=True
+    ).start()
+
+
+__all__ = ["LocalTasks", "TaskFactory", "TaskServices", "build_task", "shared"]

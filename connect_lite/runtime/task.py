@@ -65,8 +65,6 @@ class WorkerTask(ABC):
         """Read by GET /metrics (source-task-metrics or sink-task-metrics)."""
         self.error_counters = ErrorCounters()
         """Read by GET /metrics (task-error-metrics)."""
-        self.components: list[tuple[str, str, Any]] = []
-        """(role, alias, PluginDesc) of the converters, transforms and predicates it runs."""
 
     @property
     def id(self) -> str:

@@ -34,6 +34,10 @@ class TaskView:
     errors: dict[str, int]
     last_batch: LastBatch | None
 
+    @property
+    def key(self) -> TaskKey:
+        return self.connector, self.task
+
 
 class TaskHost(Protocol):
     """Runs task threads from their plans. Not thread-safe: the herder serialises calls."""

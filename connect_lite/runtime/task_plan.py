@@ -57,6 +57,9 @@ class TaskPlan:
     """KIP-158 rules of a source task (None: new topics are left to the broker)."""
     consumer_config: dict[str, str] = field(default_factory=dict)
     subscription: SinkSubscription | None = None
+    generation: int = 0
+    """Which start of the task this is (the data plane's host numbers them): what a task
+    sends is taken only while its generation is the one held."""
 
     @property
     def key(self) -> tuple[str, int]:

@@ -3,6 +3,7 @@ its death fails its tasks (a restart brings them back), and it dies with the wor
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import uuid
@@ -32,6 +33,16 @@ def data_plane_pid(worker: WorkerProcess) -> int:
     return found[0]
 
 
+def thread_niceness(pid: int) -> set[int]:
+    """The niceness of every thread of a process (Linux keeps one per thread)."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            stat = (task / "stat").read_text()
+            found.add(int(stat.rsplit(")", 1)[1].split()[16]))
+    return found
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -59,10 +70,11 @@ def test_tasks_and_spark_run_in_a_child_at_the_data_plane_niceness(
     assert worker.proc is not None
     child = data_plane_pid(worker)
     own = os.getpriority(os.PRIO_PROCESS, worker.proc.pid)
-    assert os.getpriority(os.PRIO_PROCESS, child) == own + 10  # data.plane.niceness's default
+    assert thread_niceness(child) == {own + 10}  # data.plane.niceness's default, every thread
     jvms = [p for p in descendants(child) if "SparkSubmit" in cmdline(p)]
     assert jvms, "Spark's JVM is not a child of the data plane"
-    assert all(os.getpriority(os.PRIO_PROCESS, p) == own + 10 for p in jvms)
+    assert all(thread_niceness(p) == {own + 10} for p in jvms)
+    assert thread_niceness(worker.proc.pid) == {own}
     assert not [
         p for p in descendants(worker.proc.pid) - descendants(child) if "java" in cmdline(p)
     ]

@@ -90,7 +90,7 @@ def make_herder(plugins: Plugins) -> Iterator[HerderFactory]:
         started = list(herder.worker.running_tasks())
         herder.stop()
         assert started == [], "a test started a task: it would need Kafka and Spark"
-        assert herder.worker.tasks.services.spark.is_started is False  # type: ignore[attr-defined]
+        assert herder.worker.tasks.spark.is_started is False  # type: ignore[attr-defined]
 
 
 @pytest.fixture

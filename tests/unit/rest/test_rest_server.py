@@ -231,7 +231,7 @@ def test_header_deadlines_shut_only_connections_still_reading_headers() -> None:
             with pytest.raises(BlockingIOError):  # still open, nothing to read
                 kept.recv(1)
         token = deadlines.watch(pairs[0][0])  # the watchdog goes on after a shut
-        time.sleep(0.5)
+        pairs[0][1].setblocking(True)
         pairs[0][1].settimeout(5)
         assert pairs[0][1].recv(1) == b""
         deadlines.release(token)  # releasing an expired request is harmless

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from connect_lite.api.errors import ConnectError, NotFoundError, RetriableError
-from connect_lite.runtime.channel import Channel, ChannelClosedError, portable
+from connect_lite.runtime.channel import CallTimeoutError, Channel, ChannelClosedError, portable
 
 Handlers = Mapping[str, Callable[..., Any]]
 
@@ -124,40 +124,112 @@ def test_ordered_handlers_run_one_at_a_time_in_the_order_sent(pair: Any) -> None
 
 
 def test_a_waiting_call_fails_when_the_other_side_goes_away(pair: Any) -> None:
-    closed = threading.Event()
-    gate = threading.Event()
-    ends: list[Channel] = []
+    """The data-plane process dies while the worker waits for an answer: the call raises,
+    and the worker's on_closed runs once."""
+    closed: list[bool] = []
+    started, gate = threading.Event(), threading.Event()
 
     def hang() -> None:
+        started.set()
         gate.wait(5)
 
-    left, right = pair({}, {"hang": hang}, on_closed=closed.set)
-    ends.append(right)
+    worker, child = pair({}, {"hang": hang}, ordered=("hang",))
+    worker._on_closed = lambda: closed.append(True)
     caller_error: list[BaseException] = []
 
     def call() -> None:
         try:
-            left.call("hang")
+            worker.call("hang")
         except BaseException as error:
             caller_error.append(error)
 
     thread = threading.Thread(target=call)
     thread.start()
-    time.sleep(0.1)
-    left.close()  # the right end sees the channel closed
+    assert started.wait(5)
+    child.close()  # the other end goes away, mid-call
     thread.join(5)
     gate.set()
     assert caller_error and isinstance(caller_error[0], ChannelClosedError)
-    assert closed.wait(5), "on_closed did not run"
-    assert right.closed
-    assert right.notify("anything") is False
+    deadline = time.monotonic() + 5
+    while not closed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert closed == [True]
+    assert worker.closed
+    assert worker.notify("anything") is False
     with pytest.raises(ChannelClosedError):
-        right.call("anything")
+        worker.call("anything")
+
+
+def test_close_with_drain_sends_the_answer_under_way(pair: Any) -> None:
+    """The data plane answers the worker's shutdown, then closes: the answer arrives."""
+    started, go = threading.Event(), threading.Event()
+
+    def shutdown() -> str:
+        started.set()
+        go.wait(5)  # still working when its side starts closing
+        return "stopped"
+
+    worker, child = pair({}, {"shutdown": shutdown}, ordered=("shutdown",))
+    answer: list[Any] = []
+    caller = threading.Thread(target=lambda: answer.append(worker.call("shutdown", timeout=5)))
+    caller.start()
+    assert started.wait(5)
+    closer = threading.Thread(target=child.close, kwargs={"drain": True})
+    closer.start()
+    deadline = time.monotonic() + 5
+    while not child._commands._shutdown and time.monotonic() < deadline:  # draining now
+        time.sleep(0.01)
+    go.set()
+    closer.join(5)
+    caller.join(5)
+    assert answer == ["stopped"]
+
+
+def test_an_answer_that_cannot_be_pickled_is_an_error_not_a_hang(pair: Any) -> None:
+    left, _ = pair({}, {"lock": threading.Lock})
+    with pytest.raises(ConnectError, match="pickle"):
+        left.call("lock", timeout=5)
+
+
+def test_a_failing_notice_is_logged_and_the_channel_goes_on(
+    pair: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken() -> None:
+        raise ValueError("bad notice")
+
+    left, _ = pair({}, {"broken": broken, "echo": lambda x: x})
+    assert left.notify("broken")
+    assert left.call("echo", 7, timeout=5) == 7  # after the notice, in order
+    assert "notice broken failed" in caplog.text and "bad notice" in caplog.text
+
+
+def test_threaded_methods_do_not_hold_up_the_reader(pair: Any) -> None:
+    gate = threading.Event()
+    left, _ = pair({}, {"slow": lambda: gate.wait(5), "fast": lambda: "fast"}, threaded=("slow",))
+    assert left.notify("slow")
+    assert left.call("fast", timeout=5) == "fast"  # answered while "slow" waits
+    gate.set()
+
+
+def test_a_handler_on_the_reader_thread_cannot_call_back(pair: Any) -> None:
+    ends: list[Channel] = []
+    errors: list[BaseException] = []
+
+    def calls_back() -> None:
+        try:
+            ends[0].call("anything", timeout=1)
+        except RuntimeError as error:
+            errors.append(error)
+
+    worker, child = pair({}, {"calls_back": calls_back})
+    ends.append(child)
+    worker.call("calls_back", timeout=5)
+    assert errors and "cannot call" in str(errors[0])
 
 
 def test_a_call_without_an_answer_in_time_says_so(pair: Any) -> None:
     gate = threading.Event()
     left, _ = pair({}, {"hang": lambda: gate.wait(5)}, ordered=("hang",))
-    with pytest.raises(ConnectError, match=r"no answer to hang within 0\.2 s"):
+    with pytest.raises(CallTimeoutError, match=r"no answer to hang within 0\.2 s"):
         left.call("hang", timeout=0.2)
     gate.set()
