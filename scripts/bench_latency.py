@@ -1,7 +1,9 @@
 """Benchmark: latency, cold start, REST responsiveness and memory of a connect-lite worker.
 
 Everything runs in one go against embedded Tansu brokers on 127.0.0.1, with a real worker
-process (python app.py, real Spark), and prints figures, never verdicts:
+process (python app.py, real Spark), and prints figures, never verdicts. The broker of parts
+1, 2, 4 and 5 is this script's, run at the worker's data.plane.niceness as the worker's own
+embedded broker would be:
 
 1. Single-record end-to-end latency with the worker's default settings (the keys of
    standalone.properties): one line appended to a FileStreamSource's file, timed until it is
@@ -20,7 +22,8 @@ process (python app.py, real Spark), and prints figures, never verdicts:
    ``--load-records`` JSON lines runs.
 5. Memory: the resident set (VmRSS) of each process of the worker's tree, and of the broker,
    idle (10 s after the latency part, and at each further ``--idle-seconds``: Spark retires
-   Python workers idle for a minute) and busy (the largest sampled during the pipeline).
+   Python workers idle for a minute), busy (the largest sampled during the pipeline), and
+   idle again 15 s after the pipeline's last record (the data plane has trimmed its heap).
    After the last idle sample, one more single record is timed (printed after part 2): with
    ``--idle-seconds`` over 60 it pays for Spark starting its Python workers again.
 
@@ -58,6 +61,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from connect_lite.config.properties import load_properties  # noqa: E402
+from connect_lite.config.worker import WORKER_CONFIG_DEF  # noqa: E402
 from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
 from connect_lite.testing.kafka_helpers import KafkaHelpers  # noqa: E402
 from scripts.bench_pipeline import make_records  # noqa: E402
@@ -77,6 +81,7 @@ RECORD_TIMEOUT_S = 60.0
 REST_REQUESTS = 300
 """Requests of each kind in the idle phase (the busy phase lasts as long as the pipeline)."""
 REST_PAUSE_S = 0.02
+DATA_PLANE_NICENESS = int(WORKER_CONFIG_DEF.keys["data.plane.niceness"].default)
 QUIET_S = 10.0
 AFTER_LOAD_S = 15.0
 """When idle memory is sampled again after the load (the data plane trims its heap after 5 s
@@ -794,7 +799,9 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     print(header(), flush=True)
-    with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker() as broker:
+    # The worker's own embedded broker would run at its data.plane.niceness: this one does too.
+    niceness = int(shipped_props(args.set).get("data.plane.niceness", DATA_PLANE_NICENESS))
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker(niceness=niceness) as broker:
         work = Path(tmp)
         bootstrap = broker.bootstrap_servers
         load_src = work / "load.jsonl"

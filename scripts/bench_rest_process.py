@@ -1,21 +1,19 @@
-"""Benchmark: would a REST process of its own stay responsive while the data plane is busy?
+"""Benchmark: the worker's REST API while its data plane is busy, against the floor of the machine.
 
-A probe for a design, not a feature: a real worker (python app.py, real Spark, the embedded
-broker) runs a 1,000,000-record file -> Kafka -> file pipeline, and GET requests go in turn
-to the worker's own REST API (a connector's status and offsets) and to a second Python
-process that answers the same offsets from the worker's state file, opened read-only
-(``open_sqlite_reader``: SQLite in WAL mode lets a reader in while the worker writes).
-Both are timed idle and under load.
+A real worker (python app.py, real Spark; the broker is this script's, at the worker's
+data.plane.niceness like the worker's own embedded one) runs a 1,000,000-record
+file -> Kafka -> file pipeline, and GET requests go in turn to the worker's REST API (a
+connector's status and offsets) and to a second Python process that answers the same
+offsets from the worker's state file, opened read-only (``open_sqlite_reader``), with the
+standard library's one-thread-per-connection HTTP server. Both are timed idle and under load.
 
-    .venv/bin/python scripts/bench_rest_process.py [--load-records 1000000] [--nice N]
+    .venv/bin/python scripts/bench_rest_process.py [--load-records 1000000] [--set key=value]
 
-The worker's requests wait for the interpreter its tasks' driver work holds; the second
-process only shares the cores. The gap between the two is what moving the REST API (or the
-data plane) into a process of its own would buy. With ``--nice N`` every thread of the
-worker's process tree (its driver, Spark's JVM and Python workers) runs at niceness N, as a
-data plane of its own could, while the second process keeps the default: what a lower
-priority adds on two saturated cores. (The worker's own answers do not gain from it: its
-requests wait for the interpreter, not for a core.)
+The worker's REST API runs in the worker process, apart from the data-plane process whose
+tasks hold their interpreter, at a lower priority (data.plane.niceness). The second process
+shares nothing with the worker but the cores, the kernel and the disk: what load costs it is
+the floor any REST server would meet on this machine, and the gap between the two is what
+the worker's own request path still adds. Each line prints p50, p90, p99 and max.
 """
 
 from __future__ import annotations
@@ -23,12 +21,10 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -38,14 +34,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from connect_lite.config.worker import WORKER_CONFIG_DEF  # noqa: E402
 from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
 from connect_lite.storage.sqlite import open_sqlite_reader  # noqa: E402
 from connect_lite.testing.kafka_helpers import KafkaHelpers  # noqa: E402
 from scripts.bench_latency import (  # noqa: E402
     file_pipeline,
-    parent_links,
     percentile,
-    process_tree,
     timed_get,
 )
 from scripts.bench_pipeline import make_records  # noqa: E402
@@ -53,6 +48,7 @@ from tests.integration.worker_process import WorkerProcess, wait_for  # noqa: E4
 
 REQUESTS = 300
 PAUSE_S = 0.02
+PERCENTS = (50, 90, 99, 100)
 
 
 def serve(db: str, port: int) -> None:
@@ -62,6 +58,7 @@ def serve(db: str, port: int) -> None:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go in two writes
 
         def do_GET(self) -> None:
             name = self.path.rsplit("/", 1)[-1]
@@ -79,42 +76,6 @@ def serve(db: str, port: int) -> None:
             pass
 
     ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
-
-
-def renice(root: int, nice: int) -> int:
-    """Every thread of ``root``'s process tree at niceness ``nice`` (threads started later
-    inherit it); how many threads. A niceness this user may not set stops the script."""
-    threads = 0
-    for pid in process_tree(root, parent_links()):
-        for task in Path(f"/proc/{pid}/task").glob("*"):
-            try:
-                os.setpriority(os.PRIO_PROCESS, int(task.name), nice)
-            except PermissionError as error:
-                raise SystemExit(f"cannot set niceness {nice}: {error}") from error
-            except (ProcessLookupError, FileNotFoundError, ValueError):
-                continue  # gone meanwhile
-            threads += 1
-    return threads
-
-
-class Renicer:
-    """Renices the worker's tree every second, for processes that started since (Spark's
-    Python workers are forked by a daemon that already has it, but not only they)."""
-
-    def __init__(self, root: int, nice: int) -> None:
-        if renice(root, nice) == 0:
-            raise SystemExit(f"no thread of process {root} to renice")
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(root, nice), daemon=True)
-        self._thread.start()
-
-    def _run(self, root: int, nice: int) -> None:
-        while not self._stop.wait(1.0):
-            renice(root, nice)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def free_port() -> int:
@@ -138,16 +99,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--load-records", type=int, default=1_000_000)
     parser.add_argument(
-        "--nice", type=int, default=0, help="niceness of the worker's process tree (0: none)"
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="a worker property"
     )
     parser.add_argument("--serve", nargs=2, metavar=("DB", "PORT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve[0], int(args.serve[1]))
         return
-    with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker() as broker:
+    extra = dict(item.split("=", 1) for item in args.set)
+    default = WORKER_CONFIG_DEF.keys["data.plane.niceness"].default
+    niceness = int(extra.get("data.plane.niceness", default))
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker(niceness=niceness) as broker:
         work = Path(tmp)
-        worker = WorkerProcess(work, broker.bootstrap_servers)
+        worker = WorkerProcess(work, broker.bootstrap_servers, extra)
         port = free_port()
         reader: subprocess.Popen[bytes] | None = None
         try:
@@ -168,7 +132,6 @@ def main() -> None:
                 ("worker: offsets", own, "/connectors/q/offsets"),
                 ("second process: offsets", other, "/offsets/q"),
             ]
-            renicer = Renicer(worker.proc.pid, args.nice) if args.nice else None
             idle = measure(targets, lambda n: n >= REQUESTS)
             src = work / "load.jsonl"
             make_records(src, args.load_records)
@@ -188,19 +151,22 @@ def main() -> None:
 
             busy = measure(targets, done)
             seconds = time.perf_counter() - began
-            if renicer is not None:
-                renicer.stop()
         finally:
             if reader is not None:
                 reader.kill()
                 reader.wait()
             worker.stop()
-    niced = f", the worker's process tree at niceness {args.nice}" if args.nice else ""
-    print(f"{args.load_records:,} records file -> Kafka -> file in {seconds:.1f} s{niced}")
-    print(f"{'GET':<26}{'idle p50':>10}{'idle p99':>10}{'busy p50':>10}{'busy p99':>10}{'n':>6}")
+    print(
+        f"{args.load_records:,} records file -> Kafka -> file in {seconds:.1f} s "
+        f"(data.plane.niceness {niceness}; the broker at it too)"
+    )
+    head = "".join(f"{f'{phase} {p}':>11}" for phase in ("idle", "busy") for p in PERCENTS)
+    print(f"{'GET (ms)':<26}{head}{'n':>6}  busy p99 / idle p99")
     for label, _, _ in targets:
-        row = [percentile(t[label], p) * 1000 for t in (idle, busy) for p in (50, 99)]
-        print(f"{label:<26}" + "".join(f"{v:>10.1f}" for v in row) + f"{len(busy[label]):>6}")
+        row = [percentile(t[label], p) * 1000 for t in (idle, busy) for p in PERCENTS]
+        ratio = percentile(busy[label], 99) / percentile(idle[label], 99)
+        cells = "".join(f"{v:>11.1f}" for v in row)
+        print(f"{label:<26}{cells}{len(busy[label]):>6}  {ratio:.1f}")
 
 
 if __name__ == "__main__":
