@@ -15,6 +15,9 @@ the watching does not take a core from the worker.
 
     .venv/bin/python scripts/bench_pipeline.py [--records 1000000] [--converter string|json]
         [--transforms [--arrow-form]] [--sink file|lake] [--master spark://host:port|cluster]
+        [--set key=value ...]
+
+``--set key=value`` overrides a worker property (repeatable), to compare settings.
 
 With ``--master`` the worker runs on a Spark cluster instead of ``local[2]``, with the README's
 cluster properties (On a Spark cluster), twice: with one executor (``spark.cores.max=1``) and
@@ -407,7 +410,7 @@ def measure(
 ) -> tuple[Rate, Rate]:
     """One fresh worker in ``work``: warm-up, then the source and sink pipelines' rates."""
     work.mkdir(exist_ok=True)
-    extra = {"offset.flush.interval.ms": "200", **(spark or {})}
+    extra = {"offset.flush.interval.ms": "200", **(spark or {}), **args.set}
     if args.arrow_form:
         extra["transforms.columns.enable"] = "false"
     worker = WorkerProcess(work, bootstrap, extra=extra).start()
@@ -471,11 +474,17 @@ def main() -> None:
         "--sink", choices=["file", "lake"], default="file", help="FileStreamSink or LakeSink"
     )
     parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="a worker property"
+    )
+    parser.add_argument(
         "--master",
         help="spark://host:port, or 'cluster' to start a local one: run with one executor "
         "and with two, and print the ratio",
     )
     args = parser.parse_args()
+    if any("=" not in item for item in args.set):
+        parser.error("--set takes key=value")
+    args.set = dict(item.split("=", 1) for item in args.set)
     with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker() as broker:
         work = Path(tmp)
         src = work / "records.jsonl"
