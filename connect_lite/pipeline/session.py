@@ -162,11 +162,17 @@ def _python_path(given: str | None) -> str:
     return os.pathsep.join(dict.fromkeys(p for p in parts if p))
 
 
+def owner_tag(owner: str) -> str:
+    """The job tag of a stage's jobs (Spark's tags may not contain commas)."""
+    return "connect-lite-stage:" + owner.replace(",", "_")
+
+
 class JobGroup:
     """A job group opened by :meth:`SparkRuntime.job_group`; knows if it was cancelled."""
 
-    def __init__(self, group_id: str) -> None:
+    def __init__(self, group_id: str, owner: str | None = None) -> None:
         self.group_id = group_id
+        self.owner = owner
         self.cancelled = False
 
 
@@ -471,18 +477,23 @@ class SparkRuntime:
         return self._parallelism
 
     @contextmanager
-    def job_group(self, group_id: str, description: str) -> Iterator[JobGroup]:
+    def job_group(
+        self, group_id: str, description: str, owner: str | None = None
+    ) -> Iterator[JobGroup]:
         """Tag the Spark jobs this thread runs inside the block with ``group_id``, which is
-        also the scheduler pool they run in."""
+        also the scheduler pool they run in, and with ``owner`` (a stage's own id), which
+        ``cancel`` may be limited to."""
         sc = self.session().sparkContext
         saved = {key: sc.getLocalProperty(key) for key in _GROUP_KEYS}
-        handle = JobGroup(group_id)
+        handle = JobGroup(group_id, owner)
         with self._groups_lock:
             self._groups.setdefault(group_id, []).append(handle)
         sc.setJobGroup(group_id, description, interruptOnCancel=True)
         sc.setLocalProperty(POOL_KEY, group_id)  # the task's own scheduler pool
         tag = self._batches.new_tag(group_id)  # finds this batch's jobs again (placement.py)
-        sc.addJobTag(tag)
+        tags = [tag] if owner is None else [tag, owner_tag(owner)]
+        for each in tags:
+            sc.addJobTag(each)
         try:
             yield handle
         finally:
@@ -493,7 +504,8 @@ class SparkRuntime:
                     handles.remove(handle)
                 if not handles:
                     self._groups.pop(group_id, None)
-            sc.removeJobTag(tag)
+            for each in tags:
+                sc.removeJobTag(each)
             for key, value in saved.items():
                 sc.setLocalProperty(key, value)  # type: ignore[arg-type]  # None clears it
 
@@ -503,15 +515,21 @@ class SparkRuntime:
         spark = self._spark
         return self._batches.last_batch(group_id, None if spark is None else spark._jsc.sc())
 
-    def cancel(self, group_id: str) -> None:
-        """Cancel the running jobs of ``group_id`` and mark its open job groups cancelled."""
+    def cancel(self, group_id: str, owner: str | None = None) -> None:
+        """Cancel the running jobs of ``group_id`` and mark its open job groups cancelled;
+        with ``owner``, only those opened with it (a stage stopped late must not cancel the
+        jobs of the stage that replaced it, in the same group)."""
         with self._groups_lock:
             for handle in self._groups.get(group_id, []):
-                handle.cancelled = True
+                if owner is None or handle.owner == owner:
+                    handle.cancelled = True
         spark = self._spark
         if spark is not None:
             with suppress(Exception):  # a JVM that is gone has nothing left to cancel
-                spark.sparkContext.cancelJobGroup(group_id)
+                if owner is None:
+                    spark.sparkContext.cancelJobGroup(group_id)
+                else:
+                    spark.sparkContext.cancelJobsWithTag(owner_tag(owner))
 
     def stop(self) -> None:
         """Stop the session (waiting for a background start and the keeper first)."""

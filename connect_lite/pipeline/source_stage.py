@@ -110,7 +110,10 @@ class SourceStage(BatchStage):
         n = len(records)
         description = f"connect-lite source stage {self.spec.stage_id}: {n} records as columns"
         try:
-            with gc_paused(), self.runtime.job_group(self.job_group, description) as group:
+            with (
+                gc_paused(),
+                self.runtime.job_group(self.job_group, description, self.spec.stage_id) as group,
+            ):
                 self._check_cancelled()
                 chunks = collect_source_chunks(group, mapped)
         except StageCancelledError:

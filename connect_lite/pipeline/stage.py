@@ -78,7 +78,7 @@ class BatchStage:
     def cancel(self) -> None:
         """Cancel this stage's running job, and every later one (its task is stopping)."""
         self._cancelled = True
-        self.runtime.cancel(self.job_group)
+        self.runtime.cancel(self.job_group, owner=self.spec.stage_id)
 
     def last_batch(self) -> LastBatch | None:
         """The scheduler pool and executors of this task's last finished batch."""
@@ -112,7 +112,7 @@ class BatchStage:
     ) -> list[tuple[int, ChunkResult]]:
         bounds = chunk_bounds(n, self.runtime.default_parallelism)
         description = f"connect-lite {kind} stage {self.spec.stage_id}: {n} records"
-        with self.runtime.job_group(self.job_group, description) as group:
+        with self.runtime.job_group(self.job_group, description, self.spec.stage_id) as group:
             self._check_cancelled()
             payloads = [dumps(make_payload(a, b)) for a, b in bounds]
             results = run_job(self.runtime, group, self._shipped_spec(), self._token, payloads)

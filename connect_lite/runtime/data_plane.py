@@ -180,6 +180,11 @@ class DataPlaneProcess:
         self._views_read_at = 0.0
         self._closing = False
         self._lock = threading.Lock()
+        """Guards _held, the snapshot and the views, for reads that must never wait long."""
+        self._fence = threading.RLock()
+        """Held across a check that a task is current and the write it allows, and while keys
+        are dropped: a stop that returned has no write of a dropped task still under way."""
+        self._views: tuple[TaskView, ...] | None = None
 
     # -- the child process -----------------------------------------------------------------
     def attach(self, status: StatusReporter, offsets: OffsetStore, topics: TopicTracker) -> None:
@@ -213,6 +218,7 @@ class DataPlaneProcess:
         with self._lock:
             self._child = child
             self._snapshot = Snapshot()
+            self._views = None
         channel.start()
         log.info("Data-plane process started (pid %d, niceness %d)", proc.pid, settings.niceness)
 
@@ -251,8 +257,8 @@ class DataPlaneProcess:
     def _on_closed(self, child: _Child) -> None:
         """A child is gone (on its channel's reader): if it was not asked to stop, the tasks
         held in it failed with it."""
+        child.channel.close()  # nothing more is read from it; the reader is this thread
         code = _reap(child.proc, 5.0)
-        child.channel.close()  # its descriptors; the reader is this thread
         if self._closing:
             return
         reason = f"The data-plane process exited unexpectedly (exit code {code})"
@@ -260,13 +266,16 @@ class DataPlaneProcess:
             child.gone = reason
             if self._child is child:
                 self._snapshot = Snapshot()
+                self._views = None
             orphans = sorted(k for k, (_, c) in self._held.items() if c is child)
         log.error("%s; its tasks failed with it. Restarting a task starts a new one.", reason)
-        status = self._status
-        for connector, task in orphans:
-            if status is not None:
-                trace = f"{reason}: the task stopped with it. Restart it to run it again."
-                status.task(connector, task, State.FAILED, trace)
+        trace = f"{reason}: the task stopped with it. Restart it to run it again."
+        for key in orphans:
+            with self._fence:
+                with self._lock:
+                    still = self._held.get(key, (None, None))[1] is child
+                if still and self._status is not None:
+                    self._status.task(*key, State.FAILED, trace)
 
     # -- TaskHost --------------------------------------------------------------------------
     def start(self, plan: TaskPlan) -> bool:
@@ -288,11 +297,11 @@ class DataPlaneProcess:
         return held
 
     def _hold(self, plan: TaskPlan, child: _Child) -> None:
-        with self._lock:
+        with self._fence, self._lock:
             self._held[plan.key] = (plan.generation, child)
 
     def _release(self, plan: TaskPlan) -> None:
-        with self._lock:
+        with self._fence, self._lock:
             if self._held.get(plan.key, (None,))[0] == plan.generation:
                 del self._held[plan.key]
 
@@ -320,11 +329,9 @@ class DataPlaneProcess:
                 stopping = [k for k, c in held.items() if c is child]
                 self._call(child, "stop", stopping, timeout=timeout)
         finally:
-            with self._lock:
+            with self._fence, self._lock:
                 for key in held:
                     self._held.pop(key, None)
-                views = tuple(v for v in self._snapshot.views if (v.connector, v.task) not in held)
-                self._snapshot = Snapshot(views, self._snapshot.engine)
 
     def _children_of(self, keys: Sequence[TaskKey]) -> list[_Child]:
         with self._lock:
@@ -358,17 +365,19 @@ class DataPlaneProcess:
 
     def views(self) -> list[TaskView]:
         """Read from the child now (GET /metrics counts what happened until the scrape); the
-        last ones it sent if it does not answer in time."""
+        last ones read, or sent, if it does not answer in time."""
         child = self._child
         now = time.monotonic()
         if child is not None and now - self._views_read_at > VIEWS_FRESH_S:
             fresh = self._call(child, "views", timeout=VIEWS_TIMEOUT_S)
             if fresh is not None:
                 with self._lock:
-                    self._snapshot = Snapshot(tuple(fresh), self._snapshot.engine)
+                    self._views = tuple(fresh)
                 self._views_read_at = time.monotonic()
         held = set(self.held())
-        return [v for v in self._snapshot.views if v.key in held]
+        with self._lock:
+            views = self._views if self._views is not None else self._snapshot.views
+        return [v for v in views if v.key in held]
 
     def engine_failure(self) -> str | None:
         """Why tasks cannot run now: the child died under tasks still held and none runs
@@ -405,7 +414,8 @@ class DataPlaneProcess:
 
     # -- what the child's tasks send -------------------------------------------------------
     def _current(self, connector: str, task: int, generation: int) -> bool:
-        """Whether the worker holds this task at this generation (else it is fenced off)."""
+        """Whether the worker holds this task at this generation (else it is fenced off);
+        call it holding _fence, and write what it allows before letting go."""
         with self._lock:
             held = self._held.get((connector, task))
         return held is not None and held[0] == generation
@@ -419,13 +429,15 @@ class DataPlaneProcess:
         trace: str | None,
         version: str | None,
     ) -> None:
-        if self._status is not None and self._current(connector, task, generation):
-            self._status.task(connector, task, state, trace, version)
+        with self._fence:
+            if self._status is not None and self._current(connector, task, generation):
+                self._status.task(connector, task, state, trace, version)
 
     def _on_topics(self, connector: str, task: int, generation: int, topics: set[str]) -> None:
-        if self._topics is not None and self._current(connector, task, generation):
-            with logging_context(connector, task):
-                self._topics.record(connector, topics, task)
+        with self._fence:
+            if self._topics is not None and self._current(connector, task, generation):
+                with logging_context(connector, task):
+                    self._topics.record(connector, topics, task)
 
     def _on_offsets_get(self, connector: str, partition: dict[str, Any]) -> dict[str, Any] | None:
         return self._require_offsets().get(connector, partition)
@@ -433,12 +445,13 @@ class DataPlaneProcess:
     def _on_offsets_put(
         self, connector: str, task: int, generation: int, offsets: dict[str, Any]
     ) -> None:
-        if not self._current(connector, task, generation):
-            raise ConnectError(
-                f"Task {connector}-{task} was stopped: its offsets are not committed (what it "
-                "did not commit is read again by the task that replaces it)"
-            )
-        self._require_offsets().put_many(connector, offsets)
+        with self._fence:
+            if not self._current(connector, task, generation):
+                raise ConnectError(
+                    f"Task {connector}-{task} was stopped: its offsets are not committed (what "
+                    "it did not commit is read again by the task that replaces it)"
+                )
+            self._require_offsets().put_many(connector, offsets)
 
     def _require_offsets(self) -> OffsetStore:
         if self._offsets is None:
@@ -448,6 +461,7 @@ class DataPlaneProcess:
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         with self._lock:
             self._snapshot = snapshot
+            self._views = None  # newer than the views read before it
 
 
 def _reap(proc: ChildProcess, timeout: float) -> int | None:

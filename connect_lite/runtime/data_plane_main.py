@@ -198,6 +198,8 @@ class DataPlane:
         while not self._done.is_set():
             self._changed.wait(SNAPSHOT_INTERVAL_S)
             self._changed.clear()
+            if self._done.is_set():
+                break
             snapshot = self._send_snapshot()  # only from this thread: in order
             if snapshot is not None:
                 self._idle.observe(activity_of(snapshot))
@@ -252,8 +254,11 @@ class DataPlane:
         except Exception:
             log.exception("Could not read the tasks' counters")
             return None
-        if snapshot != self._sent and self.channel.notify("snapshot", snapshot):
-            self._sent = snapshot
+        try:
+            if snapshot != self._sent and self.channel.notify("snapshot", snapshot):
+                self._sent = snapshot
+        except Exception:  # e.g. a value that cannot be pickled: the next one may go
+            log.exception("Could not send the tasks' snapshot to the worker")
         return snapshot
 
 

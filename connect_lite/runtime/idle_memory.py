@@ -18,6 +18,8 @@ from collections.abc import Callable, Hashable
 
 log = logging.getLogger(__name__)
 
+_NOTHING_YET = object()
+
 IDLE_TRIM_S = 5.0
 """How long the tasks' counters stay still before the heap is trimmed (once per quiet spell)."""
 
@@ -47,7 +49,7 @@ class IdleTrim:
         self.quiet_s = quiet_s
         self._clock = clock
         self._trim = trim
-        self._seen: Hashable = None
+        self._seen: Hashable = _NOTHING_YET
         self._changed_at = clock()
         self._trimmed = True  # nothing to give back before the first activity
         self.trims = 0
@@ -56,6 +58,9 @@ class IdleTrim:
         """Called now and then with something that changes while records flow (the tasks'
         counters); True when this call trimmed the heap."""
         now = self._clock()
+        if self._seen is _NOTHING_YET:  # the first look: where things stand, not activity
+            self._seen = activity
+            return False
         if activity != self._seen:
             self._seen = activity
             self._changed_at = now

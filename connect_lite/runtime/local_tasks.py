@@ -141,14 +141,15 @@ class LocalTasks:
         runners = [self._tasks.pop(k) for k in keys if k in self._tasks]
         for key in keys:
             self._plans.pop(key, None)
-        for runner in runners:
-            _on_thread(runner.stop, f"stop-{runner.id}")
+        stoppers = [_on_thread(runner.stop, f"stop-{runner.id}") for runner in runners]
         deadline = time.monotonic() + self.shutdown_timeout_ms / 1000
         for runner in runners:
             if not runner.join(max(deadline - time.monotonic(), 0.0)):
                 runner.abandoned = True
                 _on_thread(runner.abandon, f"abandon-{runner.id}")
                 runner.log.error("Graceful stop of task failed; abandoned, it commits nothing more")
+        for stopper in stoppers:  # their cancels too, unless one hangs in a plugin's stop
+            stopper.join(max(deadline - time.monotonic(), 0.0))
 
     def held(self) -> list[TaskKey]:
         return sorted(self._tasks)
@@ -189,10 +190,12 @@ class LocalTasks:
         return list(self._tasks.values())
 
 
-def _on_thread(work: Callable[[], None], name: str) -> None:
-    threading.Thread(
+def _on_thread(work: Callable[[], None], name: str) -> threading.Thread:
+    thread = threading.Thread(
         target=contextvars.copy_context().run, args=(work,), name=name, daemon=True
-    ).start()
+    )
+    thread.start()
+    return thread
 
 
 __all__ = ["LocalTasks", "TaskFactory", "TaskServices", "build_task", "shared"]

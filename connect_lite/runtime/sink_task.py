@@ -307,7 +307,8 @@ class WorkerSinkTask(WorkerTask):
             run = [batch.pairs[p] for p in positions]
             try:
                 description = f"connect-lite put_dataframe {self.id}: {len(run)} records"
-                with runtime.job_group(group, description):  # stop() cancels its jobs
+                owner = self.stage.spec.stage_id
+                with runtime.job_group(group, description, owner):  # stop() cancels its jobs
                     frame = sink_frame(runtime, [r for r, _ in run], self._header_converter)
                     self.plugin.put_dataframe(frame)
             except RetriableError as error:

@@ -89,7 +89,8 @@ class WorkerSourceTask(WorkerTask):
         self.submitted = SubmittedRecords()
         self._send_error: str | None = None
         self._next_commit = time.monotonic() + self.flush_interval
-        self._plugin_stopped = threading.Event()
+        self._plugin_stop_once = threading.Lock()
+        """Taken, never given back, by the one call of the plugin's stop."""
         self._started = False
         self._wants_commit_record = type(plugin).commit_record is not SourceTask.commit_record
         # The stage thread runs each batch's job and hands its records to the send thread,
@@ -309,8 +310,8 @@ class WorkerSourceTask(WorkerTask):
         return self.stage.last_batch()
 
     def _stop_plugin(self) -> None:
-        if self._started and not self._plugin_stopped.is_set():
-            self._plugin_stopped.set()
+        """The plugin's stop, once (from a stop's cancel, or the task's close)."""
+        if self._started and self._plugin_stop_once.acquire(blocking=False):
             self.plugin.stop()
 
     def close(self) -> None:

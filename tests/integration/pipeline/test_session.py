@@ -202,3 +202,42 @@ def test_a_cancelled_stage_starts_no_later_job(runtime: SparkRuntime) -> None:
     with pytest.raises(StageCancelledError, match="cancelled"):
         stage.run([SourceRecord(None, None, "t", "v")])
     assert list(tracker.getJobIdsForGroup("task-cancelled-early-0")) == []
+
+
+@pytest.mark.timeout(240)
+def test_a_late_cancel_of_a_replaced_stage_leaves_its_successor_running(
+    runtime: SparkRuntime, tmp_path
+) -> None:
+    """A task's restart makes a new stage in the same job group (its scheduler pool): the
+    old stage's cancel, arriving late (its stop timed out), cancels only the old one's jobs."""
+    from tests.integration.pipeline.stages import spec
+
+    gate = tmp_path / "gate"
+    blocked = TransformSpec(functools.partial(plugins.WaitForFile, str(gate)))
+    old = SourceStage(runtime, spec("replaced-old"), "task-replaced-0")
+    new = SourceStage(runtime, spec("replaced-new", transforms=(blocked,)), "task-replaced-0")
+    records = [SourceRecord(None, None, "t", f"v{i}") for i in range(4)]
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(new.run(records))
+        except BaseException as error:
+            outcome.append(error)
+
+    worker = threading.Thread(target=run, daemon=True)
+    tracker = runtime.session().sparkContext.statusTracker()
+    worker.start()
+    try:
+        (job,) = wait_for(
+            lambda: (
+                set(tracker.getActiveJobsIds()) & set(tracker.getJobIdsForGroup("task-replaced-0"))
+            )
+        )
+        old.cancel()  # the replaced stage's late cancel
+        assert tracker.getJobInfo(job).status == "RUNNING"
+    finally:
+        gate.touch()
+        worker.join(120)
+    assert len(outcome) == 1 and getattr(outcome[0], "size", None) == 4, outcome
+    assert tracker.getJobInfo(job).status == "SUCCEEDED"

@@ -270,19 +270,60 @@ def test_a_start_without_an_answer_is_failed_but_held(
     harness.child.hang.set()
 
 
-def test_views_come_from_the_child_and_only_for_held_tasks(harness: Harness) -> None:
+def test_views_come_from_the_child_and_only_for_held_tasks(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
     harness.plane.start(plan("a", 0))
     harness.child.views = [view("a", 0, records=5), view("gone", 0)]
     seen = harness.plane.views()
     assert [(v.connector, v.counters.records_in) for v in seen] == [("a", 5)]
-    assert harness.plane.last_batches("gone") == {}  # not held: not shown
-    assert harness.plane.last_batches("a") == {0: LastBatch("pool", ("driver",))}
+
+    busy = threading.Event()  # the child does not answer in time: the last ones read
+    harness.child.channel._handlers["views"] = lambda: busy.wait(5) and ()
+    harness.child.channel._threaded = frozenset({"views"})
+    monkeypatch.setattr(data_plane, "VIEWS_TIMEOUT_S", 0.1)
+    monkeypatch.setattr(harness.plane, "_views_read_at", 0.0)
+    try:
+        assert [v.counters.records_in for v in harness.plane.views()] == [5]
+    finally:
+        busy.set()
 
 
 def test_the_snapshot_gives_status_and_health_without_a_call(harness: Harness) -> None:
     harness.plane.start(plan("a", 0))
     engine = EngineState(unavailable="Spark is unreachable")
-    harness.child.channel.notify("snapshot", Snapshot((view("a", 0),), engine))
+    harness.child.channel.notify("snapshot", Snapshot((view("a", 0), view("gone", 0)), engine))
     wait_until(lambda: harness.plane.engine_failure() is not None, "the snapshot")
     assert harness.plane.engine_failure() == "Spark is unreachable"
     assert harness.plane.last_batches("a") == {0: LastBatch("pool", ("driver",))}
+    assert harness.plane.last_batches("gone") == {}  # not held: not shown
+
+
+def test_a_stop_returns_only_after_a_commit_already_let_through(harness: Harness) -> None:
+    """The check that a task is current and its write are one step: a stop that drops the
+    task waits for a write it already let through (then an offset reset cannot be undone)."""
+    harness.plane.start(plan())
+    made = harness.child.plans[-1]
+    writing, release = threading.Event(), threading.Event()
+    store = harness.stores.offsets
+    real_put = store.put_many
+
+    def slow_put(connector: str, offsets: Any) -> None:
+        writing.set()
+        release.wait(5)
+        real_put(connector, offsets)
+
+    store.put_many = slow_put  # type: ignore[method-assign]
+    committer = threading.Thread(target=harness.child.commit, args=(made, {"p": ({}, {"o": 1})}))
+    committer.start()
+    assert writing.wait(5)
+    stopped = threading.Event()
+    stopper = threading.Thread(target=lambda: (harness.plane.stop([("c", 0)]), stopped.set()))
+    stopper.start()
+    assert not stopped.wait(0.3), "the stop returned while the write was under way"
+    release.set()
+    committer.join(5)
+    stopper.join(5)
+    assert stopped.is_set() and store.all("c") == [({}, {"o": 1})]
+    with pytest.raises(ConnectError):
+        harness.child.commit(made, {"p": ({}, {"o": 2})})

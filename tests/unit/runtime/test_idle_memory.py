@@ -21,7 +21,8 @@ class Clock:
 def test_trims_once_after_the_counters_stay_still_long_enough() -> None:
     clock, trims = Clock(), []
     idle = IdleTrim(5.0, clock, lambda: trims.append(clock.now) or True)
-    assert idle.observe(("c", 0, 0, 0)) is False  # first activity
+    assert idle.observe(()) is False  # the first look: no task yet
+    assert idle.observe(("c", 0, 0, 0)) is False  # a task started: activity
     clock.now = 4.9
     assert idle.observe(("c", 0, 0, 0)) is False  # not quiet long enough
     clock.now = 5.0
@@ -34,8 +35,9 @@ def test_trims_once_after_the_counters_stay_still_long_enough() -> None:
 def test_activity_starts_a_new_spell_and_nothing_is_trimmed_before_any() -> None:
     clock, trims = Clock(), []
     idle = IdleTrim(5.0, clock, lambda: trims.append(clock.now) or True)
+    assert idle.observe(()) is False
     clock.now = 100.0
-    assert idle.observe(None) is False  # nothing ever flowed: nothing to give back
+    assert idle.observe(()) is False  # nothing ever flowed: nothing to give back
     idle.observe(("c", 0, 10, 10))
     clock.now = 103.0
     idle.observe(("c", 0, 20, 20))  # still flowing: the clock starts again
