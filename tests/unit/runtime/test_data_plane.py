@@ -240,14 +240,17 @@ def test_a_dead_child_with_no_task_is_no_failure(harness: Harness) -> None:
     harness.plane.start(plan("a", 0))
     harness.plane.stop([("a", 0)])
     harness.child.die()
-    wait_until(lambda: harness.child.channel.closed, "the stand-in closed")
+    child = harness.plane._child
+    assert child is not None
+    wait_until(lambda: child.gone is not None, "the worker saw it die")
     assert harness.plane.engine_failure() is None  # nothing held died with it
 
 
 def test_a_start_that_finds_the_child_gone_fails_the_task(harness: Harness) -> None:
     harness.plane.start(plan("a", 0))
     harness.child.die()
-    wait_until(lambda: harness.child.channel.closed, "the stand-in closed")
+    # the worker's side has noticed (not only the stand-in's): a start now needs a new child
+    wait_until(lambda: harness.plane.engine_failure() is not None, "the worker saw it die")
 
     def spawn_fails(_settings: DataPlaneSettings) -> Any:
         raise OSError(24, "Too many open files")
