@@ -161,6 +161,9 @@ def _start(
             )
             broker.start()
         runtime.add("embedded broker", broker.stop)
+        # The data plane stops before the broker: Tansu exits on SIGTERM only once its
+        # clients are gone, and otherwise is killed after 5 s (a second close is a no-op).
+        runtime.add("data plane (before the broker)", data_plane.close)
         props = {
             # Tansu holds a group join for half the session timeout (Kafka's default: 45 s),
             # so a sink would wait 22 s for its partitions, and again for each new topic.

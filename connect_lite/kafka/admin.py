@@ -47,8 +47,28 @@ class Admin:
     """Admin operations; failures raise RetriableError (transient) or ConnectError."""
 
     def __init__(self, config: Mapping[str, str], timeout: float = DEFAULT_TIMEOUT) -> None:
-        self._admin = new_client(AdminClient, config, "admin client")
+        self._client: AdminClient | None = new_client(AdminClient, config, "admin client")
         self._timeout = timeout
+
+    @property
+    def _admin(self) -> AdminClient:
+        if self._client is None:
+            raise ConnectError("The admin client is closed")
+        return self._client
+
+    def close(self) -> None:
+        """Release the client now: its connections and threads go with the last reference
+        to it (confluent-kafka's AdminClient has no close), which this drops. Otherwise an
+        Admin held in a reference cycle keeps its broker connection until the cyclic
+        collector runs, and the embedded broker does not exit on SIGTERM while a client is
+        connected. Safe to call twice; a closed Admin's calls raise ConnectError."""
+        self._client = None
+
+    def __enter__(self) -> Admin:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
     def _wait(
         self, future: Future[Any], what: str, timeout: float | None, tolerate: int | None = None

@@ -206,10 +206,14 @@ class DeadLetterQueueReporter:
     def setup(self) -> None:
         """Create the topic if it does not exist, then the producer (Kafka's createAndSetup)."""
         try:
-            admin = self._admin_factory()
-            if self.topic not in admin.list_topics():
-                self.log.error("Topic %s doesn't exist. Will attempt to create topic.", self.topic)
-                admin.create_topic(self.topic, DLQ_PARTITIONS, self.handling.dlq_replication_factor)
+            with self._admin_factory() as admin:  # released at once, even on an error
+                if self.topic not in admin.list_topics():
+                    self.log.error(
+                        "Topic %s doesn't exist. Will attempt to create topic.", self.topic
+                    )
+                    admin.create_topic(
+                        self.topic, DLQ_PARTITIONS, self.handling.dlq_replication_factor
+                    )
         except Exception as error:
             raise ConnectError(
                 f"Could not initialize dead letter queue with topic={self.topic}"

@@ -336,6 +336,8 @@ class WorkerSourceTask(WorkerTask):
             self._stop_plugin()
             if self.producer is not None:
                 self.producer.close()
+            if self.topic_creator is not None:
+                self.topic_creator.close()
 
 
 __all__ = ["Batching", "StageSpec", "WorkerSourceTask"]

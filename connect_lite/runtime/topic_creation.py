@@ -87,6 +87,10 @@ class TopicCreator:
         self.creation = creation
         self.known: set[str] = set()
 
+    def close(self) -> None:
+        """Release the admin client (the task is stopping)."""
+        self.admin.close()
+
     def ensure(self, topics: Iterable[str]) -> None:
         for topic in topics:
             if topic not in self.known:

@@ -99,6 +99,8 @@ def test_connector_files_and_sigterm_with_embedded_broker(tmp_path: Path) -> Non
         "connector.class=org.apache.kafka.connect.file.FileStreamSourceConnector\n"
         f"file={src}\n"
         "topic=cli-topic\n"
+        "topic.creation.default.replication.factor=1\n"
+        "topic.creation.default.partitions=1\n"
     )
     sink_json = tmp_path / "sink.json"
     sink_json.write_text(
@@ -140,6 +142,9 @@ def test_connector_files_and_sigterm_with_embedded_broker(tmp_path: Path) -> Non
                 lambda pid=pid: not os.path.exists(f"/proc/{pid}"), 30, what=f"broker {pid} gone"
             )
         assert "connect-lite stopped" in worker.log()
+        # its clients closed first (the tasks', the topic creator's, then the data plane's
+        # process), the broker exits on SIGTERM and is not killed
+        assert "still up after SIGTERM" not in worker.log()
     finally:
         worker.stop()
 

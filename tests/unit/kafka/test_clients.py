@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
+from typing import Any
 
 import pytest
 
-from connect_lite.api.errors import ConfigError
+from connect_lite.api.errors import ConfigError, ConnectError
+from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.clients import (
     admin_config,
     consumer_config,
@@ -220,3 +223,33 @@ def test_unknown_topic_prefixed_worker_keys_are_dropped_not_fatal(
     assert [r.getMessage() for r in caplog.records if r.name == "connect_lite.kafka.native"] == [
         "admin client: keys unknown to librdkafka, dropped: ['topic.creation.enable']"
     ]
+
+
+def _threads() -> int:
+    """librdkafka's threads in this process (it names them rdk:main, rdk:broker...)."""
+    names = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as comm:
+                names.append(comm.read())
+        except FileNotFoundError:  # a thread that just ended
+            pass
+    return sum(1 for name in names if name.startswith("rdk:"))
+
+
+def test_a_closed_admin_releases_its_client_at_once_even_in_a_reference_cycle() -> None:
+    before = _threads()
+    admin = Admin({"bootstrap.servers": "127.0.0.1:1"})
+    assert _threads() > before, "librdkafka's threads"
+    cycle: list[Any] = [admin]
+    cycle.append(cycle)  # reachable only through a cycle: refcounting alone never frees it
+    admin.close()
+    assert _threads() <= before  # other tests' garbage clients may go meanwhile, never come
+    with pytest.raises(ConnectError, match="The admin client is closed"):
+        admin.list_topics()
+    admin.close()  # twice is fine
+    with Admin({"bootstrap.servers": "127.0.0.1:1"}) as scoped:
+        assert _threads() > before
+    assert _threads() <= before
+    with pytest.raises(ConnectError, match="closed"):
+        scoped.describe_topic("t")

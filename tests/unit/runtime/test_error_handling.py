@@ -240,6 +240,13 @@ class FakeAdmin:
     def __init__(self, topics: set[str]) -> None:
         self.topics = topics
         self.created: list[tuple[str, int, int]] = []
+        self.closed = False
+
+    def __enter__(self) -> FakeAdmin:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.closed = True
 
     def list_topics(self) -> set[str]:
         return self.topics
@@ -272,7 +279,7 @@ def handler(
     h = build_handler(handling, "conn", 2, counters, log, lambda: producer, lambda: admin)
     if h.dlq is not None:
         h.dlq.setup()
-        assert admin.created == [("dlq", 1, 3)]
+        assert admin.created == [("dlq", 1, 3)] and admin.closed  # released once set up
     return h, counters
 
 
@@ -372,7 +379,7 @@ def test_the_dlq_topic_is_not_created_when_it_exists() -> None:
         log,
     )
     reporter.setup()
-    assert admin.created == [] and reporter.producer is not None
+    assert admin.created == [] and reporter.producer is not None and admin.closed
 
 
 def test_the_log_reporter_names_stage_task_and_with_messages_the_record(
