@@ -269,6 +269,13 @@ def activity_of(snapshot: Snapshot) -> tuple[tuple[str, int, int, int], ...]:
     )
 
 
+QUIET_LOGGERS = {"py4j": logging.WARNING}
+"""Loggers of the data plane's libraries whose INFO lines tell a user nothing (py4j logs each
+connection to Spark's JVM it closes, a few every time a task stops), quieted as Kafka's
+connect-log4j.properties quiets org.reflections. A level the worker set for one wins, and
+/admin/loggers lists and changes them."""
+
+
 def _configure_logging(channel: Channel, levels: Mapping[str, int]) -> None:
     from connect_lite.runtime.log_setup import KafkaFormatter
 
@@ -278,7 +285,7 @@ def _configure_logging(channel: Channel, levels: Mapping[str, int]) -> None:
     for handler in list(root.handlers):
         root.removeHandler(handler)
     root.addHandler(ForwardingHandler(channel, fallback))
-    for name, level in levels.items():
+    for name, level in {**QUIET_LOGGERS, **levels}.items():
         logging.getLogger(name or None).setLevel(level)
 
 

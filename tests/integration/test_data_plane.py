@@ -117,6 +117,20 @@ def test_admin_loggers_list_and_change_the_data_planes_loggers(
     assert worker.rest.put(f"/admin/loggers/{task_logger}", {"level": "INFO"}).status == 200
 
 
+def test_py4j_says_nothing_at_info_when_tasks_stop(worker: WorkerProcess, tmp_path: Path) -> None:
+    """py4j logs each connection to Spark's JVM it closes at INFO: a few lines every time a
+    task stops. It is at WARN unless set otherwise, and /admin/loggers shows it."""
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("quiet\n")
+    source, sink = file_pipeline(worker, "quiet", src, dst)
+    wait_for(lambda: lines(dst) == ["quiet"], 120, what="the line in the sink file")
+    for name in (source, sink):
+        assert worker.rest.delete(f"/connectors/{name}").status == 204
+    assert worker.rest.get("/admin/loggers/py4j").body["level"] == "WARN"
+    assert "Task stopped" in worker.log()
+    assert "(py4j." not in worker.log()
+
+
 def test_a_dead_data_plane_fails_its_tasks_and_a_restart_runs_them_again(
     worker: WorkerProcess, tmp_path: Path
 ) -> None:
