@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.pipeline.class_archive import archive_options
@@ -432,6 +432,7 @@ class SparkRuntime:
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel(self.conf["spark.log.level"])
+        _quiet_pool_warnings(spark)
         if not self.local:
             self._candidate = spark
             try:
@@ -582,6 +583,17 @@ def _stop_session(spark: SparkSession) -> None:
             _forget_dead_session()
     except Exception as error:
         log.warning("Stopping the unreachable SparkSession failed: %s", error)
+
+
+def _quiet_pool_warnings(spark: SparkSession) -> None:
+    """Each task's job group is its scheduler pool, made on first use by design (see above);
+    Spark's driver warns at each that it "has not been configured". Only that logger is
+    raised to ERROR (in the driver's log4j), whatever ``spark.log.level`` says."""
+    jvm: Any = spark.sparkContext._jvm
+    log4j = jvm.org.apache.logging.log4j
+    log4j.core.config.Configurator.setLevel(
+        "org.apache.spark.scheduler.FairSchedulableBuilder", log4j.Level.ERROR
+    )
 
 
 def _jvm_alive(spark: SparkSession) -> bool:
