@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from connect_lite.api.connector import SourceTask
 from connect_lite.api.records import SourceRecord
 from connect_lite.kafka.admin import TopicDescription
 from connect_lite.pipeline.source_stage import SourceBatchResult
@@ -17,27 +16,7 @@ from connect_lite.runtime.topic_creation import TopicCreation, TopicCreator
 from connect_lite.storage.memory import open_memory_stores
 from connect_lite.storage.states import State, TargetState
 from tests.unit.runtime.fake_producer import RecordingProducer
-
-
-class OneRecord(SourceTask):
-    def __init__(self) -> None:
-        self.sent = False
-
-    def version(self) -> str:
-        return "1.0"
-
-    def start(self, config: dict[str, str]) -> None:
-        pass
-
-    def poll(self) -> list[SourceRecord] | None:
-        if self.sent:
-            time.sleep(0.01)  # as a source with nothing new would wait
-            return None
-        self.sent = True
-        return [SourceRecord({"p": 0}, {"o": 0}, "new-topic", "v")]
-
-    def stop(self) -> None:
-        pass
+from tests.unit.runtime.fake_source import OnceSource
 
 
 class PassThrough:
@@ -93,7 +72,7 @@ def test_a_stopped_source_task_closes_its_producer_and_its_topic_creators_admin(
         }
     )
     task = WorkerSourceTask(
-        plugin=OneRecord(),
+        plugin=OnceSource([SourceRecord({"p": 0}, {"o": 0}, "new-topic", "v")]),
         task_config={},
         stage=PassThrough(),
         producer_factory=lambda **_: producer,

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from connect_lite.api.connector import SourceTask
 from connect_lite.api.records import SourceRecord
 from connect_lite.pipeline.cluster_watch import Backoff
 from connect_lite.pipeline.session import SparkUnavailableError
@@ -19,6 +18,7 @@ from connect_lite.runtime.source_task import WorkerSourceTask
 from connect_lite.storage.memory import open_memory_stores
 from connect_lite.storage.states import State, TargetState
 from tests.unit.runtime.fake_producer import RecordingProducer
+from tests.unit.runtime.fake_source import OnceSource
 
 LOST = "Spark is unreachable: no executor for 30 s"
 
@@ -29,27 +29,6 @@ class RecordingStatus:
 
     def task(self, connector: str, task: int, state: State, trace: str | None, _v: Any) -> None:
         self.reports.append((state, trace))
-
-
-class ThreeRecords(SourceTask):
-    def __init__(self) -> None:
-        self.sent = False
-
-    def version(self) -> str:
-        return "1.0"
-
-    def start(self, config: dict[str, str]) -> None:
-        pass
-
-    def poll(self) -> list[SourceRecord] | None:
-        if self.sent:
-            time.sleep(0.01)  # as a source with nothing new would wait
-            return None
-        self.sent = True
-        return [SourceRecord({"p": 0}, {"o": i}, "t", f"v{i}") for i in range(3)]
-
-    def stop(self) -> None:
-        pass
 
 
 class LostTwice:
@@ -78,7 +57,7 @@ def test_the_task_stays_running_says_why_and_sends_the_same_batch(
     stores = open_memory_stores()
     status, stage, producer = RecordingStatus(), LostTwice(), RecordingProducer()
     task = WorkerSourceTask(
-        plugin=ThreeRecords(),
+        plugin=OnceSource([SourceRecord({"p": 0}, {"o": i}, "t", f"v{i}") for i in range(3)]),
         task_config={},
         stage=stage,
         producer_factory=lambda **_: producer,
