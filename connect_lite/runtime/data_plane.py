@@ -279,8 +279,26 @@ class DataPlaneProcess:
 
     # -- TaskHost --------------------------------------------------------------------------
     def start(self, plan: TaskPlan) -> bool:
-        """Held from before the call: the task's first status may come before the answer."""
+        """Held from before the call: the task's first status may come before the answer.
+        A child that the call finds gone (it died before this side's reader saw it, or while
+        the task started) is replaced once, and the task starts in the new one."""
         plan = dataclasses.replace(plan, generation=next(self._generations))
+        try:
+            return self._start_in_child(plan)
+        except ChannelClosedError as error:
+            if self._closing:
+                self._failed_to_start(plan, error)
+                return False
+            log.warning("The data-plane process ended as a task started: starting a new one")
+        try:
+            return self._start_in_child(plan)
+        except ChannelClosedError as error:
+            self._failed_to_start(plan, error)
+            return False
+
+    def _start_in_child(self, plan: TaskPlan) -> bool:
+        """Start the task in the live child (a new one if the last one died); raises
+        ChannelClosedError, the task released, if that child is gone."""
         try:
             child = self._live_child()
             self._hold(plan, child)
@@ -288,7 +306,10 @@ class DataPlaneProcess:
         except CallTimeoutError as error:  # it may still start: held, so a stop reaches it
             self._failed_to_start(plan, error)
             return True
-        except Exception as error:  # the child is gone, could not start, or refused the plan
+        except ChannelClosedError:
+            self._release(plan)
+            raise
+        except Exception as error:  # no child could be started, or it refused the plan
             self._release(plan)
             self._failed_to_start(plan, error)
             return False

@@ -84,6 +84,7 @@ class StandIn:
         self.refuse: set[str] = set()
         self.views: list[TaskView] = []
         self.hang = threading.Event()
+        self.crash_on_start = False
         self.channel = Channel(
             sock,
             {
@@ -101,6 +102,9 @@ class StandIn:
     def start(self, made: TaskPlan) -> bool:
         if made.connector == "slow":
             self.hang.wait(5)
+        if self.crash_on_start:  # the process dies before it answers
+            self.die()
+            return False
         self.plans.append(made)
         if made.connector in self.refuse:
             self.status(made, State.FAILED)  # as LocalTasks does when it cannot build it
@@ -130,6 +134,8 @@ class StandIn:
 class Harness:
     def __init__(self) -> None:
         self.children: list[StandIn] = []
+        self.crashing_children = False
+        """Whether each new stand-in dies at its first start."""
         self.stores = open_memory_stores()
         self.status = StatusReporter(self.stores.statuses, "w")
         settings = DataPlaneSettings(spark_conf={}, shutdown_timeout_ms=1000)
@@ -141,6 +147,7 @@ class Harness:
     def spawn(self, _settings: DataPlaneSettings) -> tuple[FakeProc, socket.socket]:
         ours, theirs = socket.socketpair()
         child = StandIn(theirs)
+        child.crash_on_start = self.crashing_children
         self.children.append(child)
         return child.proc, ours
 
@@ -260,6 +267,30 @@ def test_a_start_that_finds_the_child_gone_fails_the_task(harness: Harness) -> N
     trace = harness.stores.statuses.get_task("b", 0).trace  # type: ignore[union-attr]
     assert harness.state("b") is State.FAILED and trace is not None and "Too many open" in trace
     assert ("b", 0) not in harness.plane.held()
+
+
+def test_a_child_that_dies_as_a_task_starts_is_replaced_once(harness: Harness) -> None:
+    harness.plane.start(plan("a", 0))
+    first = harness.child
+    first.crash_on_start = True
+    assert harness.plane.start(plan("b", 0)) is True
+    assert len(harness.children) == 2 and harness.child is not first
+    started = harness.child.plans[-1]
+    assert started.key == ("b", 0) and harness.plane.held() == [("a", 0), ("b", 0)]
+    wait_until(lambda: harness.state("a") is State.FAILED, "a FAILED with the first child")
+    harness.child.status(started, State.RUNNING)
+    wait_until(lambda: harness.state("b") is State.RUNNING, "b RUNNING in the new child")
+    trace = harness.stores.statuses.get_task("a", 0).trace  # type: ignore[union-attr]
+    assert trace is not None and "exited unexpectedly" in trace
+
+
+def test_a_task_whose_start_kills_two_children_fails(harness: Harness) -> None:
+    harness.crashing_children = True
+    assert harness.plane.start(plan("b", 0)) is False
+    assert len(harness.children) == 2, "replaced once, not again"
+    trace = harness.stores.statuses.get_task("b", 0).trace  # type: ignore[union-attr]
+    assert harness.state("b") is State.FAILED and trace is not None and "gone" in trace
+    assert harness.plane.held() == []
 
 
 def test_a_start_without_an_answer_is_failed_but_held(
