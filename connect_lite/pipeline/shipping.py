@@ -163,10 +163,12 @@ def _cause(error: BaseException) -> str:
 def executor_facts(_: Iterable[Any]) -> Iterator[tuple[str, str, str]]:
     """The handshake job's function: connect_lite's version and file, and Python's version.
 
-    It imports the code the stages run on executors, with its dependencies (pyarrow): an
-    executor whose Python lacks them fails here, at the session's start, not at a batch."""
+    It imports pyarrow, the one dependency beyond PySpark of the code the stages run on
+    executors: an executor whose Python lacks it fails here, at the session's start, not at
+    a batch. (Not that code itself: it imports this module, through the session.)"""
+    import pyarrow  # noqa: F401  # see the docstring
+
     import connect_lite
-    import connect_lite.pipeline.transfer  # see the docstring
 
     yield connect_lite.__version__, connect_lite.__file__, platform.python_version()
 
