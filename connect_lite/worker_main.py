@@ -146,24 +146,25 @@ def _start(
     starting.stage = "Checking Java."
     with timer.phase("Java"):
         check_java()
+    broker = None
+    if config.embedded_broker_enable:
+        broker = EmbeddedBroker(
+            port=config.embedded_broker_port, niceness=config.data_plane_niceness
+        )
+        # Added before the data plane, so stopped after it (a broker not started stops at
+        # once): Tansu exits on SIGTERM only once its clients are gone, else it is killed
+        # after 5 s.
+        runtime.add("embedded broker", broker.stop)
     # The data plane (the tasks and Spark, in a process of their own): Spark takes longest to
     # start, so it starts now, beside the broker, Kafka and the herder.
     with timer.phase("data plane"):
         data_plane = start_data_plane(config)
     runtime.add("data plane", data_plane.close)
     loggers.peer = data_plane
-    broker = None
-    if config.embedded_broker_enable:
+    if broker is not None:
         starting.stage = "Starting the embedded broker."
         with timer.phase("broker"):
-            broker = EmbeddedBroker(
-                port=config.embedded_broker_port, niceness=config.data_plane_niceness
-            )
             broker.start()
-        runtime.add("embedded broker", broker.stop)
-        # The data plane stops before the broker: Tansu exits on SIGTERM only once its
-        # clients are gone, and otherwise is killed after 5 s (a second close is a no-op).
-        runtime.add("data plane (before the broker)", data_plane.close)
         props = {
             # Tansu holds a group join for half the session timeout (Kafka's default: 45 s),
             # so a sink would wait 22 s for its partitions, and again for each new topic.
