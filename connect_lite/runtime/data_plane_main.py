@@ -220,9 +220,7 @@ class DataPlane:
 
     def _shutdown(self) -> None:
         """Stop what still runs, then Spark; the process exits once this is answered."""
-        keys = self.tasks.held()
-        if keys:
-            self.tasks.stop(keys)
+        self.tasks.stop(self.tasks.held())
         self.spark.stop()
         self._done.set()
         self._changed.set()

@@ -51,7 +51,7 @@ class TaskHost(Protocol):
 
     def stop(self, keys: Sequence[TaskKey]) -> None:
         """Stop the tasks and wait for them, within the graceful timeout in all; a task that
-        misses it is abandoned (it commits nothing more)."""
+        misses it is abandoned (it commits nothing more). Keys not held are ignored."""
 
     def held(self) -> list[TaskKey]:
         """The tasks held now, sorted."""

@@ -283,7 +283,6 @@ class Worker:
         if isinstance(runner.instance, SourceConnector):
             return dataclasses.replace(
                 plan,
-                kind="source",
                 producer_config=producer_config(self.props, name, task, overrides["producer"]),
                 admin_config=admin_config(self.props, overrides["admin"]),
                 topic_creation=self._topic_creation(connector_config),
@@ -298,7 +297,6 @@ class Worker:
             )
             return dataclasses.replace(
                 plan,
-                kind="sink",
                 batching=sink_batching(self.batching, consumer_conf),
                 consumer_config=consumer_conf,
                 subscription=SinkSubscription.of_task(task_config),
@@ -409,17 +407,11 @@ class Worker:
 
     def stop_tasks(self, name: str, ids: list[int] | None = None) -> None:
         """Stop tasks and wait for them, within task.shutdown.graceful.timeout.ms in total."""
-        held = set(self.tasks.held())
-        keys = [(name, t) for t in (ids if ids is not None else self.task_ids(name))]
-        keys = [k for k in keys if k in held]
-        if keys:
-            self.tasks.stop(keys)
+        self.tasks.stop([(name, t) for t in (ids if ids is not None else self.task_ids(name))])
 
     def shutdown(self) -> None:
         """Stop every task and connector of this worker."""
-        keys = self.tasks.held()
-        if keys:
-            self.tasks.stop(keys)
+        self.tasks.stop(self.tasks.held())
         for name in list(self._connectors):
             self.stop_connector(name)
 
