@@ -6,6 +6,7 @@ import functools
 import sys
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -129,6 +130,35 @@ def test_job_group_tags_jobs_of_this_thread_only(runtime: SparkRuntime):
     assert len(sc.statusTracker().getJobIdsForGroup("group-tag-test")) == 1
 
 
+def run_on_a_thread(
+    stage: SourceStage, records: list[SourceRecord]
+) -> tuple[threading.Thread, list[object], threading.Event]:
+    """The stage runs the batch on a thread of its own; ``outcome`` gets its result or what
+    it raised, then ``returned`` is set."""
+    outcome: list[object] = []
+    returned = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome.append(stage.run(records))
+        except BaseException as error:
+            outcome.append(error)
+        finally:
+            returned.set()
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    return worker, outcome, returned
+
+
+def running_job(tracker: Any, group: str) -> int:
+    """The one running Spark job of ``group``, once there is one."""
+    (job,) = wait_for(
+        lambda: set(tracker.getActiveJobsIds()) & set(tracker.getJobIdsForGroup(group))
+    )
+    return int(job)
+
+
 @pytest.mark.timeout(240)
 def test_cancel_stops_a_running_stage_from_another_thread(runtime: SparkRuntime, tmp_path):
     """Every record waits for a file that does not exist: only cancel can end the job."""
@@ -143,26 +173,10 @@ def test_cancel_stops_a_running_stage_from_another_thread(runtime: SparkRuntime,
     )
     stage = SourceStage(runtime, spec, "task-blocked-0")
     records = [SourceRecord(None, None, "t", f"v{i}") for i in range(8)]
-    outcome: list[BaseException | object] = []
-    returned = threading.Event()
-
-    def run() -> None:
-        try:
-            outcome.append(stage.run(records))
-        except BaseException as e:
-            outcome.append(e)
-        finally:
-            returned.set()
-
-    worker = threading.Thread(target=run, daemon=True)
     tracker = runtime.session().sparkContext.statusTracker()
-    worker.start()
+    worker, outcome, returned = run_on_a_thread(stage, records)
     try:
-        (job,) = wait_for(
-            lambda: (
-                set(tracker.getActiveJobsIds()) & set(tracker.getJobIdsForGroup("task-blocked-0"))
-            )
-        )
+        job = running_job(tracker, "task-blocked-0")
         assert not returned.is_set()
         stage.cancel()
         assert returned.wait(120), "the stage did not return after cancel"
@@ -217,23 +231,10 @@ def test_a_late_cancel_of_a_replaced_stage_leaves_its_successor_running(
     old = SourceStage(runtime, spec("replaced-old"), "task-replaced-0")
     new = SourceStage(runtime, spec("replaced-new", transforms=(blocked,)), "task-replaced-0")
     records = [SourceRecord(None, None, "t", f"v{i}") for i in range(4)]
-    outcome: list[object] = []
-
-    def run() -> None:
-        try:
-            outcome.append(new.run(records))
-        except BaseException as error:
-            outcome.append(error)
-
-    worker = threading.Thread(target=run, daemon=True)
     tracker = runtime.session().sparkContext.statusTracker()
-    worker.start()
+    worker, outcome, _ = run_on_a_thread(new, records)
     try:
-        (job,) = wait_for(
-            lambda: (
-                set(tracker.getActiveJobsIds()) & set(tracker.getJobIdsForGroup("task-replaced-0"))
-            )
-        )
+        job = running_job(tracker, "task-replaced-0")
         old.cancel()  # the replaced stage's late cancel
         assert tracker.getJobInfo(job).status == "RUNNING"
     finally:

@@ -13,8 +13,6 @@ import pytest
 
 from connect_lite.api.errors import ConnectError
 from connect_lite.pipeline.placement import LastBatch
-from connect_lite.pipeline.stage_spec import StageSpec
-from connect_lite.plugins.types import PluginRef
 from connect_lite.runtime import data_plane
 from connect_lite.runtime.channel import Channel
 from connect_lite.runtime.data_plane import (
@@ -29,25 +27,8 @@ from connect_lite.runtime.task_metrics import TaskCounters
 from connect_lite.runtime.task_plan import TaskPlan
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.memory import open_memory_stores
-from connect_lite.storage.states import State, TargetState
-
-
-def _nothing() -> Any:
-    raise AssertionError("not built here")
-
-
-def plan(connector: str = "c", task: int = 0) -> TaskPlan:
-    return TaskPlan(
-        connector=connector,
-        task=task,
-        kind="source",
-        target=TargetState.RUNNING,
-        task_class=PluginRef(None, "x", "Y"),
-        task_config={},
-        spec=StageSpec("s", _nothing, _nothing, _nothing),
-        job_group=f"connect-lite:{connector}-{task}",
-        flush_interval_ms=1000,
-    )
+from connect_lite.storage.states import State
+from tests.unit.runtime.fake_plan import plan
 
 
 def view(connector: str, task: int, records: int = 0) -> TaskView:

@@ -12,14 +12,13 @@ import pytest
 
 from connect_lite.api.errors import ConnectError
 from connect_lite.pipeline.placement import LastBatch
-from connect_lite.pipeline.stage_spec import StageSpec
-from connect_lite.plugins.types import PluginRef
 from connect_lite.runtime.local_tasks import LocalTasks, TaskServices, shared
 from connect_lite.runtime.task import WorkerTask
 from connect_lite.runtime.task_host import TaskView
 from connect_lite.runtime.task_metrics import TaskCounters
 from connect_lite.runtime.task_plan import Component, TaskPlan
 from connect_lite.storage.states import State, TargetState
+from tests.unit.runtime.fake_plan import plan
 
 
 class Statuses:
@@ -61,25 +60,6 @@ class Looping(WorkerTask):
 
     def last_batch(self) -> LastBatch | None:
         return LastBatch("pool", ("driver",))
-
-
-def plan(connector: str = "c", task: int = 0) -> TaskPlan:
-    def nothing() -> Any:
-        raise AssertionError("not built in these tests")
-
-    spec = StageSpec("s", nothing, nothing, nothing)
-    return TaskPlan(
-        connector=connector,
-        task=task,
-        kind="source",
-        target=TargetState.RUNNING,
-        task_class=PluginRef(None, "x", "Y"),
-        task_config={},
-        spec=spec,
-        job_group=f"connect-lite:{connector}-{task}",
-        flush_interval_ms=1000,
-        components=(Component("value_converter", "", "StringConverter", "4.1"),),
-    )
 
 
 def host(statuses: Statuses, shutdown_ms: int = 5000, **task_kwargs: Any) -> LocalTasks:
