@@ -39,7 +39,14 @@ from connect_lite.pipeline.class_archive import archive_options
 from connect_lite.pipeline.cluster_watch import Backoff, ClusterWatch
 from connect_lite.pipeline.exchange import ChunkExchange
 from connect_lite.pipeline.placement import BatchTracker, LastBatch
-from connect_lite.pipeline.shipping import ExecutorMismatchError, Shipper, handshake, is_local
+from connect_lite.pipeline.shipping import (
+    ExecutorMismatchError,
+    Shipper,
+    handshake,
+    is_local,
+    package_home,
+    python_path,
+)
 from connect_lite.pipeline.stage_spec import StageSpec
 
 if TYPE_CHECKING:
@@ -155,11 +162,7 @@ def _python_path(given: str | None) -> str:
     Spark's Python workers import connect_lite.pipeline (the stage code) by name; in local
     mode this makes that work whether connect_lite is installed or run from a checkout.
     """
-    import connect_lite
-
-    home = os.path.dirname(os.path.dirname(os.path.abspath(connect_lite.__file__)))
-    parts = [home, *(given.split(os.pathsep) if given else [])]
-    return os.pathsep.join(dict.fromkeys(p for p in parts if p))
+    return python_path(package_home(), given)
 
 
 def owner_tag(owner: str) -> str:

@@ -160,6 +160,20 @@ def _cause(error: BaseException) -> str:
     return (found or lines or [type(error).__name__])[0][:500]
 
 
+def package_home() -> str:
+    """The directory connect_lite is imported from: a checkout's root, or site-packages."""
+    import connect_lite
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(connect_lite.__file__)))
+
+
+def python_path(*parts: str | None) -> str:
+    """A PYTHONPATH of ``parts`` (each a path or a PYTHONPATH) in order, without repeats or
+    empty entries."""
+    entries = [p for part in parts if part for p in part.split(os.pathsep)]
+    return os.pathsep.join(dict.fromkeys(p for p in entries if p))
+
+
 def executor_facts(_: Iterable[Any]) -> Iterator[tuple[str, str, str]]:
     """The handshake job's function: connect_lite's version and file, and Python's version.
 

@@ -41,6 +41,7 @@ from typing import Any, Protocol
 
 from connect_lite.api.errors import ConnectError
 from connect_lite.pipeline.placement import LastBatch
+from connect_lite.pipeline.shipping import package_home, python_path
 from connect_lite.runtime.channel import CallTimeoutError, Channel, ChannelClosedError
 from connect_lite.runtime.loggers import LoggerLevel
 from connect_lite.runtime.logging_context import LogContext, logging_context
@@ -518,16 +519,13 @@ def spawn_child(settings: DataPlaneSettings) -> tuple[ChildProcess, socket.socke
 def _child_env() -> dict[str, str]:
     """This process's environment; where connect_lite is not installed (a checkout run as
     ``python app.py``), its directory joins PYTHONPATH so that the child imports it too."""
-    import connect_lite
-
-    home = os.path.dirname(os.path.dirname(os.path.abspath(connect_lite.__file__)))
+    home = package_home()
     env = dict(os.environ)
     installed = {
         os.path.abspath(p) for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib"))
     }
     if home not in installed:
-        parts = [*env.get("PYTHONPATH", "").split(os.pathsep), home]
-        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in parts if p))
+        env["PYTHONPATH"] = python_path(env.get("PYTHONPATH"), home)
     return env
 
 
