@@ -70,7 +70,7 @@ def decimal_unscaled(schema: Schema, value: Any) -> int:
         raise DataError(f"Invalid type for Decimal: {type(value).__name__}")
     sign, digits, exponent = value.as_tuple()
     if not isinstance(exponent, int):
-        raise DataError(f"Decimal value {value} cannot be encoded")
+        raise DataError("A Decimal that is NaN or infinite cannot be encoded")
     unscaled = int("".join(map(str, digits)) or "0")
     shift = exponent + scale
     if shift >= 0:

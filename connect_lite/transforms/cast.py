@@ -239,7 +239,10 @@ def cast_value(schema: Schema | None, value: Any, target: SchemaType) -> Any:
         if target is SchemaType.STRING:
             return _to_string(value, schema)
     except _OutOfRange:
-        raise DataError(f"Value ({value}) was out of range for requested data type") from None
+        # Kafka's text quotes the value; a trace is no place for a record's data.
+        raise DataError(
+            f"Value of {java_class(value)} was out of range for requested data type {target.name}"
+        ) from None
     raise DataError(f"{target.name} is not supported in the Cast transformation.")
 
 

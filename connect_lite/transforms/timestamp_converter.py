@@ -188,8 +188,9 @@ class _TimestampConverter(KeyOrValue):
                 return fmt.parse(value)
             except ValueError:
                 raise DataError(
-                    f"Could not parse timestamp: value ({value}) does not match pattern "
-                    f"({fmt.to_pattern()})"
+                    # Kafka's text quotes the value; a trace is no place for a record's data.
+                    f"Could not parse timestamp: a string of {len(value)} characters does not "
+                    f"match pattern ({fmt.to_pattern()})"
                 ) from None
         if kind == UNIX:
             if not isinstance(value, int) or isinstance(value, bool):

@@ -57,7 +57,14 @@ class TimestampRouter(BuiltinTransformation):
 
     def apply(self, record: Any) -> Any:
         if record.timestamp is None:
-            raise DataError(f"Timestamp missing on record: {record}")
+            raise DataError(
+                f"Timestamp missing on record from topic {record.topic}"
+                + (
+                    ""
+                    if getattr(record, "kafka_offset", None) is None
+                    else f" at offset {record.kafka_offset}"
+                )
+            )
         try:
             formatted = self._timestamp_format.format(record.timestamp)
         except ValueError as error:

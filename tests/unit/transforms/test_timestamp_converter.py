@@ -322,7 +322,7 @@ def test_errors() -> None:
     with pytest.raises(DataError) as info:
         value_xform("unix", format="yyyy-MM-dd").apply(record(None, "20200101"))
     assert str(info.value) == (
-        "Could not parse timestamp: value (20200101) does not match pattern (yyyy-MM-dd)"
+        "Could not parse timestamp: a string of 8 characters does not match pattern (yyyy-MM-dd)"
     )
     with pytest.raises(DataError, match="requires format option"):
         value_xform("unix").apply(record(None, "2020-01-01"))
