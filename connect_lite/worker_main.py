@@ -30,6 +30,7 @@ from connect_lite.plugins.registry import Plugins
 from connect_lite.rest.app import create_app
 from connect_lite.rest.server import RestServer
 from connect_lite.rest.tls import server_context
+from connect_lite.runtime.concealed_stores import ConcealedOffsets
 from connect_lite.runtime.config_providers import load_config_providers, resolve_worker_props
 from connect_lite.runtime.connector_offsets import ConnectorOffsetsAPI
 from connect_lite.runtime.data_plane import (
@@ -309,17 +310,20 @@ def build_herder(
     worker_props = dict(config.raw)
     for kind in ("key", "value", "header"):
         worker_props.setdefault(f"{kind}.converter", config.converter(kind))
+    # A name that is, whole, a resolved secret is kept as its reference (topics, partitions).
+    conceal = resolver.redactor.exact if resolver is not None else None
     topic_tracker = TopicTracker(
-        stores.topics, config.topic_tracking_enable, config.topic_tracking_allow_reset
+        stores.topics, config.topic_tracking_enable, config.topic_tracking_allow_reset, conceal
     )
+    offsets = stores.offsets if conceal is None else ConcealedOffsets(stores.offsets, conceal)
     host: TaskHost
     if isinstance(tasks, DataPlaneProcess):
-        tasks.attach(status, stores.offsets, topic_tracker)
+        tasks.attach(status, offsets, topic_tracker)
         host = tasks
     else:  # imported here: the worker process itself runs no task, and needs none of it
         from connect_lite.runtime.local_tasks import LocalTasks, TaskServices, shared
 
-        services = TaskServices(tasks, status, stores.offsets, topic_tracker)
+        services = TaskServices(tasks, status, offsets, topic_tracker)
         host = LocalTasks(tasks, shared(services), config.task_shutdown_graceful_timeout_ms)
     worker = Worker(
         worker_props,
@@ -332,6 +336,7 @@ def build_herder(
         transforms_columns=config.transforms_columns_enable,
         override_policy=config.override_policy,
         resolver=resolver,
+        local_paths=config.local_paths,
     )
     runtime_metrics = RuntimeMetrics(status.counters, worker.running_tasks, stores.statuses)
     return StandaloneHerder(
@@ -344,7 +349,7 @@ def build_herder(
             stores.configs, topic_tracker, worker.running_plugins, runtime=runtime_metrics
         ),
         offsets=ConnectorOffsetsAPI(
-            plugins, stores.offsets, worker_props, override_policy=config.override_policy
+            plugins, offsets, worker_props, override_policy=config.override_policy
         ),
         worker_id=status.worker_id,
         cluster_id=cluster_id,

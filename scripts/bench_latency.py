@@ -813,6 +813,7 @@ def main() -> None:
             "embedded.broker.enable": "false",
             "bootstrap.servers": bootstrap,
             "state.storage.file": str(work / "worker/state.db"),
+            "connector.allowed.paths": str(work),  # the load and output files
         }
         props = shipped_props(changes)
         print(f"broker {bootstrap}; the worker: standalone.properties with {changes}")

@@ -38,6 +38,38 @@ class Width(enum.Enum):
     LONG = "LONG"
 
 
+class LocalPath(enum.Enum):
+    """Marks a key whose value names files on the worker's machine (``ConfigDef.define(...,
+    local_path=...)``). The worker holds every such value to ``connector.allowed.paths``: a
+    path outside it is an error on the key in validate, and the connector or task that would
+    use it fails at start.
+
+    ``PATH``: the value is a path (a LIST key: each item is one). ``URL``: the value is a URL,
+    local when its scheme is ``file`` or when it has none (a plain path); other schemes
+    (``s3a://``, ``hdfs://``) are not bounded."""
+
+    PATH = "PATH"
+    URL = "URL"
+
+    def paths(self, value: Any) -> list[str]:
+        """The local paths that ``value`` (raw or parsed) names; blank names none."""
+        items = value if isinstance(value, list | tuple) else [value]
+        found: list[str] = []
+        for item in items:
+            text = "" if item is None else str(item).strip()
+            if not text:
+                continue
+            if self is LocalPath.URL:
+                scheme, sep, rest = text.partition("://")
+                if sep and len(scheme) >= 2:  # "c://" is no scheme: a drive-like path
+                    if scheme.lower() != "file":
+                        continue
+                    host, slash, path = rest.partition("/")
+                    text = slash + path if host in ("", "localhost") else "//" + rest
+            found.append(text)
+        return found
+
+
 class _NoDefault:
     def __repr__(self) -> str:
         return "NO_DEFAULT"
@@ -212,6 +244,8 @@ class ConfigKey:
     order_in_group: int = -1
     width: Width = Width.NONE
     dependents: list[str] = field(default_factory=list)
+    local_path: LocalPath | None = None
+    """Set when the value names local files: bounded by the worker's connector.allowed.paths."""
 
     @property
     def has_default(self) -> bool:
@@ -341,8 +375,10 @@ class ConfigDef:
         order_in_group: int = -1,
         width: Width = Width.NONE,
         dependents: list[str] | None = None,
+        local_path: LocalPath | None = None,
     ) -> ConfigDef:
-        """Declare a key; returns self so calls chain."""
+        """Declare a key; returns self so calls chain. ``local_path`` marks a key whose value
+        names files on the worker's machine (see :class:`LocalPath`)."""
         if name in self._keys:
             raise ValueError(f"Configuration {name} is defined twice.")
         self._keys[name] = ConfigKey(
@@ -358,6 +394,7 @@ class ConfigDef:
             order_in_group,
             width,
             list(dependents or []),
+            local_path,
         )
         return self
 

@@ -81,6 +81,12 @@ class Concealer:
     def __bool__(self) -> bool:
         return self._pattern is not None
 
+    def exact(self, text: str) -> str:
+        """The stand-in of ``text`` when it is, whole, a known value; else ``text``. For names
+        kept as state (a topic, a source partition's values): concealing parts of them could
+        merge two names into one."""
+        return self._stand_ins.get(text, text)
+
     def conceal(self, text: str) -> str:
         pattern = self._pattern
         if pattern is None or not text:

@@ -28,12 +28,14 @@ from connect_lite.config.framework import (
     source_config_def,
     uses_topic_creation,
 )
+from connect_lite.config.local_paths import ALLOWED_PATHS
 from connect_lite.config.override_policy import OVERRIDE_PREFIXES, client_key_type
 from connect_lite.config.resolution import (
     HIDDEN,
     ConfigResolver,
     Resolved,
     is_provider_key,
+    references,
 )
 from connect_lite.config.topic_creation import topic_creation_def
 from connect_lite.config.worker import WorkerConfig
@@ -72,6 +74,7 @@ def validate_connector_config(
     answer shows each reference as written, and no resolved value in any message.
     """
     written = {k: v for k, v in config.items() if not is_provider_key(k)}
+    refuse_unsafe_keys(written)
     if resolver is None:
         return _validate(plugins, worker, written)
     resolved = resolver.resolve_leniently(written)
@@ -101,6 +104,8 @@ def _validate(plugins: PluginLookup, worker: WorkerConfig, props: Props) -> Conf
     connector = plugins.new_instance(found)
     connector_def: ConfigDef = connector.config()
     connector_values = connector_def.validate(_without_nulls(props))
+    for key, problem in worker.local_paths.check(connector_def, props).items():
+        connector_values[key].errors.append(problem)
     main = _result(
         conn_class,
         [framework_def, connector_def],
@@ -113,6 +118,59 @@ def _validate(plugins: PluginLookup, worker: WorkerConfig, props: Props) -> Conf
         *_converter_sections(plugins, props, framework_values),
     ]
     return _merge(conn_class, [main, *sections])
+
+
+PLUGIN_NAMING_KEYS = frozenset(
+    {
+        "connector.class",
+        "transforms",
+        "predicates",
+        "topic.creation.groups",
+        *(f"{kind}.converter" for kind in CONVERTER_KINDS),
+    }
+)
+"""Keys whose values name aliases, groups or classes: their values become config names in
+the validate answer (``transforms.<alias>.type``), so they are taken as written, never
+resolved."""
+_PLUGIN_NAMING_SUFFIXES = (".plugin.version",)
+_ALIAS_KEY_ENDS = (".type", ".predicate")
+
+
+def names_plugins(key: str) -> bool:
+    """Whether ``key`` names aliases, groups, classes or plugin versions."""
+    if key in PLUGIN_NAMING_KEYS or key.endswith(_PLUGIN_NAMING_SUFFIXES):
+        return True
+    kind, _, rest = key.partition(".")
+    return (
+        kind in ("transforms", "predicates")
+        and rest.count(".") == 1
+        and (rest.endswith(_ALIAS_KEY_ENDS))
+    )
+
+
+def refuse_unsafe_keys(config: Props) -> None:
+    """400 for what no connector config may hold, before anything is resolved or shown:
+    a key with ISO control characters (it would forge lines in the log, as a connector name
+    would), the worker-only ``connector.allowed.paths``, and a config provider reference in a
+    key that names aliases, groups or classes (its resolved value would become the name of
+    entries in the validate answer)."""
+    for key in config:
+        if _has_control_chars(key):
+            raise BadRequestError(f"Config key {key!r} may not contain ISO control characters")
+    if ALLOWED_PATHS in config:
+        raise BadRequestError(
+            f"{ALLOWED_PATHS} is a worker setting: a connector config may not set it"
+        )
+    for key, value in config.items():
+        if value is not None and names_plugins(key) and references(value):
+            raise BadRequestError(
+                f"Config {key} names aliases, groups or classes, so it may not hold a config "
+                "provider reference (${...}); write its value out"
+            )
+
+
+def _has_control_chars(text: str) -> bool:
+    return any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in text)
 
 
 def _as_written(infos: ConfigInfos, written: Props, resolved: Resolved) -> ConfigInfos:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from connect_lite.api.config import (
     valid_list,
 )
 from connect_lite.api.errors import ConfigError
+from connect_lite.config.local_paths import ALLOWED_PATHS, LocalPaths
 from connect_lite.config.override_policy import (
     ALLOWED_OAUTH_URLS,
     POLICY_NAMES,
@@ -182,6 +184,17 @@ def _define_worker_config() -> ConfigDef:
         "connect-lite.db",
         importance=high,
         doc="SQLite file holding connector configs, statuses, offsets and topics.",
+    )
+    d.define(
+        ALLOWED_PATHS,
+        Type.LIST,
+        [],
+        importance=high,
+        doc="Directories in which connectors may read and write local files (FileStream's file, "
+        "a lake sink's file:// store.url, and every other key that names a local path); links "
+        "and .. are resolved first. Empty: the directory of state.storage.file. The state file "
+        "and its companions, plugin.path and the Python installation are never allowed. A "
+        "worker key only: a connector config may not set it.",
     )
     d.define(
         "offset.flush.interval.ms",
@@ -471,6 +484,13 @@ class WorkerConfig:
     @property
     def state_storage_file(self) -> str:
         return str(self.get("state.storage.file"))
+
+    @functools.cached_property
+    def local_paths(self) -> LocalPaths:
+        """The bound on the local files connectors may use (``connector.allowed.paths``)."""
+        state = self.state_storage_file
+        allowed = [p for p in self.get(ALLOWED_PATHS) or [] if p.strip()]
+        return LocalPaths.of(allowed or LocalPaths.default_allowed(state), state, self.plugin_path)
 
     @property
     def offset_flush_interval_ms(self) -> int:

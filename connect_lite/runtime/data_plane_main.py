@@ -34,7 +34,7 @@ from connect_lite.runtime.data_plane import (
 )
 from connect_lite.runtime.idle_memory import IdleTrim
 from connect_lite.runtime.loggers import LoggerLevel, Loggers
-from connect_lite.runtime.logging_context import LogContext, current
+from connect_lite.runtime.logging_context import LogContext, current, escape_record_args
 from connect_lite.runtime.task_host import TaskKey, TaskView
 from connect_lite.runtime.task_plan import TaskPlan
 from connect_lite.storage.base import OffsetStore
@@ -66,6 +66,7 @@ def portable_record(record: logging.LogRecord) -> dict[str, Any]:
     """A log record as plain values: its message formatted, its traceback as text, and the
     connector context it was logged in."""
     fields = {name: getattr(record, name, None) for name in _RECORD_FIELDS}
+    escape_record_args(record)
     fields["msg"] = record.getMessage()
     fields["args"] = None
     exc_text = record.exc_text

@@ -152,7 +152,8 @@ class LogReporter:
     def report(self, ctx: ErrorContext) -> None:
         if not self.handling.log_enable:
             return
-        self.log.error("%s\n%s", self.message(ctx), ctx.trace.rstrip())
+        # The trace is a traceback and keeps its lines; the message's parts are escaped.
+        self.log.error("%s\n" + ctx.trace.rstrip().replace("%", "%%"), self.message(ctx))
         self.counters.add(total_errors_logged=1)
 
 

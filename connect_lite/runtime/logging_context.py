@@ -37,10 +37,44 @@ class LogContext:
         return bool(self.connector)
 
     def __str__(self) -> str:
-        return f"[{self.connector}|{self.scope}] " if self.connector else ""
+        return f"[{escape_controls(self.connector)}|{self.scope}] " if self.connector else ""
 
 
 NO_CONTEXT = LogContext()
+
+_CONTROLS = {
+    code: {0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}.get(code, f"\\x{code:02x}")
+    for code in [*range(0x20), *range(0x7F, 0xA0)]
+}
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with ISO control characters written as escapes (``\\n``, ``\\x1b``): a
+    user-supplied string cannot start a log line of its own or drive a terminal."""
+    return text.translate(_CONTROLS)
+
+
+def escape_record_args(record: logging.LogRecord) -> None:
+    """Escape the control characters of a record's string and exception arguments: they
+    carry what users supplied (names, keys, values, error texts), while the message format and
+    a traceback are the code's own and keep their lines. Done once, before formatting."""
+    args = record.args
+    if not args or getattr(record, "_args_escaped", False):
+        return
+    if isinstance(args, tuple):
+        record.args = tuple(_escaped(arg) for arg in args)
+    elif isinstance(args, dict):
+        record.args = {key: _escaped(arg) for key, arg in args.items()}
+    record._args_escaped = True
+
+
+def _escaped(arg: object) -> object:
+    if isinstance(arg, str):
+        return escape_controls(arg)
+    if isinstance(arg, BaseException):
+        return escape_controls(str(arg))
+    return arg
+
 
 _current: ContextVar[LogContext] = ContextVar("connect_lite_log_context", default=NO_CONTEXT)
 
@@ -70,6 +104,7 @@ class ContextFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not isinstance(getattr(record, "connector_context", None), LogContext):
             record.connector_context = _current.get()
+        escape_record_args(record)
         return True
 
 
@@ -78,5 +113,7 @@ __all__ = [
     "ContextFilter",
     "LogContext",
     "current",
+    "escape_controls",
+    "escape_record_args",
     "logging_context",
 ]

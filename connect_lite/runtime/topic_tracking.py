@@ -6,7 +6,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from connect_lite.api.errors import ForbiddenError, RetriableError
@@ -30,10 +30,20 @@ class TopicTracker:
     """Records ``(connector, topic, task, discovery time)`` the first time a task uses a topic.
 
     The in-memory view is checked first, so a topic costs one store write, not one per record;
-    tasks racing on the same topic are harmless (the store keeps the first record)."""
+    tasks racing on the same topic are harmless (the store keeps the first record).
 
-    def __init__(self, store: TopicStore, enabled: bool, allow_reset: bool) -> None:
+    A topic whose name is, whole, a resolved config provider value is recorded as its reference
+    (``conceal``): the secret reaches neither the state file nor GET .../topics."""
+
+    def __init__(
+        self,
+        store: TopicStore,
+        enabled: bool,
+        allow_reset: bool,
+        conceal: Callable[[str], str] | None = None,
+    ) -> None:
         self.store = store
+        self._conceal = conceal or (lambda topic: topic)
         self.enabled = enabled
         self.allow_reset = allow_reset
         self._known: dict[str, set[str]] = {}
@@ -47,13 +57,14 @@ class TopicTracker:
         new = [t for t in topics if t not in known]
         for topic in new:
             try:
-                self.store.put(TopicUse(connector, topic, task, int(time.time() * 1000)))
+                shown = self._conceal(topic)
+                self.store.put(TopicUse(connector, shown, task, int(time.time() * 1000)))
             except RetriableError as error:  # not known yet: the next batch tries again
-                log.warning("Could not record topic %s: %s", topic, error)
+                log.warning("Could not record topic %s: %s", shown, error)
                 return
             with self._lock:
                 known.add(topic)
-            log.debug("Now uses topic %s", topic)
+            log.debug("Now uses topic %s", shown)
 
     def _known_topics(self, connector: str) -> set[str]:
         with self._lock:
@@ -85,7 +96,7 @@ class TopicTracker:
 
     def keep_only_consumed(self, connector: str, config: ConnectorConfig) -> None:
         """After a sink's reconfiguration, drop topics its new config no longer consumes."""
-        listed = set(config.topics)
+        listed = set(config.topics) | {self._conceal(topic) for topic in config.topics}
         regex = config.topics_regex
         pattern = re.compile(regex) if regex else None
 

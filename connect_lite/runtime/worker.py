@@ -13,6 +13,7 @@ from connect_lite.api.config import Type
 from connect_lite.api.connector import SinkConnector, SourceConnector
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.connector_config import ConnectorConfig, SinkSubscription
+from connect_lite.config.local_paths import LocalPaths
 from connect_lite.config.override_policy import (
     OVERRIDE_PREFIXES,
     OverridePolicy,
@@ -76,7 +77,11 @@ class Worker:
         transforms_columns: bool = True,
         override_policy: OverridePolicy | None = None,
         resolver: ConfigResolver | None = None,
+        local_paths: LocalPaths | None = None,
     ) -> None:
+        self.local_paths = local_paths
+        """connector.allowed.paths: checked again, on resolved values, at every connector and
+        task start (validation checked the config when it was written)."""
         self.resolver = resolver or ConfigResolver()
         """Resolves provider references when a connector or task starts, and only then."""
         self.override_policy = override_policy or OverridePolicy("All")
@@ -142,6 +147,7 @@ class Worker:
             typed = ConnectorConfig(resolved.values, self.plugins.connector_type(desc.cls))
             instance = self.plugins.new_instance(desc)
             self._hide_passwords(instance, resolved.values)
+            self._check_local_paths(instance, resolved.values)
         except Exception as error:
             self.status.connector(name, State.FAILED, trace_of(error))
             raise
@@ -155,6 +161,19 @@ class Worker:
         if resolved.ttl_ms is not None and reload == "restart" and on_expiry is not None:
             on_expiry(name, resolved.ttl_ms)
         return runner
+
+    def _check_local_paths(self, instance: Any, *configs: Mapping[str, str]) -> None:
+        """ConfigError when a key the connector declares as a local path names a file outside
+        connector.allowed.paths (links resolved now, as they are at this start)."""
+        if self.local_paths is None:
+            return
+        config_def = instance.config()
+        for config in configs:
+            problems = self.local_paths.check(config_def, config)
+            if problems:
+                raise ConfigError(
+                    "\n".join(problems.values()), {k: [v] for k, v in problems.items()}
+                )
 
     def _hide_component_passwords(
         self, chosen: components.Chosen, config: Mapping[str, str]
@@ -254,6 +273,7 @@ class Worker:
             raise ConnectError(f"Connector {name} is not running")
         connector_config = runner.fresh_config(self.resolver)
         task_config = self.resolver.resolve(task_config, f"{name}|task-{task}").values
+        self._check_local_paths(runner.instance, connector_config.raw, task_config)
         handling = ErrorHandling.from_config(connector_config)
         spec = self._stage_spec(name, task, connector_config, runner.location, chosen)
         spec = dataclasses.replace(

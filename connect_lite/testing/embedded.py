@@ -143,6 +143,11 @@ class EmbeddedConnect(ConnectActions):
             "listeners": f"http://127.0.0.1:{self._port}",
             "state.storage.file": str(self.state_file),
             "plugin.path": ",".join(self._plugin_paths),
+            # A test's own temporary files (pytest's tmp_path, tempfile's) may be read and
+            # written by connectors; worker_properties can narrow or widen it.
+            "connector.allowed.paths": ",".join(
+                dict.fromkeys([tempfile.gettempdir(), str(self._workdir)])
+            ),
             **({"plugin.modules": ",".join(self._plugin_modules)} if self._plugin_modules else {}),
             **self._extra,
         }

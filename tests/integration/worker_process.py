@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -189,6 +190,7 @@ class WorkerProcess:
         props = {
             "listeners": f"http://127.0.0.1:{self.port}",
             "state.storage.file": str(workdir / "state.db"),
+            "connector.allowed.paths": tempfile.gettempdir(),
             "plugin.path": f"{REPO / 'plugins'},{TEST_PLUGINS}",
             "offset.flush.interval.ms": "500",
             "key.converter": "org.apache.kafka.connect.storage.StringConverter",

@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 from connect_lite.api import (
     ConfigDef,
     Importance,
+    LocalPath,
     SinkConnector,
     SinkRecord,
     SinkTask,
@@ -32,7 +33,9 @@ CONFIG_DEF = ConfigDef().define(
     Type.STRING,
     None,
     importance=Importance.HIGH,
-    doc="Destination filename. If not specified, the standard output will be used",
+    doc="Destination filename. If not specified, the standard output will be used. It must be "
+    "inside the worker's connector.allowed.paths.",
+    local_path=LocalPath.PATH,
 )
 
 

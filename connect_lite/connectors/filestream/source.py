@@ -15,6 +15,7 @@ from connect_lite.api import (
     ConnectError,
     Headers,
     Importance,
+    LocalPath,
     Partition,
     Schema,
     SourceConnector,
@@ -63,7 +64,9 @@ CONFIG_DEF = (
         Type.STRING,
         None,
         importance=Importance.HIGH,
-        doc="Source filename. If not specified, the standard input will be used",
+        doc="Source filename. If not specified, the standard input will be used. It must be "
+        "inside the worker's connector.allowed.paths.",
+        local_path=LocalPath.PATH,
     )
     .define(
         TOPIC_CONFIG,

@@ -11,7 +11,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connect_lite.api import ConfigDef, ConfigError, Importance, Range, Type, ValidString
+from connect_lite.api import (
+    ConfigDef,
+    ConfigError,
+    Importance,
+    LocalPath,
+    Range,
+    Type,
+    ValidString,
+)
 
 from .timeformat import joda_to_java
 
@@ -204,8 +212,10 @@ CONFIG_DEF = (
         importance=Importance.HIGH,
         doc="Where the files go: file:///abs/path (or a plain path, relative to the worker's "
         "working directory), or any Hadoop URL Spark can write "
-        "(s3a://bucket/path, hdfs://namenode/path) when its jars are present.",
+        "(s3a://bucket/path, hdfs://namenode/path) when its jars are present. A local "
+        "path must be inside the worker's connector.allowed.paths.",
         group=_STORAGE,
+        local_path=LocalPath.URL,
     )
     .define(
         TOPICS_DIR,

@@ -18,7 +18,11 @@ SOURCE = {
 
 
 def _errors(config: dict[str, str]) -> dict[str, list[str]]:
-    infos = validate_connector_config(PLUGINS, WorkerConfig({"bootstrap.servers": "x:1"}), config)
+    infos = validate_connector_config(
+        PLUGINS,
+        WorkerConfig({"bootstrap.servers": "x:1", "connector.allowed.paths": "/tmp"}),
+        config,
+    )
     return {c["value"]["name"]: c["value"]["errors"] for c in infos.configs if c["value"]["errors"]}
 
 

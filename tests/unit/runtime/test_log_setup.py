@@ -200,3 +200,31 @@ def test_a_bad_log_config_file_is_one_line(
         configure_logging(None, "text", str(path))
     assert re.search(message, str(raised.value))
     assert "\n" not in str(raised.value)
+
+
+def test_user_supplied_strings_cannot_forge_a_line_of_their_own(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A config key, name or error text with control characters is one escaped line; the
+    code's own format and a traceback keep their lines."""
+    configure_logging("INFO")
+    forged = "k\n[2026-11-27 12:00:00,000] ERROR Login failed for user admin\r\x1b[2J"
+    log.warning("Unknown key %s", forged)
+    log.warning("Failed: %s", ValueError(forged))
+    with logging_context("bad\nname", 0):
+        log.info("started")
+    try:
+        raise ValueError("inside a traceback")
+    except ValueError:
+        log.exception("with %s", "a trace")
+    lines = stderr_lines(capsys)
+    assert not any(line.startswith("[2026-11-27 12:00:00,000]") for line in lines), lines
+    assert "\x1b" not in "".join(lines) and "\r" not in "".join(lines)
+    assert lines[0].endswith(
+        "Unknown key k\\n[2026-11-27 12:00:00,000] ERROR Login failed for user admin\\r\\x1b[2J "
+        "(connect_lite.test.log_setup:" + lines[0].rsplit(":", 1)[1]
+    )
+    assert "Failed: k\\n[2026" in lines[1]
+    assert "[bad\\nname|task-0] started" in lines[2]
+    assert lines[3].endswith(")") and "with a trace" in lines[3]
+    assert lines[4] == "Traceback (most recent call last):"

@@ -7,7 +7,10 @@ import threading
 import pytest
 
 from connect_lite.api.errors import ForbiddenError
+from connect_lite.api.records import canonical_json
 from connect_lite.config.connector_config import ConnectorConfig
+from connect_lite.config.resolution import Redactor
+from connect_lite.runtime.concealed_stores import ConcealedOffsets
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.memory import open_memory_stores
 
@@ -79,3 +82,34 @@ def test_sink_reconfiguration_keeps_only_consumed_topics() -> None:
     assert t.topics("s") == ["payments"]
     t.record("s", ["orders"], 0)  # the in-memory view was refreshed: recorded again
     assert t.topics("s") == ["orders", "payments"]
+
+
+def test_a_topic_named_by_a_resolved_secret_is_recorded_as_its_reference() -> None:
+    redactor = Redactor()
+    redactor.add({"S3cretPassw0rd": "${file:/s.properties:password}"})
+    t = TopicTracker(open_memory_stores().topics, True, True, redactor.exact)
+    t.record("c", ["S3cretPassw0rd", "S3cretPassw0rd-suffix", "plain"], 0)
+    t.record("c", ["S3cretPassw0rd"], 0)
+    # Whole names only: a name that merely contains the value is another topic.
+    assert t.topics("c") == ["${file:/s.properties:password}", "S3cretPassw0rd-suffix", "plain"]
+    # A sink reconfigured with the same reference keeps the topic it consumes.
+    config = ConnectorConfig(
+        {"name": "c", "connector.class": "X", "topics": "S3cretPassw0rd,plain"}, "sink"
+    )
+    t.keep_only_consumed("c", config)
+    assert t.topics("c") == ["${file:/s.properties:password}", "plain"]
+
+
+def test_offsets_of_a_partition_named_by_a_secret_are_kept_under_its_reference() -> None:
+    redactor = Redactor()
+    redactor.add({"/secret/dir/in.txt": "${env:IN_FILE}"})
+    store = ConcealedOffsets(open_memory_stores().offsets, redactor.exact)
+    partition = {"filename": "/secret/dir/in.txt"}
+    store.put_many("c", {canonical_json(partition): (partition, {"position": 7})})
+    assert store.all("c") == [({"filename": "${env:IN_FILE}"}, {"position": 7})]
+    assert store.inner.get("c", partition) is None  # the value itself is nowhere
+    assert store.get("c", partition) == {"position": 7}  # the task finds its offset
+    # Offsets (positions) are kept as the task wrote them, even when they match a value.
+    other = {"filename": "elsewhere"}
+    store.put_many("c", {canonical_json(other): (other, {"position": "/secret/dir/in.txt"})})
+    assert store.get("c", other) == {"position": "/secret/dir/in.txt"}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tests.unit.runtime.real_herder import BUNDLED, HerderParts
+from tests.unit.runtime.real_herder import HerderParts
 
-SINK = {"connector.class": "FileStreamSink", "file": f"{BUNDLED}/unused.txt", "tasks.max": "2"}
+SINK = {"connector.class": "FileStreamSink", "file": "unused.txt", "tasks.max": "2"}
 
 
 def test_sink_task_configs_carry_the_connector_topics_as_given(parts: HerderParts) -> None:
