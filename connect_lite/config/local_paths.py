@@ -25,6 +25,22 @@ from connect_lite.api.config import ConfigDef, LocalPath
 
 ALLOWED_PATHS = "connector.allowed.paths"
 _PACKAGE_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLIENT_FILE_KEYS = frozenset(
+    {
+        "ssl.key.location",
+        "ssl.certificate.location",
+        "ssl.ca.location",
+        "ssl.crl.location",
+        "ssl.keystore.location",
+        "ssl.truststore.location",
+        "sasl.oauthbearer.assertion.file",
+        "sasl.oauthbearer.assertion.private.key.file",
+        "sasl.oauthbearer.assertion.jwt.template.file",
+    }
+)
+"""Kafka client keys (librdkafka's and Java's) that name a key, certificate or trust file: in a
+connector's ``*.override.*`` keys they are bounded like any other local path."""
+CLIENT_OVERRIDE_PREFIXES = ("producer.override.", "consumer.override.", "admin.override.")
 STATE_COMPANIONS = ("", "-wal", "-shm", "-journal", ".lock")
 """SQLite's companion files of the state file, and the owner lock beside it."""
 
@@ -102,19 +118,29 @@ class LocalPaths:
         return None
 
     def check(self, config_def: ConfigDef, props: Mapping[str, Any]) -> dict[str, str]:
-        """The problems of every local path the config names, by key (one per key)."""
+        """The problems of every local path the config names, by key (one per key): the keys
+        ``config_def`` declares as local paths, and client overrides naming key or trust files.
+        """
+        kinds = {k.name: k.local_path for k in config_def.keys.values() if k.local_path}
+        kinds.update({key: LocalPath.PATH for key in props if client_file_key(key)})
         problems: dict[str, str] = {}
-        for key in config_def.keys.values():
-            if key.local_path is None or props.get(key.name) is None:
+        for name, kind in kinds.items():
+            if props.get(name) is None:
                 continue
-            for path in key.local_path.paths(props[key.name]):
+            for path in kind.paths(props[name]):
                 problem = self.problem(path)
                 if problem is not None:
-                    problems[key.name] = f"Invalid value {path} for configuration {key.name}: " + (
-                        problem
-                    )
+                    problems[name] = f"Invalid value {path} for configuration {name}: {problem}"
                     break
         return problems
+
+
+def client_file_key(key: str) -> bool:
+    """Whether a connector config key is a client override naming a local file."""
+    for prefix in CLIENT_OVERRIDE_PREFIXES:
+        if key.startswith(prefix):
+            return key[len(prefix) :].strip().lower() in CLIENT_FILE_KEYS
+    return False
 
 
 def local_path_keys(config_def: ConfigDef) -> dict[str, LocalPath]:
@@ -122,4 +148,11 @@ def local_path_keys(config_def: ConfigDef) -> dict[str, LocalPath]:
     return {k.name: k.local_path for k in config_def.keys.values() if k.local_path is not None}
 
 
-__all__ = ["ALLOWED_PATHS", "LocalPaths", "local_path_keys", "real"]
+__all__ = [
+    "ALLOWED_PATHS",
+    "CLIENT_FILE_KEYS",
+    "LocalPaths",
+    "client_file_key",
+    "local_path_keys",
+    "real",
+]

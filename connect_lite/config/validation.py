@@ -104,8 +104,10 @@ def _validate(plugins: PluginLookup, worker: WorkerConfig, props: Props) -> Conf
     connector = plugins.new_instance(found)
     connector_def: ConfigDef = connector.config()
     connector_values = connector_def.validate(_without_nulls(props))
-    for key, problem in worker.local_paths.check(connector_def, props).items():
-        connector_values[key].errors.append(problem)
+    path_problems = worker.local_paths.check(connector_def, props)
+    for key, problem in path_problems.items():
+        if key in connector_values:
+            connector_values[key].errors.append(problem)
     main = _result(
         conn_class,
         [framework_def, connector_def],
@@ -114,7 +116,7 @@ def _validate(plugins: PluginLookup, worker: WorkerConfig, props: Props) -> Conf
         _connector_errors(connector, props),
     )
     sections = [
-        *_override_sections(worker, props, is_sink),
+        *_override_sections(worker, props, is_sink, path_problems),
         *_converter_sections(plugins, props, framework_values),
     ]
     return _merge(conn_class, [main, *sections])
@@ -376,9 +378,12 @@ def _prefixed(
     return ConfigInfos("", errors, groups, configs)
 
 
-def _override_sections(worker: WorkerConfig, props: Props, is_sink: bool) -> list[ConfigInfos]:
+def _override_sections(
+    worker: WorkerConfig, props: Props, is_sink: bool, path_problems: Mapping[str, str]
+) -> list[ConfigInfos]:
     """Client override checks by the worker's policy for the clients this connector will use;
-    keys that may never be overridden are refused for every client."""
+    keys that may never be overridden, and key or trust files outside connector.allowed.paths
+    (``path_problems``), are refused for every client."""
     if is_sink:
         clients = {"consumer"} | ({"producer", "admin"} if has_dlq(props) else set())
     else:
@@ -387,7 +392,16 @@ def _override_sections(worker: WorkerConfig, props: Props, is_sink: bool) -> lis
     policy = worker.override_policy
     sections = []
     for client, prefix in OVERRIDE_PREFIXES.items():
-        values = policy.validate(prefixed(props, prefix), used=client in clients)
+        own = prefixed(props, prefix)
+        values = policy.validate(own, used=client in clients)
+        shown = {cv.name: cv for cv in values}
+        for key, value in own.items():
+            problem = path_problems.get(prefix + key)
+            if problem is not None:
+                if key not in shown:
+                    shown[key] = ConfigValue(key, value)
+                    values.append(shown[key])
+                shown[key].errors.append(problem)
         if values:
             sections.append(_prefixed({}, values, prefix))
     return sections

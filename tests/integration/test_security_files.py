@@ -167,6 +167,24 @@ def test_a_lake_sinks_local_store_is_bounded_too(setup: Setup) -> None:
     assert store_errors("s3a://bucket/lake") == []  # not a local path
 
 
+def test_key_and_trust_files_of_client_overrides_are_bounded_too(setup: Setup) -> None:
+    config = {
+        **_file_source(str(setup.allowed / "in.txt"), "t"),
+        "producer.override.ssl.ca.location": "/etc/shadow",
+    }
+    validated = setup.call("PUT", "/connector-plugins/FileStreamSource/config/validate", config)
+    assert validated.status == 200
+    [error] = [
+        e
+        for c in validated.body["configs"]
+        if c["value"] and c["value"]["name"] == "producer.override.ssl.ca.location"
+        for e in c["value"]["errors"]
+    ]
+    assert "outside the directories" in error
+    created = setup.call("POST", "/connectors", {"name": unique("ca"), "config": config})
+    assert created.status == 400 and "ssl.ca.location" in created.body["message"]
+
+
 def test_a_connector_config_may_not_set_the_worker_key(setup: Setup) -> None:
     config = {**_file_sink("/etc/cron.d/evil", "t"), "connector.allowed.paths": "/"}
     for method, path, body in (

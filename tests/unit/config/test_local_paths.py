@@ -144,3 +144,21 @@ def test_control_characters_in_keys_and_the_worker_key_are_refused() -> None:
     assert "\n" not in str(caught.value)
     with pytest.raises(BadRequestError, match="worker setting"):
         refuse_unsafe_keys({"connector.allowed.paths": "/"})
+
+
+def test_client_overrides_naming_key_or_trust_files_are_bounded(
+    tmp_path: Path, bound: LocalPaths
+) -> None:
+    inside = str(tmp_path / "allowed" / "ca.pem")
+    props = {
+        "producer.override.ssl.ca.location": "/etc/shadow",
+        "consumer.override.ssl.keystore.location": inside,
+        "admin.override.SSL.KEY.LOCATION": "/root/.ssh/id_rsa",
+        "producer.override.ssl.endpoint.identification.algorithm": "/etc/x",  # not a file key
+        "ssl.ca.location": "/etc/shadow",  # not an override: not the connector's
+    }
+    problems = bound.check(ConfigDef(), props)
+    assert set(problems) == {
+        "producer.override.ssl.ca.location",
+        "admin.override.SSL.KEY.LOCATION",
+    }
