@@ -193,12 +193,20 @@ def _as_written(infos: ConfigInfos, written: Props, resolved: Resolved) -> Confi
             continue
         name = value["name"]
         shown = dict(value)
+        messages = list(value["errors"])
         if name in written and written[name] != resolved.values.get(name, written[name]):
             if shown["value"] != HIDDEN:
                 shown["value"] = written[name]
+            # The key's own "Invalid value <v> for configuration" shows it as written, however
+            # short the value (free text keeps values under 4 characters).
+            quoted = f"Invalid value {resolved.values[name]} for configuration "
+            messages = [
+                m.replace(quoted, f"Invalid value {written[name]} for configuration ")
+                for m in messages
+            ]
         else:
             shown["value"] = hide(shown["value"])
-        shown["errors"] = [hide(e) for e in value["errors"]]
+        shown["errors"] = [hide(e) for e in messages]
         shown["recommended_values"] = [hide(v) for v in value["recommended_values"]]
         if name in unresolved:
             shown["errors"].append(unresolved.pop(name))

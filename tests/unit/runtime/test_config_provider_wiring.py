@@ -111,6 +111,22 @@ def test_validate_conceals_only_the_requests_own_values(
     assert shown["topic"] == f"{SECRET} guess"
 
 
+def test_validate_never_quotes_a_short_resolved_value(
+    with_providers: HerderParts, secret_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Free text keeps values under 4 characters, but a key's own "Invalid value" shows it as
+    written."""
+    monkeypatch.setenv("APP_TASKS", "x9")
+    infos = with_providers.herder.validate_config(
+        "ScriptedSource", source(secret_file, **{"tasks.max": "${env:APP_TASKS}"})
+    )
+    values = {c["value"]["name"]: c["value"] for c in infos.configs if c["value"]}
+    assert values["tasks.max"]["errors"][0] == (
+        "Invalid value ${env:APP_TASKS} for configuration tasks.max: Not a number of type INT"
+    )
+    assert "x9" not in repr(infos)
+
+
 def test_validate_resolves_in_memory_and_shows_references(
     with_providers: HerderParts, secret_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
