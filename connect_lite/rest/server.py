@@ -41,6 +41,9 @@ SOCKET_TIMEOUT_S = 10
 """An idle connection, or one silent this long mid-request, is closed."""
 HEADER_DEADLINE_S = 15
 """The request line and headers must arrive within this time, however slowly they trickle."""
+ACCEPT_BACKLOG = 128
+"""Connections the kernel queues until accepted (cheroot's default, 5, makes a burst of
+connections wait a second or more for a SYN to be sent again)."""
 SHUTDOWN_TIMEOUT_S = 2
 MAX_HEADER_BYTES = 64 * 1024
 """The request line and headers together; longer ones get 414 or 413 from the server."""
@@ -256,6 +259,7 @@ class RestServer:
             (listener.host, listener.port),
             app,
             numthreads=WORKER_THREADS,
+            request_queue_size=ACCEPT_BACKLOG,
             timeout=SOCKET_TIMEOUT_S,
             shutdown_timeout=SHUTDOWN_TIMEOUT_S,
         )
