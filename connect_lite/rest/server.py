@@ -8,7 +8,6 @@ starve ``/health``, and a request whose line and headers do not arrive within
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import ipaddress
 import logging
@@ -29,6 +28,7 @@ from cheroot.ssl.builtin import BuiltinSSLAdapter
 
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.rest.edge import LOOPBACK_ENVIRON
+from connect_lite.rest.slow_clients import Deadlines
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -80,79 +80,16 @@ def parse_listener(listener: str) -> Listener:
     return Listener(parts.hostname or "0.0.0.0", port, scheme)
 
 
-class HeaderDeadlines:
-    """Shuts a connection whose request line and headers take over ``seconds`` to arrive.
-
-    One thread watches every request of a server: a timer thread per request cost each
-    request a thread start, which under load waited for a free core. Every deadline is the
-    same time after its request began, so the oldest request is always the next to expire."""
-
-    def __init__(self, seconds: float, clock: Any = time.monotonic) -> None:
-        self.seconds = seconds
-        self._clock = clock
-        self._pending: dict[int, tuple[float, socket.socket]] = {}
-        """Requests still reading their headers, oldest first (dicts keep insertion order)."""
-        self._next = 0
-        self._cond = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._closed = False
-
-    def watch(self, sock: socket.socket) -> int:
-        """Start the clock of a request on ``sock``; returns the token to ``release`` it."""
-        with self._cond:
-            self._next += 1
-            self._pending[self._next] = (self._clock() + self.seconds, sock)
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="rest-header-deadlines", daemon=True
-                )
-                self._thread.start()
-            elif len(self._pending) == 1:
-                self._cond.notify()
-            return self._next
-
-    def release(self, token: int) -> None:
-        """The request's headers are in (or it failed): its clock stops."""
-        with self._cond:
-            self._pending.pop(token, None)
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._pending.clear()
-            self._cond.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._pending and not self._closed:
-                    self._cond.wait()
-                if self._closed:
-                    return
-                token, (deadline, sock) = next(iter(self._pending.items()))
-                left = deadline - self._clock()
-                if left > 0:
-                    self._cond.wait(left)
-                    continue
-                del self._pending[token]
-            _shut(sock)
-
-
 class _DeadlineRequest(cheroot_server.HTTPRequest):
     """Cuts the connection when the request line and headers take over HEADER_DEADLINE_S."""
 
     def parse_request(self) -> None:
-        deadlines: HeaderDeadlines = self.server.header_deadlines
+        deadlines: Deadlines = self.server.header_deadlines
         token = deadlines.watch(self.conn.socket)
         try:
             super().parse_request()
         finally:
             deadlines.release(token)
-
-
-def _shut(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):  # already closed
-        sock.shutdown(socket.SHUT_RDWR)
 
 
 class _Connection(cheroot_server.HTTPConnection):
@@ -194,7 +131,7 @@ class _ContextAdapter(BuiltinSSLAdapter):
 class _CherootServer(wsgi.Server):
     ConnectionClass = _Connection
     max_request_header_size = MAX_HEADER_BYTES
-    header_deadlines: HeaderDeadlines
+    header_deadlines: Deadlines
 
     def error_log(self, msg: str = "", level: int = logging.INFO, traceback: bool = False) -> None:
         log.log(level, "%s", msg, exc_info=traceback)
@@ -263,7 +200,7 @@ class RestServer:
             timeout=SOCKET_TIMEOUT_S,
             shutdown_timeout=SHUTDOWN_TIMEOUT_S,
         )
-        server.header_deadlines = HeaderDeadlines(HEADER_DEADLINE_S)
+        server.header_deadlines = Deadlines(HEADER_DEADLINE_S, "rest-header-deadlines")
         if listener.scheme == "https" and self._tls_context is not None:
             server.ssl_adapter = _ContextAdapter(self._tls_context)
         try:

@@ -215,9 +215,9 @@ def test_a_client_still_sending_a_refused_body_reads_the_413(
 def test_header_deadlines_shut_only_connections_still_reading_headers() -> None:
     """One watchdog thread for every request: a released request's socket stays open, one
     past its deadline is shut (its peer reads the end of the stream)."""
-    from connect_lite.rest.server import HeaderDeadlines
+    from connect_lite.rest.slow_clients import Deadlines
 
-    deadlines = HeaderDeadlines(0.3)
+    deadlines = Deadlines(0.3, "test-deadlines")
     pairs = [socket.socketpair() for _ in range(3)]
     try:
         tokens = [deadlines.watch(server) for server, _ in pairs]
