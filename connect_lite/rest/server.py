@@ -1,13 +1,19 @@
 """Serving the REST app with cheroot's WSGI server on exactly the addresses ``listeners`` names.
 
 Each listener is http or https (TLS from ``rest/tls.py``). Requests on a loopback listener are
-flagged for the edge's Host check. Enough threads serve requests that slow clients cannot
-starve ``/health``, and a request whose line and headers do not arrive within
-``HEADER_DEADLINE_S`` is cut off.
+flagged for the edge's Host check. Slow clients are bounded (``rest/slow_clients.py``): a request
+whose line and headers do not arrive within ``HEADER_DEADLINE_S`` is cut off, and a request
+answered before its body was read (the edge's refusals: 401, 403, 413, 415...) has its
+connection closed without that body being read on a request thread. What remains: cheroot
+hands a new connection to a request thread at once, which serves its TLS handshake (Python's
+ssl bounds the whole handshake by ``SOCKET_TIMEOUT_S``) and then reads its headers
+(``HEADER_DEADLINE_S``): ``WORKER_THREADS`` clients that trickle, or send nothing, can delay
+others by up to that long, before any credentials are seen.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import ipaddress
 import logging
@@ -28,7 +34,7 @@ from cheroot.ssl.builtin import BuiltinSSLAdapter
 
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.rest.edge import LOOPBACK_ENVIRON
-from connect_lite.rest.slow_clients import Deadlines
+from connect_lite.rest.slow_clients import Deadlines, LingeringCloses
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -41,6 +47,12 @@ SOCKET_TIMEOUT_S = 10
 """An idle connection, or one silent this long mid-request, is closed."""
 HEADER_DEADLINE_S = 15
 """The request line and headers must arrive within this time, however slowly they trickle."""
+LINGER_S = 5
+"""A connection answered before its body was read is closed after this time at most..."""
+DRAIN_BYTES = 1024 * 1024
+"""...or once its client has sent this much more, read and dropped (see LingeringCloses)."""
+MAX_LINGERING = 256
+"""Connections lingering at once per listener; more are closed at once."""
 ACCEPT_BACKLOG = 128
 """Connections the kernel queues until accepted (cheroot's default, 5, makes a burst of
 connections wait a second or more for a SYN to be sent again)."""
@@ -81,7 +93,8 @@ def parse_listener(listener: str) -> Listener:
 
 
 class _DeadlineRequest(cheroot_server.HTTPRequest):
-    """Cuts the connection when the request line and headers take over HEADER_DEADLINE_S."""
+    """Cuts the connection when the request line and headers take over HEADER_DEADLINE_S, and
+    closes it, unread, when the answer goes out before the body was read."""
 
     def parse_request(self) -> None:
         deadlines: Deadlines = self.server.header_deadlines
@@ -91,10 +104,28 @@ class _DeadlineRequest(cheroot_server.HTTPRequest):
         finally:
             deadlines.release(token)
 
+    def send_headers(self) -> None:
+        # To keep a connection alive, cheroot reads the rest of an unread body before it
+        # answers, however slowly it comes and on this thread: a refused request (401, 413...)
+        # would hold a thread as long as its client trickled. Closing the connection instead
+        # makes cheroot send "Connection: close" and read nothing more.
+        if _body_left(self.rfile):
+            self.close_connection = True
+            self.conn.unread_body = True
+        super().send_headers()
+
+
+def _body_left(rfile: Any) -> bool:
+    if isinstance(rfile, cheroot_server.KnownLengthRFile):
+        return bool(rfile.remaining)
+    return isinstance(rfile, cheroot_server.ChunkedRFile) and not rfile.closed
+
 
 class _Connection(cheroot_server.HTTPConnection):
     RequestHandlerClass = _DeadlineRequest
     _tls_ready = False
+    unread_body = False
+    """Set by the request answered before its body was read: the connection lingers, closing."""
 
     def communicate(self) -> bool:
         """Finish a deferred TLS handshake first; a failed one closes the connection quietly
@@ -107,7 +138,17 @@ class _Connection(cheroot_server.HTTPConnection):
                 log.debug("TLS handshake with %s failed: %s", self.remote_addr, exc)
                 return False
             self._tls_ready = True
-        return bool(super().communicate())
+        keep = bool(super().communicate())
+        if self.unread_body and not keep:
+            self._hand_to_lingering()
+        return keep
+
+    def _hand_to_lingering(self) -> None:
+        """The server's lingering closes take the socket; cheroot's close() then leaves it."""
+        self.linger = True
+        with contextlib.suppress(OSError):
+            self.wfile.close()  # flushed already; open, it would keep the socket from closing
+        self.server.lingering.add(self.socket)
 
 
 class _ContextAdapter(BuiltinSSLAdapter):
@@ -132,6 +173,7 @@ class _CherootServer(wsgi.Server):
     ConnectionClass = _Connection
     max_request_header_size = MAX_HEADER_BYTES
     header_deadlines: Deadlines
+    lingering: LingeringCloses
 
     def error_log(self, msg: str = "", level: int = logging.INFO, traceback: bool = False) -> None:
         log.log(level, "%s", msg, exc_info=traceback)
@@ -201,6 +243,7 @@ class RestServer:
             shutdown_timeout=SHUTDOWN_TIMEOUT_S,
         )
         server.header_deadlines = Deadlines(HEADER_DEADLINE_S, "rest-header-deadlines")
+        server.lingering = LingeringCloses(LINGER_S, DRAIN_BYTES, MAX_LINGERING)
         if listener.scheme == "https" and self._tls_context is not None:
             server.ssl_adapter = _ContextAdapter(self._tls_context)
         try:
@@ -218,6 +261,7 @@ class RestServer:
         for server in self._servers:
             server.stop()
             server.header_deadlines.close()
+            server.lingering.close()
         for thread in self._threads:
             thread.join(timeout=SHUTDOWN_TIMEOUT_S + 1)
         self._servers.clear()

@@ -1,16 +1,20 @@
-"""Bounds on slow clients: a deadline on the whole of a phase of a request, however it trickles.
+"""Bounds on slow clients: a deadline on the whole of a phase of a request, and lingering closes.
 
 A client that trickles its request would otherwise hold a request thread for as long as it
-keeps trickling. ``Deadlines`` cuts a connection whose watched phase takes too long in total.
+keeps trickling. ``Deadlines`` cuts a connection whose watched phase takes too long in total,
+and ``LingeringCloses`` closes the connections answered before their body was read without
+holding a request thread.
 """
 
 from __future__ import annotations
 
 import contextlib
+import selectors
 import socket
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 
 class Deadlines:
@@ -75,3 +79,137 @@ def shut(sock: socket.socket) -> None:
     """End both directions of a connection; a thread blocked reading it reads the end."""
     with contextlib.suppress(OSError):  # already closed
         sock.shutdown(socket.SHUT_RDWR)
+
+
+class LingeringCloses:
+    """Closes connections answered before their body was read, on one thread for all of them.
+
+    The answer is sent, then the end of the stream (FIN). Closing at once would make the
+    kernel reset a connection with unread data, and a client that sends its whole body before
+    reading would meet the reset instead of the answer. So what the client still sends is read
+    and dropped, until it stops sending, ``most`` bytes, or ``seconds``, whichever comes first.
+    At most ``limit`` connections linger; more are closed at once."""
+
+    def __init__(
+        self, seconds: float, most: int, limit: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.seconds = seconds
+        self.most = most
+        self.limit = limit
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._incoming: list[socket.socket] = []
+        self._count = 0
+        """Lingering connections, those not yet taken by the thread included."""
+        self._thread: threading.Thread | None = None
+        self._wake_r: socket.socket | None = None
+        self._wake_w: socket.socket | None = None
+        """The thread's wake-up call, made with the thread."""
+        self._closed = False
+
+    def add(self, sock: socket.socket) -> None:
+        """Take over an answered connection; the caller no longer closes it."""
+        try:
+            sock.shutdown(socket.SHUT_WR)  # a FIN after the answer, which is written already
+            sock.setblocking(False)
+        except OSError:  # the client is gone
+            sock.close()
+            return
+        with self._lock:
+            taken = not self._closed and self._count < self.limit
+            if taken:
+                self._count += 1
+                self._incoming.append(sock)
+                if self._thread is None:
+                    self._start()
+        if taken:
+            self._wake()
+        else:
+            sock.close()
+
+    def _start(self) -> None:
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_w.setblocking(False)
+        self._thread = threading.Thread(
+            target=self._run, args=(self._wake_r,), name="rest-lingering-closes", daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def lingering(self) -> int:
+        with self._lock:
+            return self._count
+
+    def close(self) -> None:
+        """Close every lingering connection and end the thread."""
+        with self._lock:
+            self._closed = True
+            thread = self._thread
+            incoming, self._incoming = self._incoming, []
+        for sock in incoming:
+            sock.close()
+        if thread is not None:
+            self._wake()
+            thread.join(timeout=5)
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):  # full: the thread is woken already; closed: done
+            if self._wake_w is not None:
+                self._wake_w.send(b"x")
+
+    def _run(self, wake_r: socket.socket) -> None:
+        selector = selectors.DefaultSelector()
+        selector.register(wake_r, selectors.EVENT_READ)
+        try:
+            while self._take(selector):
+                for key, _ in selector.select(self._next_timeout(selector)):
+                    if key.fileobj is wake_r:
+                        with contextlib.suppress(OSError):
+                            wake_r.recv(4096)
+                    elif not self._drain(cast(socket.socket, key.fileobj), key.data):
+                        self._finish(selector, cast(socket.socket, key.fileobj))
+                now = self._clock()
+                for key in list(selector.get_map().values()):
+                    if key.data is not None and key.data[0] <= now:
+                        self._finish(selector, cast(socket.socket, key.fileobj))
+        finally:
+            for key in list(selector.get_map().values()):
+                cast(socket.socket, key.fileobj).close()  # wake_r among them
+            selector.close()
+            with self._lock:
+                if self._wake_w is not None:
+                    self._wake_w.close()
+
+    def _take(self, selector: selectors.BaseSelector) -> bool:
+        """Register the connections handed over since the last turn; False once closed."""
+        with self._lock:
+            if self._closed:
+                return False
+            incoming, self._incoming = self._incoming, []
+        deadline = self._clock() + self.seconds
+        for sock in incoming:
+            selector.register(sock, selectors.EVENT_READ, [deadline, self.most])
+        return True
+
+    def _next_timeout(self, selector: selectors.BaseSelector) -> float | None:
+        deadlines = [k.data[0] for k in selector.get_map().values() if k.data is not None]
+        return max(0.0, min(deadlines) - self._clock()) if deadlines else None
+
+    def _drain(self, sock: socket.socket, left: list[float]) -> bool:
+        """Read and drop what has arrived; False when the connection is done with."""
+        while True:
+            try:
+                piece = sock.recv(64 * 1024)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            left[1] -= len(piece)
+            if not piece or left[1] <= 0:
+                return False
+
+    def _finish(self, selector: selectors.BaseSelector, sock: socket.socket) -> None:
+        selector.unregister(sock)
+        sock.close()
+        with self._lock:
+            self._count -= 1
