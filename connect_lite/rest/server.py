@@ -2,13 +2,13 @@
 
 Each listener is http or https (TLS from ``rest/tls.py``). Requests on a loopback listener are
 flagged for the edge's Host check. Slow clients are bounded (``rest/slow_clients.py``): a request
-whose line and headers do not arrive within ``HEADER_DEADLINE_S`` is cut off, and a request
-answered before its body was read (the edge's refusals: 401, 403, 413, 415...) has its
-connection closed without that body being read on a request thread. What remains: cheroot
-hands a new connection to a request thread at once, which serves its TLS handshake (Python's
-ssl bounds the whole handshake by ``SOCKET_TIMEOUT_S``) and then reads its headers
-(``HEADER_DEADLINE_S``): ``WORKER_THREADS`` clients that trickle, or send nothing, can delay
-others by up to that long, before any credentials are seen.
+whose line and headers do not arrive within ``HEADER_DEADLINE_S``, or whose body does not arrive
+within ``BODY_DEADLINE_S``, is cut off, and a request answered before its body was read (the
+edge's refusals: 401, 403, 413, 415...) has its connection closed without that body being read
+on a request thread. What remains: cheroot hands a new connection to a request thread at once,
+which serves its TLS handshake (Python's ssl bounds the whole handshake by ``SOCKET_TIMEOUT_S``)
+and then reads its headers (``HEADER_DEADLINE_S``): ``WORKER_THREADS`` clients that trickle,
+or send nothing, can delay others by up to that long, before any credentials are seen.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from cheroot.ssl.builtin import BuiltinSSLAdapter
 
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.rest.edge import LOOPBACK_ENVIRON
-from connect_lite.rest.slow_clients import Deadlines, LingeringCloses
+from connect_lite.rest.slow_clients import Deadlines, LingeringCloses, TimedBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -47,6 +47,8 @@ SOCKET_TIMEOUT_S = 10
 """An idle connection, or one silent this long mid-request, is closed."""
 HEADER_DEADLINE_S = 15
 """The request line and headers must arrive within this time, however slowly they trickle."""
+BODY_DEADLINE_S = 30
+"""A body must arrive within this time of its first read, however slowly it trickles."""
 LINGER_S = 5
 """A connection answered before its body was read is closed after this time at most..."""
 DRAIN_BYTES = 1024 * 1024
@@ -121,6 +123,25 @@ def _body_left(rfile: Any) -> bool:
     return isinstance(rfile, cheroot_server.ChunkedRFile) and not rfile.closed
 
 
+class _Gateway(wsgi.Gateway_10):
+    """Hands the app a body that must arrive within BODY_DEADLINE_S of its first read."""
+
+    body: TimedBody
+
+    def get_environ(self) -> dict[str, Any]:  # type: ignore[override]  # stub says None
+        environ: dict[str, Any] = super().get_environ()
+        req = self.req
+        self.body = TimedBody(req.rfile, req.server.body_deadlines, req.conn.socket)
+        environ["wsgi.input"] = self.body
+        return environ
+
+    def respond(self) -> None:
+        try:
+            super().respond()
+        finally:
+            self.body.stop()
+
+
 class _Connection(cheroot_server.HTTPConnection):
     RequestHandlerClass = _DeadlineRequest
     _tls_ready = False
@@ -173,7 +194,12 @@ class _CherootServer(wsgi.Server):
     ConnectionClass = _Connection
     max_request_header_size = MAX_HEADER_BYTES
     header_deadlines: Deadlines
+    body_deadlines: Deadlines
     lingering: LingeringCloses
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.gateway = _Gateway
 
     def error_log(self, msg: str = "", level: int = logging.INFO, traceback: bool = False) -> None:
         log.log(level, "%s", msg, exc_info=traceback)
@@ -243,6 +269,7 @@ class RestServer:
             shutdown_timeout=SHUTDOWN_TIMEOUT_S,
         )
         server.header_deadlines = Deadlines(HEADER_DEADLINE_S, "rest-header-deadlines")
+        server.body_deadlines = Deadlines(BODY_DEADLINE_S, "rest-body-deadlines")
         server.lingering = LingeringCloses(LINGER_S, DRAIN_BYTES, MAX_LINGERING)
         if listener.scheme == "https" and self._tls_context is not None:
             server.ssl_adapter = _ContextAdapter(self._tls_context)
@@ -261,6 +288,7 @@ class RestServer:
         for server in self._servers:
             server.stop()
             server.header_deadlines.close()
+            server.body_deadlines.close()
             server.lingering.close()
         for thread in self._threads:
             thread.join(timeout=SHUTDOWN_TIMEOUT_S + 1)

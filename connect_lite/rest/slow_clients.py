@@ -1,9 +1,9 @@
-"""Bounds on slow clients: a deadline on the whole of a phase of a request, and lingering closes.
+"""Bounds on slow clients: deadlines on a request's headers and body, and lingering closes.
 
 A client that trickles its request would otherwise hold a request thread for as long as it
-keeps trickling. ``Deadlines`` cuts a connection whose watched phase takes too long in total,
-and ``LingeringCloses`` closes the connections answered before their body was read without
-holding a request thread.
+keeps trickling. ``Deadlines`` cuts a connection whose headers or body take too long in total,
+``TimedBody`` puts a body's reads under such a deadline, and ``LingeringCloses`` closes the
+connections answered before their body was read without holding a request thread.
 """
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ import selectors
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, cast
+
+from werkzeug.exceptions import RequestTimeout
 
 
 class Deadlines:
-    """Shuts a connection whose watched phase (such as its headers) takes over ``seconds``.
+    """Shuts a connection whose watched phase (its headers, or its body) takes over ``seconds``.
 
     One thread watches every request of a server: a timer thread per request cost each
     request a thread start, which under load waited for a free core. Every deadline is the
@@ -79,6 +81,75 @@ def shut(sock: socket.socket) -> None:
     """End both directions of a connection; a thread blocked reading it reads the end."""
     with contextlib.suppress(OSError):  # already closed
         sock.shutdown(socket.SHUT_RDWR)
+
+
+class TimedBody:
+    """A request body (``wsgi.input``) that must arrive whole within ``deadlines.seconds`` of
+    its first read, however slowly it trickles: past that the connection is cut and the read
+    raises 408. The clock runs from the first read to the end of the body, or until ``stop``;
+    the app's work after reading is not timed."""
+
+    def __init__(self, stream: Any, deadlines: Deadlines, sock: socket.socket) -> None:
+        self._stream = stream
+        self._deadlines = deadlines
+        self._sock = sock
+        self._token: int | None = None
+        self._stopped = False
+
+    def read(self, size: int | None = None) -> bytes:
+        return self._timed(self._stream.read, _size(size))
+
+    def readline(self, size: int | None = None) -> bytes:
+        return self._timed(self._stream.readline, _size(size))
+
+    def readlines(self, hint: int = 0) -> list[bytes]:
+        lines: list[bytes] = []
+        for line in self:
+            lines.append(line)
+            if 0 < hint <= sum(map(len, lines)):
+                break
+        return lines
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.readline, b"")
+
+    def stop(self) -> bool:
+        """Stop the clock (the body is in, or the answer is going out); False if it had run
+        out."""
+        if self._stopped or self._token is None:
+            return True
+        self._stopped = True
+        return self._deadlines.release(self._token)
+
+    def _timed(self, read: Callable[[int | None], bytes], size: int | None) -> bytes:
+        if self._token is None:
+            self._token = self._deadlines.watch(self._sock)
+        try:
+            data = read(size)
+        except OSError as exc:  # a TLS read on a shut connection fails instead of ending
+            if not self.stop():
+                raise self._timeout() from exc
+            raise
+        ended = not data or self._complete()
+        if ended and not self.stop():
+            raise self._timeout()
+        return data
+
+    def _complete(self) -> bool:
+        # cheroot's streams: KnownLengthRFile counts down ``remaining``, ChunkedRFile sets
+        # ``closed`` once the last chunk is read
+        stream = self._stream
+        return getattr(stream, "remaining", None) == 0 or getattr(stream, "closed", False) is True
+
+    def _timeout(self) -> RequestTimeout:
+        return RequestTimeout(
+            f"The request body did not arrive within {self._deadlines.seconds:g} s"
+        )
+
+
+def _size(size: int | None) -> int | None:
+    """cheroot's streams read everything for None, but misread a negative size."""
+    return None if size is None or size < 0 else size
 
 
 class LingeringCloses:

@@ -1,5 +1,5 @@
-"""Slow clients on a real socket: refused bodies are never read, and the connections answered
-before their body was read close off the request threads."""
+"""Slow clients on a real socket: refused bodies are never read, a body has a total deadline,
+and the connections answered before their body was read close off the request threads."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import base64
 import http.client
 import json
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -170,6 +171,60 @@ def test_a_request_whose_body_is_read_keeps_its_connection(loggers: Loggers) -> 
         finally:
             conn.close()
         assert sorted(herder.configs) == ["a", "b"]
+
+
+def test_a_body_that_trickles_is_cut_at_its_total_deadline(
+    loggers: Loggers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One byte every 0.1 s never meets the 10 s wait for a read; the total deadline does."""
+    monkeypatch.setattr(rest_server, "BODY_DEADLINE_S", 0.5)
+    herder = FakeHerder()
+    head = (
+        "POST /connectors HTTP/1.1\nHost: 127.0.0.1\nContent-Type: application/json\n"
+        "Content-Length: 1000\n"
+    )
+    for server in serve(herder, loggers):
+        with send_head(server.port, head) as sock:
+            started = time.monotonic()
+            cut = None
+            while cut is None and time.monotonic() - started < 10:
+                try:
+                    sock.sendall(b" ")
+                    sock.settimeout(0.1)
+                    if sock.recv(1024) == b"":
+                        cut = time.monotonic() - started
+                except TimeoutError:
+                    pass  # not cut yet: one more byte
+                except OSError:
+                    cut = time.monotonic() - started
+        assert cut is not None, "the trickling body was never cut"
+        assert 0.4 <= cut < 8
+        assert herder.configs == {}
+
+
+class _SlowHerder(FakeHerder):
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    def create_connector(self, *args: Any, **kwargs: Any) -> Any:
+        threading.Event().wait(self.seconds)  # the work a real herder may do
+        return super().create_connector(*args, **kwargs)
+
+
+def test_the_work_after_the_body_is_read_is_not_timed(
+    loggers: Loggers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rest_server, "BODY_DEADLINE_S", 0.3)
+    herder = _SlowHerder(seconds=1.0)
+    for server in serve(herder, loggers):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        try:
+            body = json.dumps({"name": "slow", "config": {"connector.class": "X"}})
+            conn.request("POST", "/connectors", body, {"Content-Type": "application/json"})
+            assert conn.getresponse().status == 201
+        finally:
+            conn.close()
 
 
 def tcp_pair() -> tuple[socket.socket, socket.socket]:
