@@ -177,7 +177,8 @@ class _ContextAdapter(BuiltinSSLAdapter):
 
     The handshake is not done on accepting, which cheroot does on its one accepting thread
     (a single silent client would hold every other one back); it happens on the first read,
-    in the request thread, under the header deadline."""
+    in the request thread, before the header deadline starts: Python's ssl bounds the whole
+    handshake by the socket timeout (SOCKET_TIMEOUT_S), however slowly it trickles."""
 
     def __init__(self, context: ssl.SSLContext) -> None:
         self.certificate = self.private_key = self.certificate_chain = None
