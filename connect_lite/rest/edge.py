@@ -2,7 +2,8 @@
 
 The order is: the Host check (403, against DNS rebinding on loopback listeners), then a CORS
 preflight is answered, then a change from another site is refused (403, against cross-site
-forms), then basic auth (401), then the body's size (413) and type (415).
+forms), then basic auth (401), then the body's size (413) and type (415). A refused body is
+never read: the server answers and closes the connection (``rest/server.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ CHANGING_METHODS = BODY_METHODS | {"DELETE"}
 SAME_ORIGIN_SITES = frozenset({"same-origin", "none"})
 """``Sec-Fetch-Site`` values of a browser's request from the page's own origin, or typed in."""
 CORS_HEADERS = "Content-Type, Authorization, Accept, Origin, X-Requested-With"
-DRAIN_BYTES = 1024 * 1024  # of a refused body, read and dropped so the client sees the 413
 _NO_USER = hashlib.sha256(b"no such user").digest()
 
 
@@ -143,7 +143,6 @@ class Edge:
         length = request.content_length
         limit = self.security.max_request_bytes
         if length is not None and length > limit:
-            _discard_body(min(length, DRAIN_BYTES))
             raise RequestEntityTooLarge()
         chunked = "HTTP_TRANSFER_ENCODING" in request.environ  # any coding: a body follows
         if request.routing_exception is not None or request.method not in BODY_METHODS:
@@ -160,25 +159,10 @@ def _buffer_chunked_body(limit: int) -> None:
     environ = request.environ
     data = environ["wsgi.input"].read(limit + 1)
     if len(data) > limit:
-        _discard_body(DRAIN_BYTES - len(data))
         raise RequestEntityTooLarge()
     environ["wsgi.input"] = io.BytesIO(data)
     environ["CONTENT_LENGTH"] = str(len(data))
     environ.pop("HTTP_TRANSFER_ENCODING", None)
-
-
-def _discard_body(most: int) -> None:
-    """Read and drop up to ``most`` bytes of a refused body, so a client still sending it can
-    finish and read the 413 rather than meet a reset connection. A larger body is cut off."""
-    stream = request.environ["wsgi.input"]
-    try:
-        while most > 0:
-            piece = stream.read(min(most, 64 * 1024))
-            if not piece:
-                return
-            most -= len(piece)
-    except (OSError, ValueError):
-        return  # a client that stalls or sends a malformed chunk gets its 413 all the same
 
 
 def _basic_credentials(header: str) -> tuple[str | None, str | None]:

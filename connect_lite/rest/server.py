@@ -1,9 +1,14 @@
 """Serving the REST app with cheroot's WSGI server on exactly the addresses ``listeners`` names.
 
 Each listener is http or https (TLS from ``rest/tls.py``). Requests on a loopback listener are
-flagged for the edge's Host check. Enough threads serve requests that slow clients cannot
-starve ``/health``, and a request whose line and headers do not arrive within
-``HEADER_DEADLINE_S`` is cut off.
+flagged for the edge's Host check. Slow clients are bounded (``rest/slow_clients.py``): a request
+whose line and headers do not arrive within ``HEADER_DEADLINE_S``, or whose body does not arrive
+within ``BODY_DEADLINE_S``, is cut off, and a request answered before its body was read (the
+edge's refusals: 401, 403, 413, 415...) has its connection closed without that body being read
+on a request thread. What remains: cheroot hands a new connection to a request thread at once,
+which serves its TLS handshake (Python's ssl bounds the whole handshake by ``SOCKET_TIMEOUT_S``)
+and then reads its headers (``HEADER_DEADLINE_S``): ``WORKER_THREADS`` clients that trickle,
+or send nothing, can delay others by up to that long, before any credentials are seen.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from cheroot.ssl.builtin import BuiltinSSLAdapter
 
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.rest.edge import LOOPBACK_ENVIRON
+from connect_lite.rest.slow_clients import Deadlines, LingeringCloses, TimedBody
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -41,6 +47,17 @@ SOCKET_TIMEOUT_S = 10
 """An idle connection, or one silent this long mid-request, is closed."""
 HEADER_DEADLINE_S = 15
 """The request line and headers must arrive within this time, however slowly they trickle."""
+BODY_DEADLINE_S = 30
+"""A body must arrive within this time of its first read, however slowly it trickles."""
+LINGER_S = 5
+"""A connection answered before its body was read is closed after this time at most..."""
+DRAIN_BYTES = 1024 * 1024
+"""...or once its client has sent this much more, read and dropped (see LingeringCloses)."""
+MAX_LINGERING = 256
+"""Connections lingering at once per listener; more are closed at once."""
+ACCEPT_BACKLOG = 128
+"""Connections the kernel queues until accepted (cheroot's default, 5, makes a burst of
+connections wait a second or more for a SYN to be sent again)."""
 SHUTDOWN_TIMEOUT_S = 2
 MAX_HEADER_BYTES = 64 * 1024
 """The request line and headers together; longer ones get 414 or 413 from the server."""
@@ -77,84 +94,59 @@ def parse_listener(listener: str) -> Listener:
     return Listener(parts.hostname or "0.0.0.0", port, scheme)
 
 
-class HeaderDeadlines:
-    """Shuts a connection whose request line and headers take over ``seconds`` to arrive.
-
-    One thread watches every request of a server: a timer thread per request cost each
-    request a thread start, which under load waited for a free core. Every deadline is the
-    same time after its request began, so the oldest request is always the next to expire."""
-
-    def __init__(self, seconds: float, clock: Any = time.monotonic) -> None:
-        self.seconds = seconds
-        self._clock = clock
-        self._pending: dict[int, tuple[float, socket.socket]] = {}
-        """Requests still reading their headers, oldest first (dicts keep insertion order)."""
-        self._next = 0
-        self._cond = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._closed = False
-
-    def watch(self, sock: socket.socket) -> int:
-        """Start the clock of a request on ``sock``; returns the token to ``release`` it."""
-        with self._cond:
-            self._next += 1
-            self._pending[self._next] = (self._clock() + self.seconds, sock)
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="rest-header-deadlines", daemon=True
-                )
-                self._thread.start()
-            elif len(self._pending) == 1:
-                self._cond.notify()
-            return self._next
-
-    def release(self, token: int) -> None:
-        """The request's headers are in (or it failed): its clock stops."""
-        with self._cond:
-            self._pending.pop(token, None)
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._pending.clear()
-            self._cond.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._pending and not self._closed:
-                    self._cond.wait()
-                if self._closed:
-                    return
-                token, (deadline, sock) = next(iter(self._pending.items()))
-                left = deadline - self._clock()
-                if left > 0:
-                    self._cond.wait(left)
-                    continue
-                del self._pending[token]
-            _shut(sock)
-
-
 class _DeadlineRequest(cheroot_server.HTTPRequest):
-    """Cuts the connection when the request line and headers take over HEADER_DEADLINE_S."""
+    """Cuts the connection when the request line and headers take over HEADER_DEADLINE_S, and
+    closes it, unread, when the answer goes out before the body was read."""
 
     def parse_request(self) -> None:
-        deadlines: HeaderDeadlines = self.server.header_deadlines
+        deadlines: Deadlines = self.server.header_deadlines
         token = deadlines.watch(self.conn.socket)
         try:
             super().parse_request()
         finally:
             deadlines.release(token)
 
+    def send_headers(self) -> None:
+        # To keep a connection alive, cheroot reads the rest of an unread body before it
+        # answers, however slowly it comes and on this thread: a refused request (401, 413...)
+        # would hold a thread as long as its client trickled. Closing the connection instead
+        # makes cheroot send "Connection: close" and read nothing more.
+        if _body_left(self.rfile):
+            self.close_connection = True
+            self.conn.unread_body = True
+        super().send_headers()
 
-def _shut(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):  # already closed
-        sock.shutdown(socket.SHUT_RDWR)
+
+def _body_left(rfile: Any) -> bool:
+    if isinstance(rfile, cheroot_server.KnownLengthRFile):
+        return bool(rfile.remaining)
+    return isinstance(rfile, cheroot_server.ChunkedRFile) and not rfile.closed
+
+
+class _Gateway(wsgi.Gateway_10):
+    """Hands the app a body that must arrive within BODY_DEADLINE_S of its first read."""
+
+    body: TimedBody
+
+    def get_environ(self) -> dict[str, Any]:  # type: ignore[override]  # stub says None
+        environ: dict[str, Any] = super().get_environ()
+        req = self.req
+        self.body = TimedBody(req.rfile, req.server.body_deadlines, req.conn.socket)
+        environ["wsgi.input"] = self.body
+        return environ
+
+    def respond(self) -> None:
+        try:
+            super().respond()
+        finally:
+            self.body.stop()
 
 
 class _Connection(cheroot_server.HTTPConnection):
     RequestHandlerClass = _DeadlineRequest
     _tls_ready = False
+    unread_body = False
+    """Set by the request answered before its body was read: the connection lingers, closing."""
 
     def communicate(self) -> bool:
         """Finish a deferred TLS handshake first; a failed one closes the connection quietly
@@ -167,7 +159,17 @@ class _Connection(cheroot_server.HTTPConnection):
                 log.debug("TLS handshake with %s failed: %s", self.remote_addr, exc)
                 return False
             self._tls_ready = True
-        return bool(super().communicate())
+        keep = bool(super().communicate())
+        if self.unread_body and not keep:
+            self._hand_to_lingering()
+        return keep
+
+    def _hand_to_lingering(self) -> None:
+        """The server's lingering closes take the socket; cheroot's close() then leaves it."""
+        self.linger = True
+        with contextlib.suppress(OSError):
+            self.wfile.close()  # flushed already; open, it would keep the socket from closing
+        self.server.lingering.add(self.socket)
 
 
 class _ContextAdapter(BuiltinSSLAdapter):
@@ -175,7 +177,8 @@ class _ContextAdapter(BuiltinSSLAdapter):
 
     The handshake is not done on accepting, which cheroot does on its one accepting thread
     (a single silent client would hold every other one back); it happens on the first read,
-    in the request thread, under the header deadline."""
+    in the request thread, before the header deadline starts: Python's ssl bounds the whole
+    handshake by the socket timeout (SOCKET_TIMEOUT_S), however slowly it trickles."""
 
     def __init__(self, context: ssl.SSLContext) -> None:
         self.certificate = self.private_key = self.certificate_chain = None
@@ -191,7 +194,13 @@ class _ContextAdapter(BuiltinSSLAdapter):
 class _CherootServer(wsgi.Server):
     ConnectionClass = _Connection
     max_request_header_size = MAX_HEADER_BYTES
-    header_deadlines: HeaderDeadlines
+    header_deadlines: Deadlines
+    body_deadlines: Deadlines
+    lingering: LingeringCloses
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.gateway = _Gateway
 
     def error_log(self, msg: str = "", level: int = logging.INFO, traceback: bool = False) -> None:
         log.log(level, "%s", msg, exc_info=traceback)
@@ -256,10 +265,13 @@ class RestServer:
             (listener.host, listener.port),
             app,
             numthreads=WORKER_THREADS,
+            request_queue_size=ACCEPT_BACKLOG,
             timeout=SOCKET_TIMEOUT_S,
             shutdown_timeout=SHUTDOWN_TIMEOUT_S,
         )
-        server.header_deadlines = HeaderDeadlines(HEADER_DEADLINE_S)
+        server.header_deadlines = Deadlines(HEADER_DEADLINE_S, "rest-header-deadlines")
+        server.body_deadlines = Deadlines(BODY_DEADLINE_S, "rest-body-deadlines")
+        server.lingering = LingeringCloses(LINGER_S, DRAIN_BYTES, MAX_LINGERING)
         if listener.scheme == "https" and self._tls_context is not None:
             server.ssl_adapter = _ContextAdapter(self._tls_context)
         try:
@@ -277,6 +289,8 @@ class RestServer:
         for server in self._servers:
             server.stop()
             server.header_deadlines.close()
+            server.body_deadlines.close()
+            server.lingering.close()
         for thread in self._threads:
             thread.join(timeout=SHUTDOWN_TIMEOUT_S + 1)
         self._servers.clear()

@@ -7,8 +7,10 @@ for one origin, mTLS required on https, and a 1 MiB body limit.
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
+import select
 import socket
 import ssl
 import subprocess
@@ -22,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from connect_lite.rest.server import BODY_DEADLINE_S
 from tests.integration.worker_process import (
     REPO,
     WorkerProcess,
@@ -64,14 +67,15 @@ class Secured:
         headers: dict[str, str] | None = None,
         raw: bytes | None = None,
         tls: ssl.SSLContext | None = None,
+        timeout: float = 60,
     ) -> Answer:
         if tls is None:
             conn: http.client.HTTPConnection = http.client.HTTPConnection(
-                "127.0.0.1", self.http_port, timeout=60
+                "127.0.0.1", self.http_port, timeout=timeout
             )
         else:
             conn = http.client.HTTPSConnection(
-                "127.0.0.1", self.https_port, timeout=60, context=tls
+                "127.0.0.1", self.https_port, timeout=timeout, context=tls
             )
         sent = headers.copy() if headers else {}
         if auth is not None:
@@ -94,6 +98,18 @@ class Secured:
         if cert is not None:
             context.load_cert_chain(str(cert), str(key))
         return context
+
+    def connect(self, tls: ssl.SSLContext | None = None) -> socket.socket:
+        """A raw connection to the http listener, or with ``tls`` to the https one."""
+        port = self.http_port if tls is None else self.https_port
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        if tls is None:
+            return sock
+        try:
+            return tls.wrap_socket(sock, server_hostname="127.0.0.1")
+        except BaseException:
+            sock.close()
+            raise
 
 
 @pytest.fixture(scope="module")
@@ -346,6 +362,122 @@ def test_slow_clients_do_not_starve_health_and_time_out(secured: Secured) -> Non
         closed.set()
         for sock in slow:
             sock.close()
+
+
+HUGE = 100_000_000
+"""A Content-Length the slow clients below never send: reading it would take forever."""
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_refused_slow_bodies_are_answered_unread_and_leave_threads_to_others(
+    secured: Secured, scheme: str
+) -> None:
+    """40 clients without credentials (more than the 32 request threads) each start a 100 MB
+    POST and trickle it a byte every 2 s. Each gets its 401 at once, without the server reading
+    the body, and its connection closed; authenticated calls answer meanwhile."""
+    tls = None
+    if scheme == "https":
+        tls = secured.client_tls(secured.pki.client_cert, secured.pki.client_key)
+    head = (
+        "POST /connectors HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {HUGE}\r\n\r\n{{"
+    ).encode()
+    slow: list[socket.socket] = []
+    try:
+        started = time.monotonic()
+        for _ in range(40):
+            # each sends its head at once: a client silent before its headers holds a request
+            # thread until the header deadline, however it means to go on (the residual)
+            slow.append(secured.connect(tls))
+            slow[-1].sendall(head)
+        took: dict[str, tuple[int, float]] = {}
+
+        def authenticated() -> None:  # on its own thread: this one trickles meanwhile
+            for path in ("/health", "/"):
+                began = time.monotonic()
+                status = secured.call("GET", path, tls=tls, timeout=30).status
+                took[path] = (status, time.monotonic() - began)
+
+        caller = threading.Thread(target=authenticated, daemon=True)
+        caller.start()
+        answers = _trickle_until_closed(slow, started, within_s=30)
+        caller.join(timeout=60)
+        assert took.get("/health", (0, 0))[0] == 200, took
+        assert took.get("/", (0, 0))[0] == 200, took
+        assert all(seconds < 10 for _, seconds in took.values()), took
+        for answer, closed_after in answers:
+            assert answer.startswith(b"HTTP/1.1 401 "), answer[:300]
+            assert b"\r\nConnection: close\r\n" in answer
+            assert closed_after < 20
+        assert secured.call("GET", "/health", tls=tls).status == 200
+    finally:
+        for sock in slow:
+            sock.close()
+
+
+def _trickle_until_closed(
+    socks: list[socket.socket], started: float, within_s: float
+) -> list[tuple[bytes, float]]:
+    """Send each connection one byte every 2 s until the server closes it; return what each
+    received and when it was closed (seconds after ``started``). Fails after ``within_s``.
+    One thread does it all: a TLS connection must not be read and written at once."""
+    received = {sock: b"" for sock in socks}
+    closed: dict[socket.socket, float] = {}
+    for sock in socks:
+        sock.setblocking(False)
+    next_byte = time.monotonic() + 2
+    while len(closed) < len(socks):
+        now = time.monotonic()
+        assert now - started < within_s, f"{len(socks) - len(closed)} connections still open"
+        still_open = [sock for sock in socks if sock not in closed]
+        ready, _, _ = select.select(still_open, [], [], 0.2)
+        for sock in ready:
+            data, ended = _read_ready(sock)
+            received[sock] += data
+            if ended:
+                closed[sock] = time.monotonic() - started
+        if now >= next_byte:
+            next_byte += 2
+            for sock in still_open:
+                with contextlib.suppress(OSError):  # full, or closed: read above
+                    sock.send(b" ")
+    return [(received[sock], closed[sock]) for sock in socks]
+
+
+def _read_ready(sock: socket.socket) -> tuple[bytes, bool]:
+    """What a non-blocking connection has to read, and whether it has ended."""
+    data = b""
+    while True:
+        try:
+            piece = sock.recv(65536)
+        except (BlockingIOError, ssl.SSLWantReadError):
+            return data, False
+        except OSError:  # reset
+            return data, True
+        if not piece:
+            return data, True
+        data += piece
+
+
+def test_an_authenticated_body_that_trickles_is_cut_at_its_deadline(secured: Secured) -> None:
+    """Credentials do not buy unbounded time: a body must arrive within BODY_DEADLINE_S,
+    even one that never waits long enough between bytes for a read to time out."""
+    name = unique("trickled")
+    token = base64.b64encode(f"{USER}:{SECRET}".encode()).decode()
+    head = (
+        "POST /connectors HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Authorization: Basic {token}\r\nContent-Length: 100000\r\n\r\n"
+        f'{{"name": "{name}", "config": '
+    ).encode()
+    with secured.connect() as sock:
+        sock.sendall(head)
+        started = time.monotonic()
+        [(answer, cut_after)] = _trickle_until_closed(
+            [sock], started, within_s=BODY_DEADLINE_S + 30
+        )
+    assert cut_after > BODY_DEADLINE_S - 5, answer[:300]  # its deadline, not an earlier limit
+    assert secured.call("GET", f"/connectors/{name}").status == 404
+    assert secured.call("GET", "/health").status == 200
 
 
 def test_a_bad_keystore_stops_the_start_naming_the_key(tmp_path: Path) -> None:

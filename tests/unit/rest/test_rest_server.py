@@ -183,8 +183,9 @@ def test_real_chunked_bodies_are_limited_and_read_whole(loggers: Loggers) -> Non
 def test_a_client_still_sending_a_refused_body_reads_the_413(
     loggers: Loggers, framing: str
 ) -> None:
-    """The rest of a refused body is read and dropped: a client that goes on sending after the
-    limit is passed finishes, then reads the 413 (not a broken pipe or a reset)."""
+    """The 413 is sent before the body is read, and what the client still sends is then read
+    and dropped off the request threads (a lingering close): a client that goes on sending
+    finishes, then reads the 413 (not a broken pipe or a reset)."""
     from connect_lite.config.rest_security import RestSecurity
 
     app = create_app(FakeHerder(), loggers, RestSecurity(max_request_bytes=1000))
@@ -215,9 +216,9 @@ def test_a_client_still_sending_a_refused_body_reads_the_413(
 def test_header_deadlines_shut_only_connections_still_reading_headers() -> None:
     """One watchdog thread for every request: a released request's socket stays open, one
     past its deadline is shut (its peer reads the end of the stream)."""
-    from connect_lite.rest.server import HeaderDeadlines
+    from connect_lite.rest.slow_clients import Deadlines
 
-    deadlines = HeaderDeadlines(0.3)
+    deadlines = Deadlines(0.3, "test-deadlines")
     pairs = [socket.socketpair() for _ in range(3)]
     try:
         tokens = [deadlines.watch(server) for server, _ in pairs]
