@@ -25,6 +25,8 @@ REDACT_MIN_LENGTH = 4
 """Shorter values are left in free text (logs, traces, a value copied into another key):
 they cannot be told from ordinary words. A key whose whole value was resolved gets its
 reference back whatever the length."""
+UNKNOWN_PROVIDERS_SHOWN = 3
+"""Names in the warning about a key's references to providers that are not configured."""
 
 
 def is_provider_key(key: str) -> bool:
@@ -229,15 +231,19 @@ class ConfigResolver:
         if value is None or "${" not in value:
             return []
         refs = references(value)
-        for ref in refs:
-            if ref.provider not in self.providers:
-                log.warning(
-                    "%sConfig %s refers to config provider '%s', which config.providers does "
-                    "not name; its text is used as written",
-                    f"[{what}] " if what else "",
-                    key,
-                    ref.provider,
-                )
+        unknown = list(dict.fromkeys(r.provider for r in refs if r.provider not in self.providers))
+        if unknown:  # one line per key, however many references it holds
+            shown = ", ".join(f"'{name}'" for name in unknown[:UNKNOWN_PROVIDERS_SHOWN])
+            more = len(unknown) - UNKNOWN_PROVIDERS_SHOWN
+            log.warning(
+                "%sConfig %s refers to config provider%s %s%s, which config.providers does "
+                "not name; its text is used as written",
+                f"[{what}] " if what else "",
+                key,
+                "s" if len(unknown) > 1 else "",
+                shown,
+                f" and {more} more" if more > 0 else "",
+            )
         return [ref for ref in refs if ref.provider in self.providers]
 
     def _fetch(

@@ -176,6 +176,20 @@ def test_resolve_replaces_references_and_leaves_unknown_providers(
     assert resolved.conceal(resolved.values) == config
 
 
+def test_a_key_full_of_unknown_providers_logs_one_line(
+    secrets: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    value = "".join(f"${{v{i}:k}}${{v{i}:k}}" for i in range(2000))  # 36 KB, 2000 names
+    with caplog.at_level(logging.WARNING):
+        resolved = resolver_for(secrets).resolve({"many": value}, "conn")
+    assert resolved.values == {"many": value}
+    [record] = caplog.records
+    assert record.getMessage() == (
+        "[conn] Config many refers to config providers 'v0', 'v1', 'v2' and 1997 more, which "
+        "config.providers does not name; its text is used as written"
+    )
+
+
 def test_an_unresolvable_reference_names_key_and_provider_never_a_value(
     secrets: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
