@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from connect_lite.api.errors import ForbiddenError
+from connect_lite.config import user_regex
 from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.runtime.topic_tracking import TopicTracker
 from connect_lite.storage.memory import open_memory_stores
@@ -79,3 +81,20 @@ def test_sink_reconfiguration_keeps_only_consumed_topics() -> None:
     assert t.topics("s") == ["payments"]
     t.record("s", ["orders"], 0)  # the in-memory view was refreshed: recorded again
     assert t.topics("s") == ["orders", "payments"]
+
+
+def test_reconfiguration_matches_topics_regex_without_holding_the_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    t = tracker()
+    t.record("s", ["a" * 30, "_internal", "orders"], 0)
+    began = time.monotonic()
+    t.keep_only_consumed("s", sink_config({"topics.regex": "(a+)+b|_internal|orders"}))  # RE2
+    assert time.monotonic() - began < 5  # hours with re
+    assert t.topics("s") == ["_internal", "orders"]
+    t.keep_only_consumed("s", sink_config({"topics.regex": "^(?!_).*"}))  # in a child
+    assert t.topics("s") == ["orders"]
+    t.record("s", ["a" * 30], 0)
+    monkeypatch.setattr(user_regex, "TIMEOUT_MS", 100)
+    t.keep_only_consumed("s", sink_config({"topics.regex": "(a+)+(?!x)b"}))  # too slow
+    assert t.topics("s") == ["a" * 30, "orders"]  # nothing dropped
