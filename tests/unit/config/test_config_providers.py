@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import pytest
 
 from connect_lite.api import ConfigData, ConfigError, ConfigProvider
+from connect_lite.config import user_regex
 from connect_lite.config.providers import (
     DirectoryConfigProvider,
     EnvVarConfigProvider,
@@ -130,6 +132,23 @@ def test_env_provider_honours_its_allowlist(monkeypatch: pytest.MonkeyPatch) -> 
         env.get("", {"APP_ABSENT"})
     with pytest.raises(ConfigError, match="Path is not supported"):
         env.get("/some/path", {"APP_DB_PASSWORD"})
+
+
+def test_env_provider_allowlist_cannot_hold_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pattern is the operator's, the names asked for a user's: a badly backtracking
+    pattern is matched by RE2, one that needs re has a time limit."""
+    monkeypatch.setenv("APP_TOKEN", "t")
+    env = provider(EnvVarConfigProvider, **{"allowlist.pattern": "(A+)+PP_.*"})
+    began = time.monotonic()
+    with pytest.raises(ConfigError, match="is not allowed by allowlist"):
+        env.get("", {"A" * 40})  # hours with re
+    assert time.monotonic() - began < 5
+    lookahead = provider(EnvVarConfigProvider, **{"allowlist.pattern": "(?!OTHER_).*"})
+    assert lookahead.get("", {"APP_TOKEN"}).data == {"APP_TOKEN": "t"}
+    monkeypatch.setattr(user_regex, "TIMEOUT_MS", 100)
+    slow = provider(EnvVarConfigProvider, **{"allowlist.pattern": "(A+)+(?!x)B|APP_.*"})
+    with pytest.raises(ConfigError, match=r"^allowlist\.pattern: The regex .* took longer"):
+        slow.get("", {"A" * 40})
 
 
 def resolver_for(secrets: Path, **extra: ConfigProvider) -> ConfigResolver:
