@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import decimal
+import time
 
 import pytest
 
@@ -22,6 +23,7 @@ from connect_lite.transforms.base import (
     java_class,
     java_class_name,
     java_narrow,
+    java_pattern,
     non_empty_list,
     non_empty_string,
     require_map,
@@ -133,6 +135,12 @@ def test_regex_router_takes_java_named_groups() -> None:
     assert routed.topic == "orders-clean"
     with pytest.raises(ConfigError, match="Invalid regex: Unclosed group"):
         RegexRouter().configure({"regex": "(", "replacement": "x"})
+
+
+def test_java_pattern_takes_linear_time() -> None:
+    began = time.monotonic()
+    assert java_pattern(r"a\k<g>" * 200_000) == "a(?P=g)" * 200_000  # 1.6 MB
+    assert time.monotonic() - began < 5  # copying the rest at each character: minutes
 
 
 def test_updated_is_dataclasses_replace_without_init() -> None:
