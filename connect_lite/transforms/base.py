@@ -268,6 +268,10 @@ def java_regex_problem(name: str, value: Any) -> str | None:
         re.compile(java_pattern(value))
     except re.error as error:
         return invalid(name, value, "Invalid regex: " + _java_syntax_message(value, error))
+    except OverflowError as error:  # a repetition count too large
+        return invalid(name, value, f"Invalid regex: {error}")
+    except RecursionError:
+        return invalid(name, value, "Invalid regex: too many nested groups")
     return None
 
 

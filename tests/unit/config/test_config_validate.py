@@ -192,6 +192,14 @@ def test_sink_bad_regex(plugins: FakePlugins, worker: WorkerConfig) -> None:
     )
     assert len(errors(infos, "topics.regex")) == 1
     assert "Syntax error in regular expression" in errors(infos, "topics.regex")[0]
+    nested = "(" * 5000 + ")" * 5000
+    deep = validate(
+        plugins, worker, {"name": "s", "connector.class": "PickySink", "topics.regex": nested}
+    )
+    assert errors(deep, "topics.regex") == [
+        f"Invalid value {nested} for configuration topics.regex: "
+        "Syntax error in regular expression: too many nested groups"
+    ]
 
 
 def test_transform_enrichment(plugins: FakePlugins, worker: WorkerConfig) -> None:
