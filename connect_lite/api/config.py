@@ -223,8 +223,10 @@ def compiles_as_regex(name: str, value: Any) -> str | None:
         return None
     try:
         re.compile(value)
-    except re.error as exc:
+    except (re.error, OverflowError) as exc:  # OverflowError: a repetition count too large
         return invalid(name, value, f"Syntax error in regular expression: {exc}")
+    except RecursionError:
+        return invalid(name, value, "Syntax error in regular expression: too many nested groups")
     return None
 
 

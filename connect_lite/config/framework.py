@@ -19,6 +19,7 @@ from connect_lite.api.config import (
     non_empty_string_without_control_chars,
     valid_list,
 )
+from connect_lite.config.user_regex import RegexTimeoutError, UserRegex
 
 COMMON_GROUP = "Common"
 TRANSFORMS_GROUP = "Transforms"
@@ -369,7 +370,21 @@ def check_sink_config(props: Mapping[str, str | None], values: dict[str, ConfigV
             f"The DLQ topic '{dlq}' may not be included in the "
             f"list of topics ('topics=[{', '.join(topic_list)}]') consumed by the connector",
         )
-    if has_regex and _full_match(regex or "", dlq):
+    if has_regex:
+        _check_dlq_not_matched(regex or "", dlq, values)
+
+
+def _check_dlq_not_matched(regex: str, dlq: str, values: dict[str, ConfigValue]) -> None:
+    try:
+        pattern = UserRegex(regex)
+    except re.error:
+        return  # reported by the key's own validator
+    try:
+        matched = pattern.full_match(dlq)
+    except RegexTimeoutError:
+        _add_error(values, "topics.regex", regex, pattern.timeout_message())
+        return
+    if matched:
         _add_error(
             values,
             "topics.regex",
@@ -377,13 +392,6 @@ def check_sink_config(props: Mapping[str, str | None], values: dict[str, ConfigV
             f"The DLQ topic '{dlq}' may not be matched by "
             f"the regex for the topics ('topics.regex={regex}') consumed by the connector",
         )
-
-
-def _full_match(pattern: str, text: str) -> bool:
-    try:
-        return re.fullmatch(pattern, text) is not None
-    except re.error:
-        return False
 
 
 def has_dlq(props: Mapping[str, str | None]) -> bool:

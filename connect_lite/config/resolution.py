@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from connect_lite.api.config_provider import ConfigData, ConfigProvider
@@ -19,15 +19,14 @@ from connect_lite.api.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
-REFERENCE = re.compile(r"\$\{([^}]*?):(?:([^}]*?):)?([^}]*?)\}")
-"""Kafka's ConfigTransformer pattern: provider, optional path, key."""
-
 PROVIDERS = "config.providers"
 HIDDEN = "[hidden]"
 REDACT_MIN_LENGTH = 4
 """Shorter values are left in free text (logs, traces, a value copied into another key):
 they cannot be told from ordinary words. A key whose whole value was resolved gets its
 reference back whatever the length."""
+UNKNOWN_PROVIDERS_SHOWN = 3
+"""Names in the warning about a key's references to providers that are not configured."""
 
 
 def is_provider_key(key: str) -> bool:
@@ -46,10 +45,54 @@ class Reference:
 
 def references(value: str) -> list[Reference]:
     """Every reference in a value, configured provider or not."""
-    return [
-        Reference(m.group(0), m.group(1), m.group(2) or "", m.group(3))
-        for m in REFERENCE.finditer(value)
-    ]
+    return [ref for _, _, ref in _scan(value)]
+
+
+def replace_references(value: str, replace: Callable[[Reference], str]) -> str:
+    """``value`` with each reference replaced by what ``replace`` returns for it."""
+    parts: list[str] = []
+    done = 0
+    for start, end, ref in _scan(value):
+        parts += (value[done:start], replace(ref))
+        done = end
+    return "".join(parts) + value[done:] if parts else value
+
+
+def _scan(value: str) -> Iterator[tuple[int, int, Reference]]:
+    """The references in ``value``, left to right, with their start and end: what Kafka's
+    ConfigTransformer pattern ``\\$\\{([^}]*?):(([^}]*?):)?([^}]*?)\\}`` finds, in linear time
+    (that pattern backtracks in about n^4 on text such as ``${:${:${:...``).
+
+    A reference opens with ``${`` and closes at the first ``}`` after it; the text between
+    must hold a ``:``. The provider runs to the first ``:``, the path to a second one if there
+    is one, and the key is the rest, colons included. An opening without both is no reference,
+    and the search goes on from the character after its ``$``. The first ``}`` and ``:`` at or
+    after a position are kept and only looked for again once passed, so each character is
+    read a bounded number of times."""
+    end = len(value)
+    start = value.find("${")
+    close = colon = -1
+    while start >= 0:
+        body = start + 2
+        if close < body:
+            close = value.find("}", body)
+            if close < 0:
+                return  # no later opening can close either
+        if colon < body:
+            colon = value.find(":", body)
+            if colon < 0:
+                colon = end  # none left: never looked for again
+        if colon > close:
+            start = value.find("${", start + 1)
+            continue
+        second = value.find(":", colon + 1, close)
+        path, key = (
+            ("", value[colon + 1 : close])
+            if second < 0
+            else (value[colon + 1 : second], value[second + 1 : close])
+        )
+        yield start, close + 1, Reference(value[start : close + 1], value[body:colon], path, key)
+        start = value.find("${", close + 1)
 
 
 class Concealer:
@@ -194,15 +237,19 @@ class ConfigResolver:
         if value is None or "${" not in value:
             return []
         refs = references(value)
-        for ref in refs:
-            if ref.provider not in self.providers:
-                log.warning(
-                    "%sConfig %s refers to config provider '%s', which config.providers does "
-                    "not name; its text is used as written",
-                    f"[{what}] " if what else "",
-                    key,
-                    ref.provider,
-                )
+        unknown = list(dict.fromkeys(r.provider for r in refs if r.provider not in self.providers))
+        if unknown:  # one line per key, however many references it holds
+            shown = ", ".join(f"'{name}'" for name in unknown[:UNKNOWN_PROVIDERS_SHOWN])
+            more = len(unknown) - UNKNOWN_PROVIDERS_SHOWN
+            log.warning(
+                "%sConfig %s refers to config provider%s %s%s, which config.providers does "
+                "not name; its text is used as written",
+                f"[{what}] " if what else "",
+                key,
+                "s" if len(unknown) > 1 else "",
+                shown,
+                f" and {more} more" if more > 0 else "",
+            )
         return [ref for ref in refs if ref.provider in self.providers]
 
     def _fetch(
@@ -255,29 +302,27 @@ class ConfigResolver:
     ) -> tuple[str, str | None]:
         failure: list[str] = []
 
-        def replace(match: re.Match[str]) -> str:
-            provider, path, ref_key = match.group(1), match.group(2) or "", match.group(3)
-            if provider not in self.providers:
-                return match.group(0)
-            got = fetched.get((provider, path, ref_key))
+        def replace(ref: Reference) -> str:
+            if ref.provider not in self.providers:
+                return ref.text
+            got = fetched.get((ref.provider, ref.path, ref.key))
             if isinstance(got, ConfigError) or got is None:
                 failure.append(
-                    f"Could not resolve {match.group(0)} in config {key} with config provider "
-                    f"{provider}: {got}"
+                    f"Could not resolve {ref.text} in config {key} with config provider "
+                    f"{ref.provider}: {got}"
                 )
-                return match.group(0)
+                return ref.text
             if got:
-                stand_ins.setdefault(got, match.group(0))
+                stand_ins.setdefault(got, ref.text)
             return got
 
-        text = REFERENCE.sub(replace, value) if "${" in value else value
+        text = replace_references(value, replace) if "${" in value else value
         return text, (failure[0] if failure else None)
 
 
 __all__ = [
     "HIDDEN",
     "PROVIDERS",
-    "REFERENCE",
     "Concealer",
     "ConfigResolver",
     "Redactor",
@@ -285,4 +330,5 @@ __all__ = [
     "Resolved",
     "is_provider_key",
     "references",
+    "replace_references",
 ]

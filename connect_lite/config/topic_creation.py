@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from connect_lite.api.config import NO_DEFAULT, ConfigDef, Importance, Type, invalid, parse_value
 from connect_lite.config.framework import uses_topic_creation
+from connect_lite.config.user_regex import compile_check
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +55,9 @@ def _replication_factor(name: str, value: Any) -> str | None:
 
 def _regex_list(name: str, value: Any) -> str | None:
     for pattern in value or []:
-        try:
-            re.compile(pattern)
-        except re.error as error:
-            return invalid(name, value, f"Syntax error in regular expression: {error}")
+        problem = compile_check(pattern)
+        if problem is not None:
+            return invalid(name, value, f"Syntax error in regular expression: {problem}")
     return None
 
 

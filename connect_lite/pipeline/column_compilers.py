@@ -281,8 +281,9 @@ def _regex_router(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:
 
 
 _UTC_ZONES = frozenset(("UTC", "Etc/UTC", "GMT", "Z", "+00:00"))
-_SAME_PATTERN = re.compile(r"(?:yyyy|yy|M{1,2}|d{1,2}|H{1,2}|m{1,2}|s{1,2}|[-_./: ]|\d)+")
-"""SimpleDateFormat patterns that Spark's date_format renders the same way."""
+_SAME_PATTERN = re.compile(r"(?:yyyy|yy|M{1,2}|d{1,2}|H{1,2}|m{1,2}|s{1,2}|[-_./: ]|\d)++")
+"""SimpleDateFormat patterns that Spark's date_format renders the same way. Possessive: each
+run of a letter splits only one way, and retrying the others took exponential time."""
 
 
 def _timestamp_router(t: BuiltIn, frame: Frame, out: Record) -> Frame | None:

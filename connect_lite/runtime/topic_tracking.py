@@ -11,6 +11,7 @@ from typing import Protocol
 
 from connect_lite.api.errors import ForbiddenError, RetriableError
 from connect_lite.config.connector_config import ConnectorConfig
+from connect_lite.config.user_regex import RegexTimeoutError, UserRegex
 from connect_lite.storage.base import TopicStore, TopicUse
 
 log = logging.getLogger(__name__)
@@ -95,23 +96,23 @@ class TopicTracker:
             self._known.pop(connector, None)
 
     def keep_only_consumed(self, connector: str, config: ConnectorConfig) -> None:
-        """After a sink's reconfiguration, drop topics its new config no longer consumes."""
+        """After a sink's reconfiguration, drop topics its new config no longer consumes; a
+        ``topics.regex`` that cannot be matched in time drops none."""
         listed = set(config.topics) | {self._conceal(topic) for topic in config.topics}
         regex = config.topics_regex
-        pattern = re.compile(regex) if regex else None
-
-        def consumed(topic: str) -> bool:
-            return topic in listed or (pattern is not None and pattern.fullmatch(topic) is not None)
-
+        others = [u.topic for u in self.store.topics(connector) if u.topic not in listed]
+        try:  # not under the lock: a regex RE2 cannot take is matched in a child process
+            matched = UserRegex(regex).full_matches(others) if regex else [False] * len(others)
+        except (re.error, RegexTimeoutError) as error:
+            log.warning("[%s] Keeps its active topics: topics.regex: %s", connector, error)
+            return
+        unused = [topic for topic, hit in zip(others, matched, strict=True) if not hit]
+        if not unused:
+            return
         with self._lock:
-            unused = [u.topic for u in self.store.topics(connector) if not consumed(u.topic)]
-            if unused:
-                self.store.remove(connector, unused)
-                self._known.pop(connector, None)
-        if unused:
-            log.info(
-                "[%s] No longer consumes %s: removed from its active topics", connector, unused
-            )
+            self.store.remove(connector, unused)
+            self._known.pop(connector, None)
+        log.info("[%s] No longer consumes %s: removed from its active topics", connector, unused)
 
     def counts(self, connectors: Iterable[str]) -> dict[str, int]:
         return {name: len(self.store.topics(name)) for name in connectors}

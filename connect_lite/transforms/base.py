@@ -268,6 +268,10 @@ def java_regex_problem(name: str, value: Any) -> str | None:
         re.compile(java_pattern(value))
     except re.error as error:
         return invalid(name, value, "Invalid regex: " + _java_syntax_message(value, error))
+    except OverflowError as error:  # a repetition count too large
+        return invalid(name, value, f"Invalid regex: {error}")
+    except RecursionError:
+        return invalid(name, value, "Invalid regex: too many nested groups")
     return None
 
 
@@ -343,6 +347,10 @@ def java_split(text: str, separator: str) -> list[str]:
     return parts
 
 
+_JAVA_BACKREF = re.compile(r"\\k<(\w+)>")
+_JAVA_NAMED_GROUP = re.compile(r"\(\?<[A-Za-z]")
+
+
 def java_pattern(pattern: str) -> str:
     """A Java regular expression in Python's syntax, for the constructs that differ in
     spelling only: ``\\Q...\\E`` quoting, ``(?<name>...)`` named groups and ``\\k<name>``."""
@@ -356,10 +364,10 @@ def java_pattern(pattern: str) -> str:
             i = end + 2
             continue
         char = pattern[i]
-        backref = re.match(r"\\k<(\w+)>", pattern[i:])
+        backref = _JAVA_BACKREF.match(pattern, i)  # at i: no copy of the rest per character
         if backref:
             out.append(f"(?P={backref.group(1)})")
-            i += backref.end()
+            i = backref.end()
             continue
         if char == "\\":
             out.append(pattern[i : i + 2])
@@ -369,7 +377,7 @@ def java_pattern(pattern: str) -> str:
             in_class = True
         elif char == "]":
             in_class = False
-        elif not in_class and re.match(r"\(\?<[A-Za-z]", pattern[i:]):
+        elif not in_class and _JAVA_NAMED_GROUP.match(pattern, i):
             out.append("(?P<")
             i += 3
             continue

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import pytest
 
 from connect_lite.api import ConfigData, ConfigError, ConfigProvider
+from connect_lite.config import user_regex
 from connect_lite.config.providers import (
     DirectoryConfigProvider,
     EnvVarConfigProvider,
@@ -132,6 +134,23 @@ def test_env_provider_honours_its_allowlist(monkeypatch: pytest.MonkeyPatch) -> 
         env.get("/some/path", {"APP_DB_PASSWORD"})
 
 
+def test_env_provider_allowlist_cannot_hold_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pattern is the operator's, the names asked for a user's: a badly backtracking
+    pattern is matched by RE2, one that needs re has a time limit."""
+    monkeypatch.setenv("APP_TOKEN", "t")
+    env = provider(EnvVarConfigProvider, **{"allowlist.pattern": "(A+)+PP_.*"})
+    began = time.monotonic()
+    with pytest.raises(ConfigError, match="is not allowed by allowlist"):
+        env.get("", {"A" * 40})  # hours with re
+    assert time.monotonic() - began < 5
+    lookahead = provider(EnvVarConfigProvider, **{"allowlist.pattern": "(?!OTHER_).*"})
+    assert lookahead.get("", {"APP_TOKEN"}).data == {"APP_TOKEN": "t"}
+    monkeypatch.setattr(user_regex, "TIMEOUT_MS", 100)
+    slow = provider(EnvVarConfigProvider, **{"allowlist.pattern": "(A+)+(?!x)B|APP_.*"})
+    with pytest.raises(ConfigError, match=r"^allowlist\.pattern: The regex .* took longer"):
+        slow.get("", {"A" * 40})
+
+
 def resolver_for(secrets: Path, **extra: ConfigProvider) -> ConfigResolver:
     return ConfigResolver(
         {
@@ -174,6 +193,20 @@ def test_resolve_replaces_references_and_leaves_unknown_providers(
         "copy": f"pw={file_ref};t=${{env:APP_TOKEN}}"
     }
     assert resolved.conceal(resolved.values) == config
+
+
+def test_a_key_full_of_unknown_providers_logs_one_line(
+    secrets: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    value = "".join(f"${{v{i}:k}}${{v{i}:k}}" for i in range(2000))  # 36 KB, 2000 names
+    with caplog.at_level(logging.WARNING):
+        resolved = resolver_for(secrets).resolve({"many": value}, "conn")
+    assert resolved.values == {"many": value}
+    [record] = caplog.records
+    assert record.getMessage() == (
+        "[conn] Config many refers to config providers 'v0', 'v1', 'v2' and 1997 more, which "
+        "config.providers does not name; its text is used as written"
+    )
 
 
 def test_an_unresolvable_reference_names_key_and_provider_never_a_value(

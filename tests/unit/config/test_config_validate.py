@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 from config_fakes import JSON, FakePlugins
 
 from connect_lite.api.errors import BadRequestError, NotFoundError
+from connect_lite.config import user_regex
 from connect_lite.config.framework import check_connector_name
 from connect_lite.config.validation import (
     ensure_valid_connector_config,
@@ -155,12 +157,49 @@ def test_sink_dlq_matched_by_regex(plugins: FakePlugins, worker: WorkerConfig) -
     assert partial.error_count == 0  # the regex must match the whole topic name
 
 
+def test_sink_dlq_regex_is_matched_without_holding_the_worker(
+    plugins: FakePlugins, worker: WorkerConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(a+)+b took 9.5 s against a 28-character DLQ name; a lookahead still works; a pattern
+    past its time limit is an error of topics.regex, not a hang."""
+    config = {
+        "name": "s",
+        "connector.class": "PickySink",
+        "topics.regex": "(a+)+b",
+        "errors.deadletterqueue.topic.name": "a" * 28,
+    }
+    began = time.monotonic()
+    assert validate(plugins, worker, config).error_count == 0
+    assert time.monotonic() - began < 5
+    lookahead = {**config, "topics.regex": "^(?!_).*", "errors.deadletterqueue.topic.name": "_d"}
+    assert validate(plugins, worker, lookahead).error_count == 0
+    matched = validate(plugins, worker, {**lookahead, "errors.deadletterqueue.topic.name": "d"})
+    assert errors(matched, "topics.regex") == [
+        "The DLQ topic 'd' may not be matched by the regex for the topics "
+        "('topics.regex=^(?!_).*') consumed by the connector"
+    ]
+    monkeypatch.setattr(user_regex, "TIMEOUT_MS", 100)
+    slow = {**config, "topics.regex": "(a+)+(?!x)b"}  # backtracks, and RE2 has no lookahead
+    assert errors(validate(plugins, worker, slow), "topics.regex") == [
+        "The regex '(a+)+(?!x)b' took longer than 100 ms to match; simplify it (a pattern "
+        "without lookarounds or backreferences is matched in linear time)"
+    ]
+
+
 def test_sink_bad_regex(plugins: FakePlugins, worker: WorkerConfig) -> None:
     infos = validate(
         plugins, worker, {"name": "s", "connector.class": "PickySink", "topics.regex": "("}
     )
     assert len(errors(infos, "topics.regex")) == 1
     assert "Syntax error in regular expression" in errors(infos, "topics.regex")[0]
+    nested = "(" * 5000 + ")" * 5000
+    deep = validate(
+        plugins, worker, {"name": "s", "connector.class": "PickySink", "topics.regex": nested}
+    )
+    assert errors(deep, "topics.regex") == [
+        f"Invalid value {nested} for configuration topics.regex: "
+        "Syntax error in regular expression: too many nested groups"
+    ]
 
 
 def test_transform_enrichment(plugins: FakePlugins, worker: WorkerConfig) -> None:

@@ -80,6 +80,13 @@ def test_duplicates_regexes_and_valid_configs(plugins: Plugins) -> None:
         "Invalid value [a, a] for configuration topic.creation.groups: Duplicate alias provided."
     ]
     assert "Syntax error in regular expression" in found["topic.creation.a.include"][0]
+    nested = errors(
+        plugins,
+        {**base, "topic.creation.groups": "a", "topic.creation.a.exclude": "(" * 5000 + ")" * 5000},
+    )
+    assert nested["topic.creation.a.exclude"][0].endswith(
+        "Syntax error in regular expression: too many nested groups"
+    )
     assert (
         errors(
             plugins,

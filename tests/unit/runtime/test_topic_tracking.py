@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from connect_lite.api.errors import ForbiddenError
 from connect_lite.api.records import canonical_json
+from connect_lite.config import user_regex
 from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.config.resolution import Redactor
 from connect_lite.runtime.concealed_stores import ConcealedOffsets
@@ -113,3 +115,20 @@ def test_offsets_of_a_partition_named_by_a_secret_are_kept_under_its_reference()
     other = {"filename": "elsewhere"}
     store.put_many("c", {canonical_json(other): (other, {"position": "/secret/dir/in.txt"})})
     assert store.get("c", other) == {"position": "/secret/dir/in.txt"}
+
+
+def test_reconfiguration_matches_topics_regex_without_holding_the_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    t = tracker()
+    t.record("s", ["a" * 30, "_internal", "orders"], 0)
+    began = time.monotonic()
+    t.keep_only_consumed("s", sink_config({"topics.regex": "(a+)+b|_internal|orders"}))  # RE2
+    assert time.monotonic() - began < 5  # hours with re
+    assert t.topics("s") == ["_internal", "orders"]
+    t.keep_only_consumed("s", sink_config({"topics.regex": "^(?!_).*"}))  # in a child
+    assert t.topics("s") == ["orders"]
+    t.record("s", ["a" * 30], 0)
+    monkeypatch.setattr(user_regex, "TIMEOUT_MS", 100)
+    t.keep_only_consumed("s", sink_config({"topics.regex": "(a+)+(?!x)b"}))  # too slow
+    assert t.topics("s") == ["a" * 30, "orders"]  # nothing dropped

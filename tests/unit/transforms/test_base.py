@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import decimal
+import time
 
 import pytest
 
@@ -22,6 +23,8 @@ from connect_lite.transforms.base import (
     java_class,
     java_class_name,
     java_narrow,
+    java_pattern,
+    java_regex_problem,
     non_empty_list,
     non_empty_string,
     require_map,
@@ -133,6 +136,23 @@ def test_regex_router_takes_java_named_groups() -> None:
     assert routed.topic == "orders-clean"
     with pytest.raises(ConfigError, match="Invalid regex: Unclosed group"):
         RegexRouter().configure({"regex": "(", "replacement": "x"})
+
+
+def test_java_pattern_takes_linear_time() -> None:
+    began = time.monotonic()
+    assert java_pattern(r"a\k<g>" * 200_000) == "a(?P=g)" * 200_000  # 1.6 MB
+    assert time.monotonic() - began < 5  # copying the rest at each character: minutes
+
+
+def test_a_java_regex_too_deep_or_too_large_is_a_validation_error() -> None:
+    assert java_regex_problem("regex", "(" * 5000 + ")" * 5000) == (
+        "Invalid value " + "(" * 5000 + ")" * 5000 + " for configuration regex: "
+        "Invalid regex: too many nested groups"
+    )
+    assert java_regex_problem("regex", "a{4294967296}") == (
+        "Invalid value a{4294967296} for configuration regex: "
+        "Invalid regex: the repetition number is too large"
+    )
 
 
 def test_updated_is_dataclasses_replace_without_init() -> None:
