@@ -275,7 +275,11 @@ class RestServer:
         if listener.scheme == "https" and self._tls_context is not None:
             server.ssl_adapter = _ContextAdapter(self._tls_context)
         try:
-            server.prepare()  # binds and listens: connections queue from here on
+            # Binds and listens: connections queue from here on. On a daemon thread, so that
+            # the request threads it starts are daemons too (a thread inherits it): a request
+            # still running at shutdown (a plugin's validate waiting on a host) cannot keep
+            # the process alive after the worker stopped.
+            _on_daemon_thread(server.prepare, "rest-prepare", timeout=None)
         except OSError as exc:
             raise ConnectError(bind_failure(listener, exc)) from exc
         self._servers.append(server)
@@ -285,9 +289,14 @@ class RestServer:
         self._threads.append(thread)
 
     def stop(self) -> None:
-        """Close the listening sockets and open connections, and wait for the threads."""
+        """Close the listening sockets and open connections, and wait for the threads: at most
+        SHUTDOWN_TIMEOUT_S for requests in flight, which are then abandoned (cheroot's own stop
+        waits for a busy request thread without a limit)."""
         for server in self._servers:
-            server.stop()
+            if not _on_daemon_thread(server.stop, "rest-stop", timeout=SHUTDOWN_TIMEOUT_S + 1):
+                log.warning(
+                    "REST requests still running after %d s were abandoned", SHUTDOWN_TIMEOUT_S
+                )
             server.header_deadlines.close()
             server.body_deadlines.close()
             server.lingering.close()
@@ -323,6 +332,25 @@ class RestServer:
         if not self._servers:
             raise RuntimeError("The REST server is not started")
         return self.addresses[0]
+
+
+def _on_daemon_thread(call: Any, name: str, timeout: float | None) -> bool:
+    """Run ``call`` on a new daemon thread and wait for it, at most ``timeout`` seconds;
+    its exception is raised here. Returns whether it finished."""
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # handed to the caller
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if failure:
+        raise failure[0]
+    return not thread.is_alive()
 
 
 def bind_failure(listener: Listener, exc: OSError) -> str:

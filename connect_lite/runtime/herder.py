@@ -109,6 +109,8 @@ class StandaloneHerder:
         self._stopping = False
         self.health_timeout_s = 10.0
         """How long GET /health waits for the herder lock before answering unhealthy (500)."""
+        self.stop_lock_timeout_s = 5.0
+        """How long stop() waits for a request that holds the herder; then it stops without."""
         self._reconfigurer = ThreadPoolExecutor(1, thread_name_prefix="herder-reconfigure")
         self._reloads: dict[str, threading.Timer] = {}
         """config.action.reload=restart: a pending restart per connector whose provider
@@ -132,12 +134,21 @@ class StandaloneHerder:
         """Refuse new work from now on (503), then stop every task and connector; a task
         that misses the graceful deadline is abandoned and writes nothing after it."""
         self._reconfigurer.shutdown(wait=False, cancel_futures=True)
-        with self._lock:
-            for timer in self._reloads.values():
+        self._stopping = True  # a request that takes the lock from now on is refused
+        self._ready = False
+        locked = self._lock.acquire(timeout=self.stop_lock_timeout_s)
+        if not locked:  # a request holds it (a plugin's validate waiting on a host)
+            log.warning(
+                "A request still held the herder after %.0f s; stopping without it",
+                self.stop_lock_timeout_s,
+            )
+        try:
+            for timer in list(self._reloads.values()):
                 timer.cancel()
-            self._stopping = True
-            self._ready = False
             self.worker.shutdown()
+        finally:
+            if locked:
+                self._lock.release()
 
     def health(self) -> WorkerHealth:
         if self._stopping:

@@ -16,11 +16,18 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.integration.worker_process import Response, WorkerProcess, source_config, unique
+from tests.integration.worker_process import (
+    Response,
+    WorkerProcess,
+    source_config,
+    unique,
+    wait_for,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -163,6 +170,35 @@ def test_sigterm_stops_the_worker_during_and_after_heavy_requests(
     assert worker.terminate(STOP_S) == 0
     assert time.monotonic() - began < STOP_S
     assert "connect-lite stopped" in worker.log()
+
+
+def test_sigterm_stops_the_worker_while_a_plugins_validate_hangs(
+    bootstrap_servers: str, tmp_path: Path
+) -> None:
+    """A create whose plugin validate takes 120 s holds the herder and a request thread: the
+    worker still stops within its graceful bounds (before: it waited for the request)."""
+    worker = WorkerProcess(tmp_path, bootstrap_servers)
+    worker.start()
+    try:
+        marker = tmp_path / "validating.log"
+        config = {**source_config("t"), "validate.delay.ms": "120000", "validate.log": str(marker)}
+        threading.Thread(
+            target=_send_post,
+            args=(worker, "/connectors", {"name": "slow", "config": config}),
+            daemon=True,
+        ).start()
+        wait_for(marker.exists, what="the plugin's validate to begin")
+        began = time.monotonic()
+        assert worker.terminate(STOP_S) == 0
+        assert time.monotonic() - began < 20, worker.log()[-3000:]
+        assert "connect-lite stopped" in worker.log()
+    finally:
+        worker.stop()
+
+
+def _send_post(worker: WorkerProcess, path: str, body: dict[str, object]) -> None:
+    with contextlib.suppress(OSError):  # the worker stopped first
+        worker.rest.post(path, body)
 
 
 def _send(worker: WorkerProcess, path: str, body: dict[str, str]) -> None:

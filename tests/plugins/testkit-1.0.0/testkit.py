@@ -6,6 +6,7 @@ import dataclasses
 import json
 import re
 import threading
+import time
 from typing import Any
 
 from connect_lite.api import (
@@ -81,7 +82,16 @@ class ScriptedSourceConnector(SourceConnector):
             .define("poll.interval.ms", Type.LONG, 0, doc="Pause before each poll() returns.")
             .define("value.prefix", Type.STRING, "value-", doc="Record values are prefix + N.")
             .define("secret", Type.PASSWORD, None, doc="A password; unused.")
+            .define("validate.delay.ms", Type.LONG, 0, doc="validate() sleeps this long first.")
+            .define("validate.log", Type.STRING, None, doc="File validate() appends a line to.")
         )
+
+    def validate(self, config: dict[str, str]) -> None:
+        """Slow when asked, as a plugin that checks a host that does not answer."""
+        if config.get("validate.log"):
+            with open(config["validate.log"], "a", encoding="utf-8") as log:
+                log.write("validating\n")
+        time.sleep(int(config.get("validate.delay.ms", "0")) / 1000)
 
     def alter_offsets(self, connector_config: dict[str, str], offsets: dict[Any, Any]) -> bool:
         return scripted_alter_offsets(connector_config, offsets)
