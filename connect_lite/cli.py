@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 from connect_lite import __version__
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.properties import ConnectorFile, load_properties
-from connect_lite.runtime.log_setup import LOG_FORMATS, LOG_LEVELS, configure_logging
+from connect_lite.logs.setup import LOG_FORMATS, LOG_LEVELS, configure_logging
 
 log = logging.getLogger(__name__)
 

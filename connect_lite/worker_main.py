@@ -22,32 +22,29 @@ from connect_lite.config.worker import (
     plugin_path_of,
     replaced_key_warnings,
 )
+from connect_lite.control.concealed_stores import ConcealedOffsets
+from connect_lite.control.config_providers import load_config_providers, resolve_worker_props
+from connect_lite.control.connector_offsets import ConnectorOffsetsAPI
+from connect_lite.control.dataplane_process import DataPlaneProcess
+from connect_lite.control.engine_metrics import RuntimeMetrics
+from connect_lite.control.entities import WorkerHealth
+from connect_lite.control.herder import StandaloneHerder
+from connect_lite.control.herder_api import WorkerStartingError
+from connect_lite.control.metrics import WorkerMetrics
+from connect_lite.control.status import StatusReporter
+from connect_lite.control.topic_tracking import TopicTracker
+from connect_lite.control.worker import Worker
 from connect_lite.kafka.admin import wait_for_cluster_id
 from connect_lite.kafka.broker import EmbeddedBroker
 from connect_lite.kafka.clients import admin_config
+from connect_lite.logs.loggers import Loggers, install_redaction
 from connect_lite.pipeline.java import check_java
 from connect_lite.plugins.registry import Plugins
+from connect_lite.protocol.host import TaskHost
+from connect_lite.protocol.messages import DataPlaneSettings, EngineState
 from connect_lite.rest.app import create_app
 from connect_lite.rest.server import RestServer
 from connect_lite.rest.tls import server_context
-from connect_lite.runtime.concealed_stores import ConcealedOffsets
-from connect_lite.runtime.config_providers import load_config_providers, resolve_worker_props
-from connect_lite.runtime.connector_offsets import ConnectorOffsetsAPI
-from connect_lite.runtime.data_plane import (
-    DataPlaneProcess,
-    DataPlaneSettings,
-    EngineState,
-)
-from connect_lite.runtime.entities import WorkerHealth
-from connect_lite.runtime.herder import StandaloneHerder
-from connect_lite.runtime.herder_api import WorkerStartingError
-from connect_lite.runtime.loggers import Loggers, install_redaction
-from connect_lite.runtime.metrics import WorkerMetrics
-from connect_lite.runtime.runtime_metrics import RuntimeMetrics
-from connect_lite.runtime.status import StatusReporter
-from connect_lite.runtime.task_host import TaskHost
-from connect_lite.runtime.topic_tracking import TopicTracker
-from connect_lite.runtime.worker import Worker
 from connect_lite.storage.base import Stores
 from connect_lite.storage.sqlite import open_sqlite_stores
 
@@ -321,7 +318,7 @@ def build_herder(
         tasks.attach(status, offsets, topic_tracker)
         host = tasks
     else:  # imported here: the worker process itself runs no task, and needs none of it
-        from connect_lite.runtime.local_tasks import LocalTasks, TaskServices, shared
+        from connect_lite.dataplane.local_tasks import LocalTasks, TaskServices, shared
 
         services = TaskServices(tasks, status, offsets, topic_tracker)
         host = LocalTasks(tasks, shared(services), config.task_shutdown_graceful_timeout_ms)

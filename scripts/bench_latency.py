@@ -630,7 +630,7 @@ def label(pid: int, root: int, links: Mapping[int, int]) -> str:
     program = Path(argv[0]).name if argv else "?"
     if pid == root:
         return "worker (python app.py)"
-    if "connect_lite.runtime.data_plane_main" in text:
+    if "connect_lite.dataplane.main" in text:
         return "data plane (tasks, Spark's driver)"
     if program == "java" and "org.apache.spark" in text:
         return "Spark JVM (java ... SparkSubmit)"

@@ -58,11 +58,11 @@ from confluent_kafka import Consumer, Producer
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from connect_lite.config.batching import DEFAULT_BATCHING  # noqa: E402
 from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
 from connect_lite.kafka.clients import CONSUMER_DEFAULTS  # noqa: E402
 from connect_lite.pipeline.session import SparkRuntime  # noqa: E402
 from connect_lite.pipeline.transfer import MAX_CHUNK_RECORDS  # noqa: E402
-from connect_lite.runtime.batch_pipeline import DEFAULT_BATCHING  # noqa: E402
 from connect_lite.testing import spark_cluster  # noqa: E402
 from tests.integration.cluster.properties import readme_cluster_properties  # noqa: E402
 from tests.integration.worker_process import WorkerProcess, wait_for  # noqa: E402

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from connect_lite.api.config import NO_DEFAULT, ConfigDef, Importance, Type, invalid, parse_value
@@ -16,7 +18,70 @@ PREFIX = "topic.creation."
 DEFAULT_GROUP = "default"
 GROUP_KEYS = ("include", "exclude", "replication.factor", "partitions")
 
-__all__ = ["group_names", "topic_configs", "topic_creation_def", "uses_topic_creation"]
+
+@dataclass(frozen=True)
+class TopicGroup:
+    """One group's rules: which topics it takes, and how to create them."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    include: tuple[re.Pattern[str], ...] = ()
+    exclude: tuple[re.Pattern[str], ...] = ()
+    configs: dict[str, str] = field(default_factory=dict)
+
+    def matches(self, topic: str) -> bool:
+        """Full-match include and exclude; exclude wins; ``default`` takes every topic."""
+        if self.name == DEFAULT_GROUP:
+            return True
+        included = any(p.fullmatch(topic) for p in self.include)
+        return included and not any(p.fullmatch(topic) for p in self.exclude)
+
+
+class TopicCreation:
+    """The groups of one connector, in the order listed, ``default`` last."""
+
+    def __init__(self, groups: list[TopicGroup]) -> None:
+        self.groups = groups
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, str]) -> TopicCreation:
+        parsed = topic_creation_def(config).parse(config)
+        default_rf = parsed[f"{PREFIX}default.replication.factor"]
+        default_partitions = parsed[f"{PREFIX}default.partitions"]
+        groups = []
+        for name in group_names(config):
+            prefix = f"{PREFIX}{name}."
+            rf = parsed[prefix + "replication.factor"]
+            partitions = parsed[prefix + "partitions"]
+            groups.append(
+                TopicGroup(
+                    name,
+                    default_partitions if partitions is None else partitions,
+                    default_rf if rf is None else rf,
+                    tuple(re.compile(p) for p in parsed[prefix + "include"]),
+                    tuple(re.compile(p) for p in parsed[prefix + "exclude"]),
+                    topic_configs(config, name),
+                )
+            )
+        default_configs = topic_configs(config, DEFAULT_GROUP)
+        groups.append(
+            TopicGroup(DEFAULT_GROUP, default_partitions, default_rf, configs=default_configs)
+        )
+        return cls(groups)
+
+    def group_for(self, topic: str) -> TopicGroup:
+        return next(g for g in self.groups if g.matches(topic))
+
+
+__all__ = [
+    "TopicCreation",
+    "TopicGroup",
+    "group_names",
+    "topic_configs",
+    "topic_creation_def",
+    "uses_topic_creation",
+]
 
 
 def group_names(props: Mapping[str, Any]) -> list[str]:

@@ -1,7 +1,7 @@
 """The data plane: the worker's SparkSession and the batch stages that run on it.
 
 The names below are imported on first use, so that the worker process, which plans tasks but
-runs none (runtime/data_plane.py), can import this package's light modules (``placement``,
+runs none (control/dataplane_process.py), can import this package's light modules (``placement``,
 ``stage_spec``, ``java``) without Spark, Arrow and their memory."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
         SourceBatchResult,
         SourceStage,
     )
-    from connect_lite.pipeline.stage_spec import StageSpec, TransformSpec
+    from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
 
 _HOMES = {
     "HEADER_CONVERTER": "record_errors",

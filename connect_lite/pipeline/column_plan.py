@@ -28,7 +28,6 @@ from connect_lite.pipeline.chunks import MessageRow, RecordColumns, SinkInput
 from connect_lite.pipeline.column_compilers import Compiled, Frame, compile_chain
 from connect_lite.pipeline.columns import arrow_type, decoder
 from connect_lite.pipeline.session import SparkRuntime
-from connect_lite.pipeline.stage_spec import Chain
 from connect_lite.pipeline.transfer import (
     chunk_bounds,
     chunk_frame,
@@ -37,6 +36,7 @@ from connect_lite.pipeline.transfer import (
     to_arrow,
 )
 from connect_lite.pipeline.typed_rows import RowLayout
+from connect_lite.protocol.stage_spec import Chain
 
 _ROW_FIELDS = [
     ("idx", pa.int64()),

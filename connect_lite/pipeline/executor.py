@@ -28,7 +28,7 @@ from connect_lite.pipeline.record_errors import (
     capture,
 )
 from connect_lite.pipeline.shipping import use_shipped
-from connect_lite.pipeline.stage_spec import Chain, StageSpec
+from connect_lite.protocol.stage_spec import Chain, StageSpec
 
 MAX_CACHED_STAGES = 64
 C = TypeVar("C")

@@ -18,23 +18,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from connect_lite.protocol.host import LastBatch
+
 log = logging.getLogger(__name__)
 
 MAX_TASKS = 2**31 - 1
 _FINISHED = ("SUCCEEDED", "FAILED")
-
-
-@dataclass(frozen=True)
-class LastBatch:
-    """A task's last finished batch: the scheduler pool its jobs ran in, and the ids of the
-    executors its Spark tasks ran on (None while Spark's status store has not caught up)."""
-
-    pool: str
-    executor_ids: tuple[str, ...] | None
-
-    @property
-    def executors(self) -> int | None:
-        return None if self.executor_ids is None else len(self.executor_ids)
 
 
 @dataclass

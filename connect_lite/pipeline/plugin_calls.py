@@ -26,7 +26,7 @@ from connect_lite.pipeline.record_errors import (
     Retry,
     capture,
 )
-from connect_lite.pipeline.stage_spec import Chain
+from connect_lite.protocol.stage_spec import Chain
 
 
 class Outcome(Enum):

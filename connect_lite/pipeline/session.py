@@ -38,16 +38,16 @@ from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.pipeline.class_archive import archive_options
 from connect_lite.pipeline.cluster_watch import Backoff, ClusterWatch
 from connect_lite.pipeline.exchange import ChunkExchange
-from connect_lite.pipeline.placement import BatchTracker, LastBatch
+from connect_lite.pipeline.placement import BatchTracker
 from connect_lite.pipeline.shipping import (
     ExecutorMismatchError,
     Shipper,
     handshake,
     is_local,
-    package_home,
-    python_path,
 )
-from connect_lite.pipeline.stage_spec import StageSpec
+from connect_lite.protocol.environment import package_home, python_path
+from connect_lite.protocol.host import LastBatch
+from connect_lite.protocol.stage_spec import StageSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from connect_lite.api.errors import ConnectError
-from connect_lite.pipeline.stage_spec import ShippedLocation
 from connect_lite.plugins import isolation
+from connect_lite.protocol.stage_spec import ShippedLocation
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -158,20 +158,6 @@ def _cause(error: BaseException) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     found = [line for line in lines if _PYTHON_ERROR.match(line)]
     return (found or lines or [type(error).__name__])[0][:500]
-
-
-def package_home() -> str:
-    """The directory connect_lite is imported from: a checkout's root, or site-packages."""
-    import connect_lite
-
-    return os.path.dirname(os.path.dirname(os.path.abspath(connect_lite.__file__)))
-
-
-def python_path(*parts: str | None) -> str:
-    """A PYTHONPATH of ``parts`` (each a path or a PYTHONPATH) in order, without repeats or
-    empty entries."""
-    entries = [p for part in parts if part for p in part.split(os.pathsep)]
-    return os.pathsep.join(dict.fromkeys(p for p in entries if p))
 
 
 def executor_facts(_: Iterable[Any]) -> Iterator[tuple[str, str, str]]:

@@ -41,11 +41,11 @@ from connect_lite.pipeline.chunks import (
     RecordsChunk,
 )
 from connect_lite.pipeline.executor import gc_paused
-from connect_lite.pipeline.placement import LastBatch
 from connect_lite.pipeline.record_errors import RecordError, StageCancelledError
 from connect_lite.pipeline.session import SparkRuntime
-from connect_lite.pipeline.stage_spec import Chain, StageSpec
 from connect_lite.pipeline.transfer import chunk_bounds, dumps, run_job
+from connect_lite.protocol.host import LastBatch
+from connect_lite.protocol.stage_spec import Chain, StageSpec
 
 
 @dataclass

@@ -48,8 +48,8 @@ from connect_lite.pipeline.chunks import ChunkResult, SourceChunk
 from connect_lite.pipeline.executor import components, gc_paused
 from connect_lite.pipeline.record_errors import StageCancelledError, StageExecutionError
 from connect_lite.pipeline.session import JobGroup, SparkRuntime
-from connect_lite.pipeline.stage_spec import StageSpec
 from connect_lite.pipeline.typed_rows import RowLayout, sink_rows, source_rows, typed_rows
+from connect_lite.protocol.stage_spec import StageSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

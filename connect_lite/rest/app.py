@@ -8,12 +8,12 @@ from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
 from connect_lite.config.rest_security import RestSecurity
+from connect_lite.control.herder_api import HerderAPI
+from connect_lite.logs.loggers import Loggers
 from connect_lite.rest import connectors, error_mapping, openapi, plugins, root, ui
 from connect_lite.rest import loggers as logger_routes
 from connect_lite.rest.edge import Edge
 from connect_lite.rest.services import HERDER, LOGGERS
-from connect_lite.runtime.herder_api import HerderAPI
-from connect_lite.runtime.loggers import Loggers
 
 BLUEPRINTS = (root.bp, connectors.bp, plugins.bp, logger_routes.bp, openapi.bp, ui.bp)
 

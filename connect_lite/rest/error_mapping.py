@@ -16,7 +16,7 @@ from connect_lite.api.errors import (
     NotFoundError,
     TimeoutError_,
 )
-from connect_lite.runtime.herder_api import STOPPING_ERRORS, WorkerStartingError
+from connect_lite.control.herder_api import STOPPING_ERRORS, WorkerStartingError
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from typing import Any
 from flask import request
 
 from connect_lite.api.errors import BadRequestError
-from connect_lite.runtime.entities import ConnectorOffset, ConnectorOffsets
+from connect_lite.control.entities import ConnectorOffset, ConnectorOffsets
 
 MAX_JSON_DEPTH = 64
 """Deepest nesting of a request body: configs are flat maps and offsets hold primitives."""

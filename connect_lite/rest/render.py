@@ -6,8 +6,7 @@ from typing import Any
 
 from flask import Response, current_app, json
 
-from connect_lite.plugins.types import PluginDesc
-from connect_lite.runtime.entities import (
+from connect_lite.control.entities import (
     ConfigInfos,
     ConnectorInfo,
     ConnectorOffsets,
@@ -20,7 +19,8 @@ from connect_lite.runtime.entities import (
     TaskStatus,
     WorkerHealth,
 )
-from connect_lite.runtime.loggers import LoggerLevel
+from connect_lite.logs.loggers import LoggerLevel
+from connect_lite.plugins.types import PluginDesc
 
 UNDEFINED_VERSION = "undefined"
 

@@ -6,11 +6,11 @@ from typing import cast
 
 from flask import current_app
 
-from connect_lite.runtime.herder_api import HerderAPI
-from connect_lite.runtime.loggers import Loggers
+from connect_lite.control.herder_api import HerderAPI
+from connect_lite.logs.loggers import Loggers
 
-HERDER = "connect_lite.runtime.herder"
-LOGGERS = "connect_lite.runtime.loggers"
+HERDER = "connect_lite.control.herder"
+LOGGERS = "connect_lite.logs.loggers"
 
 
 def herder() -> HerderAPI:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connect_lite.api.errors import ConnectError
-from connect_lite.storage.states import ConnectorStatus, TargetState, TaskStatus
+from connect_lite.protocol.states import ConnectorStatus, TargetState, TaskStatus
 
 
 class StoreClosedError(ConnectError):

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connect_lite.api.records import canonical_json
+from connect_lite.protocol.states import ConnectorStatus, TargetState, TaskStatus
 from connect_lite.storage.base import (
     ConfigStore,
     OffsetStore,
@@ -16,7 +17,6 @@ from connect_lite.storage.base import (
     TopicStore,
     TopicUse,
 )
-from connect_lite.storage.states import ConnectorStatus, TargetState, TaskStatus
 
 
 def _json_copy(value: Any) -> Any:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from connect_lite.api.records import Partition, canonical_json
+from connect_lite.protocol.states import ConnectorStatus, State, TargetState, TaskStatus
 from connect_lite.storage.base import Stores, TopicUse
 from connect_lite.storage.memory import open_memory_stores
 from connect_lite.storage.sqlite import open_sqlite_stores
-from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
 
 StoreFactory = Callable[[], Stores]
 

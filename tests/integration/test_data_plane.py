@@ -16,7 +16,7 @@ from tests.integration.worker_process import WorkerProcess, lines, wait_for
 
 pytestmark = pytest.mark.integration
 
-CHILD = "connect_lite.runtime.data_plane_main"
+CHILD = "connect_lite.dataplane.main"
 
 
 def cmdline(pid: int) -> str:

@@ -508,9 +508,9 @@ def test_http_details(worker: WorkerProcess) -> None:
     assert worker.rest.get("/connectors/x/tasks/notanumber/status").status == 404
     loggers = worker.rest.get("/admin/loggers").body
     assert "root" in loggers
-    changed = worker.rest.put("/admin/loggers/connect_lite.runtime.herder", {"level": "DEBUG"})
-    assert changed.status == 200 and "connect_lite.runtime.herder" in changed.body
-    assert worker.rest.get("/admin/loggers/connect_lite.runtime.herder").body["level"] == "DEBUG"
+    changed = worker.rest.put("/admin/loggers/connect_lite.control.herder", {"level": "DEBUG"})
+    assert changed.status == 200 and "connect_lite.control.herder" in changed.body
+    assert worker.rest.get("/admin/loggers/connect_lite.control.herder").body["level"] == "DEBUG"
     assert worker.rest.put("/admin/loggers/x", {"level": "LOUD"}).status == 404
 
 

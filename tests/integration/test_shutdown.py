@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from connect_lite.protocol.states import TargetState
 from connect_lite.storage.sqlite import open_sqlite_stores
-from connect_lite.storage.states import TargetState
 from tests.integration.worker_process import WorkerProcess, source_config, unique, wait_for
 
 pytestmark = pytest.mark.integration

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
-from connect_lite.runtime.metrics import WorkerMetrics
-from connect_lite.runtime.retry import StatusCounters
-from connect_lite.runtime.runtime_metrics import RuntimeMetrics
-from connect_lite.runtime.topic_tracking import TopicTracker
+from connect_lite.control.engine_metrics import RuntimeMetrics
+from connect_lite.control.metrics import WorkerMetrics
+from connect_lite.control.retry import StatusCounters
+from connect_lite.control.topic_tracking import TopicTracker
 from connect_lite.storage.memory import open_memory_stores
-from tests.unit.runtime.test_worker_metrics import FakeTask
+from tests.unit.control.test_worker_metrics import FakeTask
 
 SPARKLINES_JS = Path(__file__).resolve().parents[2] / "connect_lite/rest/ui_static/sparklines.js"
 pytestmark = pytest.mark.integration

@@ -11,8 +11,8 @@ import pytest
 
 from connect_lite.api.errors import ConnectError
 from connect_lite.config.worker import WorkerConfig
+from connect_lite.logs.loggers import Loggers
 from connect_lite.rest import create_app
-from connect_lite.runtime.loggers import Loggers
 from connect_lite.worker_main import StartingHerder, StartupTimer, connect_to_kafka, spark_progress
 from tests.unit.rest.fake_herder import FakeHerder
 

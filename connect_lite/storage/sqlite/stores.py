@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connect_lite.api.records import canonical_json
+from connect_lite.protocol.states import ConnectorStatus, State, TargetState, TaskStatus
 from connect_lite.storage.base import ConfigStore, OffsetStore, StatusStore, TopicStore, TopicUse
 from connect_lite.storage.sqlite.db import Database
-from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
 
 
 class SqliteConfigStore(ConfigStore):

@@ -17,10 +17,10 @@ import pytest
 from pyspark import cloudpickle
 
 from connect_lite.api import Schema, SourceRecord
+from connect_lite.control import components
 from connect_lite.pipeline import SourceStage, SparkRuntime, StageSpec, TransformSpec, transfer
-from connect_lite.pipeline.placement import LastBatch
 from connect_lite.plugins.registry import Plugins
-from connect_lite.runtime import components
+from connect_lite.protocol.host import LastBatch
 from connect_lite.testing.spark_cluster import SparkCluster
 from tests.integration.cluster import slow
 from tests.integration.cluster.properties import spark_conf

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from connect_lite.api import Schema, SourceRecord
+from connect_lite.control import components
 from connect_lite.pipeline import SourceStage, SparkRuntime, StageSpec, TransformSpec
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
-from connect_lite.runtime import components
 from connect_lite.testing.spark_cluster import SparkCluster
 from tests.integration.cluster.properties import spark_conf
 

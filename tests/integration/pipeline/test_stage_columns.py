@@ -8,9 +8,9 @@ import json
 import pytest
 
 from connect_lite.api import Schema, SchemaBuilder, SchemaType, SourceRecord, Struct
+from connect_lite.control.components import transform_chain
 from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime, TransformSpec
 from connect_lite.plugins.registry import Plugins
-from connect_lite.runtime.components import transform_chain
 from tests.chain_config import chain_config
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec

@@ -37,6 +37,7 @@ from connect_lite.api import (
     Struct,
     logical,
 )
+from connect_lite.control.components import transform_chain
 from connect_lite.pipeline import (
     SinkStage,
     SourceStage,
@@ -46,7 +47,6 @@ from connect_lite.pipeline import (
 )
 from connect_lite.pipeline import column_plan as expressions
 from connect_lite.plugins.registry import Plugins
-from connect_lite.runtime.components import transform_chain
 from tests.chain_config import chain_config
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec

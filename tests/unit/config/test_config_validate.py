@@ -18,7 +18,7 @@ from connect_lite.config.validation import (
     validate_connector_config,
 )
 from connect_lite.config.worker import WorkerConfig
-from connect_lite.runtime.entities import ConfigInfos
+from connect_lite.control.entities import ConfigInfos
 
 SOURCE = {"name": "src", "connector.class": "FileSource", "file": "/tmp/in.txt"}
 SINK = {"name": "snk", "connector.class": "PickySink", "topics": "a,b"}

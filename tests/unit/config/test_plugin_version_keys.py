@@ -9,8 +9,8 @@ import pytest
 
 from connect_lite.config.validation import validate_connector_config
 from connect_lite.config.worker import WorkerConfig
+from connect_lite.control import components
 from connect_lite.plugins.registry import Plugins
-from connect_lite.runtime import components
 
 PLUGINS = str(Path(__file__).resolve().parents[2] / "plugins")
 SOURCE = "acme_versioned.VersionedSourceConnector"

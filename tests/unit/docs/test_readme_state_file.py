@@ -11,9 +11,9 @@ import pytest
 
 from connect_lite import __version__
 from connect_lite.config.properties import load_properties
+from connect_lite.protocol.states import ConnectorStatus, State
 from connect_lite.storage.base import StateFileInUseError, Stores
 from connect_lite.storage.sqlite import open_sqlite_stores
-from connect_lite.storage.states import ConnectorStatus, State
 
 REPO = Path(__file__).resolve().parents[3]
 README = (REPO / "README.md").read_text()

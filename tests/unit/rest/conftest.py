@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from flask.testing import FlaskClient
 
+from connect_lite.logs.loggers import Loggers
 from connect_lite.rest import create_app
-from connect_lite.runtime.loggers import Loggers
 
 from .fake_herder import FakeHerder
 from .helpers import NOW_S

@@ -16,9 +16,8 @@ from connect_lite.api.errors import (
     ConfigError,
     NotFoundError,
 )
-from connect_lite.plugins.types import PluginDesc, PluginRef, PluginType
-from connect_lite.runtime.connector_requests import parse_initial_state, with_name
-from connect_lite.runtime.entities import (
+from connect_lite.control.connector_requests import parse_initial_state, with_name
+from connect_lite.control.entities import (
     ConfigInfos,
     ConnectorInfo,
     ConnectorOffset,
@@ -31,8 +30,9 @@ from connect_lite.runtime.entities import (
     TaskInfo,
     WorkerHealth,
 )
-from connect_lite.runtime.herder_api import HerderAPI
-from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
+from connect_lite.control.herder_api import HerderAPI
+from connect_lite.plugins.types import PluginDesc, PluginRef, PluginType
+from connect_lite.protocol.states import ConnectorStatus, State, TargetState, TaskStatus
 
 WORKER = "127.0.0.1:8083"
 NULL_VALUE = "fake: null value"

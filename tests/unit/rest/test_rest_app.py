@@ -6,7 +6,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from connect_lite.api.errors import ForbiddenError, TimeoutError_
-from connect_lite.runtime.entities import WorkerHealth
+from connect_lite.control.entities import WorkerHealth
 
 from .fake_herder import NULL_VALUE, UNKNOWN_PLUGIN, FakeHerder
 from .helpers import error, src_config

@@ -262,7 +262,7 @@ def test_connector_status_shape(client: FlaskClient, with_connector: str) -> Non
 def test_status_shows_where_each_tasks_last_batch_ran_on_spark(
     client: FlaskClient, herder: FakeHerder, with_connector: str
 ) -> None:
-    from connect_lite.runtime.entities import LastBatch
+    from connect_lite.control.entities import LastBatch
 
     herder.last_batches["src"] = {1: LastBatch("connect-lite:src-1", ("0", "1"))}
     tasks = client.get("/connectors/src/status").get_json()["tasks"]
@@ -284,7 +284,7 @@ def test_status_shows_where_each_tasks_last_batch_ran_on_spark(
 def test_status_shows_trace_and_null_version(
     client: FlaskClient, herder: FakeHerder, with_connector: str
 ) -> None:
-    from connect_lite.storage.states import ConnectorStatus, State
+    from connect_lite.protocol.states import ConnectorStatus, State
 
     herder.statuses["src"] = ConnectorStatus("src", State.FAILED, WORKER, "Traceback: boom", None)
     connector = client.get("/connectors/src/status").get_json()["connector"]

@@ -8,7 +8,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from connect_lite.api.errors import NotFoundError
-from connect_lite.runtime.loggers import TRACE, LoggerLevel, Loggers, level_name
+from connect_lite.logs.loggers import TRACE, LoggerLevel, Loggers, level_name
 
 from .helpers import NOW_S, error
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from flask.testing import FlaskClient
 
-from connect_lite.runtime.entities import ConnectorOffset, ConnectorOffsets
+from connect_lite.control.entities import ConnectorOffset, ConnectorOffsets
 
 from .fake_herder import NO_OFFSETS, NOT_FOUND, FakeHerder
 

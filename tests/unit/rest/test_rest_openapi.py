@@ -10,11 +10,11 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from connect_lite import __version__
+from connect_lite.control.entities import LastBatch, WorkerHealth
+from connect_lite.logs.loggers import Loggers
 from connect_lite.rest import create_app
 from connect_lite.rest.openapi import EXTENSION, build, document, openapi_path, problems, routes
 from connect_lite.rest.openapi_operations import OPERATIONS, Operation, no_body
-from connect_lite.runtime.entities import LastBatch, WorkerHealth
-from connect_lite.runtime.loggers import Loggers
 
 from .fake_herder import FakeHerder
 from .helpers import src_config

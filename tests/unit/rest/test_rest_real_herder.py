@@ -16,12 +16,12 @@ import pytest
 from flask.testing import FlaskClient
 
 from connect_lite.config.worker import WorkerConfig
+from connect_lite.control.herder import StandaloneHerder
+from connect_lite.control.status import StatusReporter
+from connect_lite.logs.loggers import Loggers
 from connect_lite.pipeline.session import SparkRuntime
 from connect_lite.plugins.registry import Plugins
 from connect_lite.rest import create_app
-from connect_lite.runtime.herder import StandaloneHerder
-from connect_lite.runtime.loggers import Loggers
-from connect_lite.runtime.status import StatusReporter
 from connect_lite.storage.memory import open_memory_stores
 from connect_lite.worker_main import build_herder
 

@@ -15,9 +15,9 @@ import urllib.request
 import pytest
 
 from connect_lite.api.errors import ConfigError, ConnectError
+from connect_lite.logs.loggers import Loggers
 from connect_lite.rest import RestServer, create_app
 from connect_lite.rest.server import Listener, bind_failure, parse_listener
-from connect_lite.runtime.loggers import Loggers
 
 from .fake_herder import NOT_FOUND, FakeHerder
 

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from connect_lite.config.rest_security import RestSecurity
+from connect_lite.logs.loggers import Loggers
 from connect_lite.rest import RestServer, create_app
 from connect_lite.rest import server as rest_server
 from connect_lite.rest.slow_clients import LingeringCloses
-from connect_lite.runtime.loggers import Loggers
 
 from .fake_herder import FakeHerder
 

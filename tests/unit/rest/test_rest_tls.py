@@ -15,10 +15,10 @@ import pytest
 
 from connect_lite.api.errors import ConfigError
 from connect_lite.config.rest_security import TlsSettings, tls_settings
+from connect_lite.logs.loggers import Loggers
 from connect_lite.rest import RestServer, create_app
 from connect_lite.rest.server import SOCKET_TIMEOUT_S
 from connect_lite.rest.tls import server_context
-from connect_lite.runtime.loggers import Loggers
 from tests.tls_certs import PASSWORD, Pki, make_pki
 
 from .fake_herder import FakeHerder

@@ -14,10 +14,10 @@ import pytest
 from flask.testing import FlaskClient
 
 from connect_lite.config.rest_security import RestSecurity
+from connect_lite.logs.loggers import Loggers
 from connect_lite.rest import create_app
 from connect_lite.rest.edge import LOOPBACK_ENVIRON
 from connect_lite.rest.ui import ASSETS
-from connect_lite.runtime.loggers import Loggers
 
 from .fake_herder import FakeHerder
 from .helpers import error

@@ -15,6 +15,7 @@ import pytest
 
 from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import canonical_json
+from connect_lite.protocol.states import ConnectorStatus, State, TargetState, TaskStatus
 from connect_lite.storage.base import Stores, TopicUse
 from connect_lite.storage.sqlite import open_sqlite_stores
 from connect_lite.storage.sqlite.db import Database, translated_errors
@@ -25,7 +26,6 @@ from connect_lite.storage.sqlite.stores import (
     SqliteStatusStore,
     SqliteTopicStore,
 )
-from connect_lite.storage.states import ConnectorStatus, State, TargetState, TaskStatus
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 TABLES = [

@@ -17,6 +17,7 @@ import pytest
 
 from connect_lite import __version__
 from connect_lite.api.errors import ConnectError, RetriableError
+from connect_lite.protocol.states import TargetState
 from connect_lite.storage.base import (
     StateFileDamagedError,
     StateFileInUseError,
@@ -27,7 +28,6 @@ from connect_lite.storage.sqlite import open_sqlite_stores
 from connect_lite.storage.sqlite.db import WAL_SIZE_LIMIT, Database
 from connect_lite.storage.sqlite.lock import lock_path
 from connect_lite.storage.sqlite.migrations import MIGRATIONS, migrate
-from connect_lite.storage.states import TargetState
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 

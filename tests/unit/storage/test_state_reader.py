@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from connect_lite.api.errors import ConnectError
+from connect_lite.protocol.states import ConnectorStatus, State
 from connect_lite.storage.base import (
     StateFileDamagedError,
     StateFileError,
@@ -16,7 +17,6 @@ from connect_lite.storage.base import (
     Stores,
 )
 from connect_lite.storage.sqlite import open_sqlite_reader, open_sqlite_stores
-from connect_lite.storage.states import ConnectorStatus, State
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from connect_lite.api import ConfigError, Headers, SinkRecord, SourceRecord
+from connect_lite.control.components import transform_chain
 from connect_lite.pipeline.plugin_calls import apply_transforms
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
-from connect_lite.runtime.components import transform_chain
 from connect_lite.transforms.filter import Filter
 from tests.chain_config import chain_config
 

@@ -1,0 +1,3 @@
+"""What the worker process and its data-plane process exchange, defined once: task plans, the
+channel and its calls and notices, and what a task reports.
+"""
