@@ -26,10 +26,10 @@ from connect_lite.control.concealed_stores import ConcealedOffsets
 from connect_lite.control.config_providers import load_config_providers, resolve_worker_props
 from connect_lite.control.connector_offsets import ConnectorOffsetsAPI
 from connect_lite.control.dataplane_process import DataPlaneProcess
-from connect_lite.control.engine_metrics import RuntimeMetrics
 from connect_lite.control.entities import WorkerHealth
 from connect_lite.control.herder import StandaloneHerder
 from connect_lite.control.herder_api import WorkerStartingError
+from connect_lite.control.metric_samples import MetricSources
 from connect_lite.control.metrics import WorkerMetrics
 from connect_lite.control.status import StatusReporter
 from connect_lite.control.topic_tracking import TopicTracker
@@ -49,7 +49,7 @@ from connect_lite.storage.base import Stores
 from connect_lite.storage.sqlite import open_sqlite_stores
 
 if TYPE_CHECKING:
-    from connect_lite.pipeline.session import SparkRuntime
+    from connect_lite.pipeline.session import SparkEngine
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class ConnectorFileError(ConnectError):
 
 
 @dataclass
-class Runtime:
+class StartedParts:
     """Everything one running worker owns, in start order; stopped in reverse."""
 
     parts: list[tuple[str, Any]] = field(default_factory=list)
@@ -87,36 +87,36 @@ class Runtime:
 class RunningWorker:
     herder: StandaloneHerder
     rest_url: str
-    runtime: Runtime
+    parts: StartedParts
     broker: EmbeddedBroker | None
 
     def stop(self) -> None:
-        self.runtime.stop()
+        self.parts.stop()
 
 
 def start_worker(props: Mapping[str, str], connectors: Sequence[ConnectorFile]) -> RunningWorker:
     """Start a worker and create the connectors of its command line (read already, so a bad
     file fails before anything starts); on any failure, stop what was started and re-raise."""
-    runtime = Runtime()
+    parts = StartedParts()
     try:
-        return _start(dict(props), connectors, runtime)
+        return _start(dict(props), connectors, parts)
     except BaseException:
-        runtime.stop()
+        parts.stop()
         raise
 
 
 def _start(
-    props: dict[str, str], connectors: Sequence[ConnectorFile], runtime: Runtime
+    props: dict[str, str], connectors: Sequence[ConnectorFile], parts: StartedParts
 ) -> RunningWorker:
     timer = StartupTimer()
     redactor = Redactor()
     redactor.add_passwords(client_passwords(props))
-    runtime.add("log redaction", install_redaction(redactor))
+    parts.add("log redaction", install_redaction(redactor))
     # Plugins first: config providers are plugins, and the worker's own keys may refer to them.
     with timer.phase("plugins"):
         plugins = Plugins(plugin_path_of(props), plugin_modules=plugin_modules_of(props))
     resolver = load_config_providers(props, plugins, redactor)
-    runtime.add("config providers", resolver.close)
+    parts.add("config providers", resolver.close)
     props = resolve_worker_props(props, resolver)
     config = WorkerConfig(props)
     for warning in replaced_key_warnings(config.raw):
@@ -130,7 +130,7 @@ def _start(
     with timer.phase("state file"):
         stores = _open_state_file(config)
     if stores.close is not None:
-        runtime.add("state store", stores.close)
+        parts.add("state store", stores.close)
     # The REST listeners next, before anything slow: a taken port stops the start at once,
     # having started nothing. Until the herder exists, /health answers 503 "starting" (as
     # Kafka's does) and every other route 503.
@@ -139,7 +139,7 @@ def _start(
     with timer.phase("REST"):
         server = RestServer(create_app(starting, loggers, security), config.listeners, tls)
         server.start()
-    runtime.add("REST server", server.stop)
+    parts.add("REST server", server.stop)
     # Java before the broker, Kafka and Spark: without it Spark cannot run, so nothing starts.
     starting.stage = "Checking Java."
     with timer.phase("Java"):
@@ -152,12 +152,12 @@ def _start(
         # Added before the data plane, so stopped after it (a broker not started stops at
         # once): Tansu exits on SIGTERM only once its clients are gone, else it is killed
         # after 5 s.
-        runtime.add("embedded broker", broker.stop)
+        parts.add("embedded broker", broker.stop)
     # The data plane (the tasks and Spark, in a process of their own): Spark takes longest to
     # start, so it starts now, beside the broker, Kafka and the herder.
     with timer.phase("data plane"):
         data_plane = start_data_plane(config)
-    runtime.add("data plane", data_plane.close)
+    parts.add("data plane", data_plane.close)
     loggers.peer = data_plane
     if broker is not None:
         starting.stage = "Starting the embedded broker."
@@ -181,12 +181,12 @@ def _start(
         status = StatusReporter(
             stores.statuses, worker_id, config.status_retry_policy, redactor=redactor
         )
-        runtime.add("status retries", status.close)
+        parts.add("status retries", status.close)
         herder = build_herder(config, stores, plugins, data_plane, status, cluster_id, resolver)
         starting.herder = herder
-        runtime.add("herder", herder.stop)
+        parts.add("herder", herder.stop)
         # Stopped first (stop runs in reverse): no request reaches a stopping herder.
-        runtime.add("REST server (stops first)", server.stop)
+        parts.add("REST server (stops first)", server.stop)
         herder.start()
         for connector in connectors:
             _create_from_file(herder, connector)
@@ -194,7 +194,7 @@ def _start(
     log.info("%s", timer.summary(spark_progress(data_plane.engine)))
     gc.collect()
     gc.freeze()  # start-up's objects are never garbage: no collection looks at them again
-    return RunningWorker(herder, server.url, runtime, broker)
+    return RunningWorker(herder, server.url, parts, broker)
 
 
 def connect_to_kafka(config: WorkerConfig) -> str:
@@ -292,14 +292,14 @@ def build_herder(
     config: WorkerConfig,
     stores: Stores,
     plugins: Plugins,
-    tasks: DataPlaneProcess | SparkRuntime,
+    tasks: DataPlaneProcess | SparkEngine,
     status: StatusReporter,
     cluster_id: str | None,
     resolver: ConfigResolver | None = None,
 ) -> StandaloneHerder:
     """The worker and its herder, wired from their parts. Its tasks run in the data-plane
     process, attached here to the status reporter, offset store and topic tracker they
-    report to; tests may pass memory stores, and a SparkRuntime to run tasks as threads of
+    report to; tests may pass memory stores, and a SparkEngine to run tasks as threads of
     this process instead.
 
     The herder and the tasks share one topic tracker; the metrics read the worker's
@@ -335,7 +335,7 @@ def build_herder(
         resolver=resolver,
         local_paths=config.local_paths,
     )
-    runtime_metrics = RuntimeMetrics(status.counters, worker.running_tasks, stores.statuses)
+    sources = MetricSources(status.counters, worker.running_tasks, stores.statuses)
     return StandaloneHerder(
         worker,
         stores,
@@ -343,7 +343,7 @@ def build_herder(
         plugins=plugins,
         topic_tracker=topic_tracker,
         metrics=WorkerMetrics(
-            stores.configs, topic_tracker, worker.running_plugins, runtime=runtime_metrics
+            stores.configs, topic_tracker, worker.running_plugins, sources=sources
         ),
         offsets=ConnectorOffsetsAPI(
             plugins, offsets, worker_props, override_policy=config.override_policy

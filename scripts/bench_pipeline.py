@@ -61,7 +61,7 @@ sys.path.insert(0, str(REPO))
 from connect_lite.config.batching import DEFAULT_BATCHING  # noqa: E402
 from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
 from connect_lite.kafka.clients import CONSUMER_DEFAULTS  # noqa: E402
-from connect_lite.pipeline.session import SparkRuntime  # noqa: E402
+from connect_lite.pipeline.session import SparkEngine  # noqa: E402
 from connect_lite.pipeline.transfer import MAX_CHUNK_RECORDS  # noqa: E402
 from connect_lite.testing import spark_cluster  # noqa: E402
 from tests.integration.cluster.properties import readme_cluster_properties  # noqa: E402
@@ -157,8 +157,8 @@ def bare_stage(lines: list[bytes]) -> tuple[float, float]:
     MAX_CHUNK_RECORDS, after a warm-up job."""
     import pyarrow as pa
 
-    runtime = SparkRuntime({})
-    spark = runtime.session()
+    engine = SparkEngine({})
+    spark = engine.session()
     texts = [line.decode() for line in lines]
     step = DEFAULT_BATCHING.max_records
 
@@ -184,7 +184,7 @@ def bare_stage(lines: list[bytes]) -> tuple[float, float]:
             run(lines, pa.binary(), _as_text, "string"),
         )
     finally:
-        runtime.stop()
+        engine.stop()
 
 
 def committed_position(worker: WorkerProcess, connector: str) -> int:

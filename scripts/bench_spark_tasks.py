@@ -59,15 +59,13 @@ def measure(unix_sockets: bool, runs: int) -> dict[str, float]:
     """Median ms per job of each kind, in a fresh session."""
     import pyarrow as pa
 
-    from connect_lite.pipeline.session import UNIX_SOCKETS_KEY, SparkRuntime
+    from connect_lite.pipeline.session import UNIX_SOCKETS_KEY, SparkEngine
     from connect_lite.pipeline.transfer import _ARROW_SCHEMA, OUTPUT_SCHEMA, _row
 
-    runtime = SparkRuntime(
-        {"spark.master": "local[2]", UNIX_SOCKETS_KEY: str(unix_sockets).lower()}
-    )
-    spark = runtime.session()
+    engine = SparkEngine({"spark.master": "local[2]", UNIX_SOCKETS_KEY: str(unix_sockets).lower()})
+    spark = engine.session()
     chunks = [os.urandom(CHUNK_BYTES) for _ in range(CHUNKS)]
-    files = runtime.exchange  # the worker's own: a local master has one
+    files = engine.exchange  # the worker's own: a local master has one
     assert files is not None
 
     def job(payloads: list[bytes], function: Callable[..., Any]) -> list[bytes]:
@@ -99,7 +97,7 @@ def measure(unix_sockets: bool, runs: int) -> dict[str, float]:
                 times[kind].append((time.perf_counter() - begin) * 1000)
         return {kind: statistics.median(values) for kind, values in times.items()}
     finally:
-        runtime.stop()
+        engine.stop()
 
 
 def main() -> None:

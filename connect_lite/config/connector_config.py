@@ -1,4 +1,4 @@
-"""A typed view of a stored connector config's framework keys, for the runtime."""
+"""A typed view of a stored connector config's framework keys, for the control plane and the data plane."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The statuses and states are storage's records, ConfigInfos is config's validation answer and
 LastBatch is the pipeline's (each lives at the lowest layer that uses it); they are
-re-exported here so that REST, which talks only to the runtime, names them from one place.
+re-exported here so that REST, which talks only to the herder, names them from one place.
 """
 
 from __future__ import annotations

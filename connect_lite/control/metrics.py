@@ -14,7 +14,7 @@ from prometheus_client.core import (
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
-from connect_lite.control.engine_metrics import RuntimeMetrics, collect_runtime
+from connect_lite.control.metric_samples import MetricSources, collect_samples
 from connect_lite.control.topic_tracking import TopicTracker
 from connect_lite.control.worker import RunningPlugin
 from connect_lite.storage.base import ConfigStore
@@ -105,16 +105,16 @@ def _alias_family(plugins: Sequence[RunningPlugin], role: str) -> InfoMetricFami
     return family
 
 
-class _Runtime(Collector):
+class _Sampled(Collector):
     """Status-store retries, per-task counters and connector task counts, read at scrape time."""
 
-    def __init__(self, runtime: RuntimeMetrics, configs: ConfigStore) -> None:
-        self.runtime = runtime
+    def __init__(self, sources: MetricSources, configs: ConfigStore) -> None:
+        self.sources = sources
         self.configs = configs
 
     def collect(self) -> Iterator[Metric]:
         families: dict[str, Metric] = {}
-        for sample in collect_runtime(self.runtime, self.configs.connector_names()):
+        for sample in collect_samples(self.sources, self.configs.connector_names()):
             family = families.get(sample.name)
             if family is None:
                 kind = CounterMetricFamily if sample.counter else GaugeMetricFamily
@@ -132,12 +132,12 @@ class WorkerMetrics:
         configs: ConfigStore,
         tracker: TopicTracker,
         running: Callable[[], Sequence[RunningPlugin]] | None = None,
-        runtime: RuntimeMetrics | None = None,
+        sources: MetricSources | None = None,
     ) -> None:
         self.registry = CollectorRegistry()
         self.registry.register(_ActiveTopics(configs, tracker))
-        if runtime is not None:
-            self.registry.register(_Runtime(runtime, configs))
+        if sources is not None:
+            self.registry.register(_Sampled(sources, configs))
         if running is not None:
             self.registry.register(_PluginInfo(running))
 

@@ -394,7 +394,7 @@ class Worker:
         return out
 
     def running_tasks(self) -> list[TaskView]:
-        """The tasks of this worker now, for the runtime metrics."""
+        """The tasks of this worker now, for the worker's metrics."""
         return self.tasks.views()
 
     def last_batches(self, name: str) -> dict[int, LastBatch]:

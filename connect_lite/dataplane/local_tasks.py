@@ -21,7 +21,7 @@ from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.consumer import Consumer
 from connect_lite.kafka.producer import Producer
 from connect_lite.logs.context import logging_context
-from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime
+from connect_lite.pipeline import SinkStage, SourceStage, SparkEngine
 from connect_lite.plugins.isolation import public_class_name
 from connect_lite.protocol.host import LastBatch, TaskKey, TaskView
 from connect_lite.protocol.plan import TaskPlan
@@ -36,7 +36,7 @@ class TaskServices:
     """What a task reaches outside itself: Spark, and the control plane's state (the
     status reporter, the offset store, the topic tracker), or stand-ins that forward to it."""
 
-    spark: SparkRuntime
+    spark: SparkEngine
     status: TaskStatusWriter
     offsets: SourceOffsets
     topic_tracker: TopicRecorder | None
@@ -99,7 +99,7 @@ class LocalTasks:
 
     def __init__(
         self,
-        spark: SparkRuntime,
+        spark: SparkEngine,
         services_for: Callable[[TaskPlan], TaskServices],
         shutdown_timeout_ms: int,
         factory: TaskFactory = build_task,

@@ -157,7 +157,7 @@ class DataPlane:
     def __init__(self, sock: socket.socket, settings: DataPlaneSettings) -> None:
         # Imported here, once the process runs at its niceness: they start native threads.
         from connect_lite.dataplane.local_tasks import LocalTasks, TaskServices
-        from connect_lite.pipeline.session import SparkRuntime
+        from connect_lite.pipeline.session import SparkEngine
 
         self.settings = settings
         self._done = threading.Event()
@@ -179,7 +179,7 @@ class DataPlane:
             on_closed=self._on_closed,
         )
         self.loggers = Loggers()
-        self.spark = SparkRuntime(settings.spark_conf)
+        self.spark = SparkEngine(settings.spark_conf)
         channel = self.channel
 
         def services_for(plan: TaskPlan) -> TaskServices:

@@ -295,7 +295,7 @@ class WorkerSinkTask(WorkerTask):
         if self._header_converter is None:
             self._header_converter = self.stage.spec.header_converter()
         records = [record for record, _ in batch.pairs]
-        runtime, group = self.stage.runtime, self.stage.job_group
+        engine, group = self.stage.engine, self.stage.job_group
         for positions in schema_runs(records):
             if self.stopping:  # nothing more is handed over; its offsets are not committed
                 raise ConnectError("The task stopped before its batch was handed over")
@@ -303,8 +303,8 @@ class WorkerSinkTask(WorkerTask):
             try:
                 description = f"connect-lite put_dataframe {self.id}: {len(run)} records"
                 owner = self.stage.spec.stage_id
-                with runtime.job_group(group, description, owner):  # stop() cancels its jobs
-                    frame = sink_frame(runtime, [r for r, _ in run], self._header_converter)
+                with engine.job_group(group, description, owner):  # stop() cancels its jobs
+                    frame = sink_frame(engine, [r for r, _ in run], self._header_converter)
                     self.plugin.put_dataframe(frame)
             except RetriableError as error:
                 batch.pairs = batch.pairs[positions[0] :]
@@ -314,7 +314,7 @@ class WorkerSinkTask(WorkerTask):
                 if self.stopping:
                     raise
                 # Spark's JVM was gone, or its cluster is unreachable: the run goes again later
-                if runtime.unavailable is not None or runtime.recover():
+                if engine.unavailable is not None or engine.recover():
                     batch.pairs = batch.pairs[positions[0] :]
                     self._schedule_retry(batch, error)
                     return False

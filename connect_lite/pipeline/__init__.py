@@ -1,8 +1,7 @@
-"""The data plane: the worker's SparkSession and the batch stages that run on it.
+"""Spark: the data-plane process's SparkSession and the batch stages that run on it.
 
-The names below are imported on first use, so that the worker process, which plans tasks but
-runs none (control/dataplane_process.py), can import this package's light modules (``placement``,
-``stage_spec``, ``java``) without Spark, Arrow and their memory."""
+The names below are imported on first use, so that importing a light module of this package
+(``java``, which the worker's start-up uses to check for Java) loads no Spark, Arrow or pandas."""
 
 from __future__ import annotations
 
@@ -20,14 +19,13 @@ if TYPE_CHECKING:
         StageCancelledError,
         StageExecutionError,
     )
-    from connect_lite.pipeline.session import SparkRuntime
+    from connect_lite.pipeline.session import SparkEngine
     from connect_lite.pipeline.sink_stage import SinkBatchResult, SinkStage
     from connect_lite.pipeline.source_stage import (
         ProducedRecord,
         SourceBatchResult,
         SourceStage,
     )
-    from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
 
 _HOMES = {
     "HEADER_CONVERTER": "record_errors",
@@ -38,14 +36,12 @@ _HOMES = {
     "RecordError": "record_errors",
     "StageCancelledError": "record_errors",
     "StageExecutionError": "record_errors",
-    "SparkRuntime": "session",
+    "SparkEngine": "session",
     "SinkBatchResult": "sink_stage",
     "SinkStage": "sink_stage",
     "ProducedRecord": "source_stage",
     "SourceBatchResult": "source_stage",
     "SourceStage": "source_stage",
-    "StageSpec": "stage_spec",
-    "TransformSpec": "stage_spec",
 }
 
 
@@ -70,9 +66,7 @@ __all__ = [
     "SinkStage",
     "SourceBatchResult",
     "SourceStage",
-    "SparkRuntime",
+    "SparkEngine",
     "StageCancelledError",
     "StageExecutionError",
-    "StageSpec",
-    "TransformSpec",
 ]

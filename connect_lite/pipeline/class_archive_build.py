@@ -24,7 +24,7 @@ from connect_lite.pipeline.class_archive import (
     archive_path,
     usable_archive,
 )
-from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.session import SparkEngine
 from connect_lite.pipeline.transfer import warm_up
 
 EXIT_TIMEOUT_S = 120.0
@@ -42,11 +42,11 @@ def build(conf: Mapping[str, str] | None = None, force: bool = False) -> Path:
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
     options = " ".join([_option("-XX:ArchiveClassesAtExit", partial), *QUIET])
     user = conf.get("spark.driver.extraJavaOptions", "")
-    runtime = SparkRuntime({**conf, "spark.driver.extraJavaOptions": f"{user} {options}".strip()})
+    engine = SparkEngine({**conf, "spark.driver.extraJavaOptions": f"{user} {options}".strip()})
     try:
-        warm_up(runtime)
+        warm_up(engine)
     finally:
-        runtime.stop()
+        engine.stop()
     code = _exit_jvm()
     size = partial.stat().st_size if partial.exists() else 0
     if code != 0 or size == 0:

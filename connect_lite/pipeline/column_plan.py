@@ -27,7 +27,7 @@ from connect_lite.api.records import SinkRecord, SourceRecord
 from connect_lite.pipeline.chunks import MessageRow, RecordColumns, SinkInput
 from connect_lite.pipeline.column_compilers import Compiled, Frame, compile_chain
 from connect_lite.pipeline.columns import arrow_type, decoder
-from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.session import SparkEngine
 from connect_lite.pipeline.transfer import (
     chunk_bounds,
     chunk_frame,
@@ -112,10 +112,10 @@ def _types_agree(
     return True
 
 
-def _chunks(runtime: SparkRuntime, n: int, payload: Callable[[int, int], object]) -> DataFrame:
+def _chunks(engine: SparkEngine, n: int, payload: Callable[[int, int], object]) -> DataFrame:
     """A DataFrame of the batch's pickled chunks: ``payload(start, end)`` of each."""
-    bounds = chunk_bounds(n, runtime.default_parallelism)
-    return chunk_frame(runtime, [dumps(payload(a, b)) for a, b in bounds])
+    bounds = chunk_bounds(n, engine.default_parallelism)
+    return chunk_frame(engine, [dumps(payload(a, b)) for a, b in bounds])
 
 
 @dataclass
@@ -129,7 +129,7 @@ class Plan:
 
 
 def _compile(
-    runtime: SparkRuntime,
+    engine: SparkEngine,
     chain: Chain,
     first: SourceRecord | SinkRecord,
     given: dict[str, Schema | None],
@@ -137,12 +137,12 @@ def _compile(
 ) -> Compiled | None:
     """The chain compiled against the batch's schemas. Column expressions need a live
     SparkContext, so this waits for the session (a first batch may come before it exists)."""
-    runtime.session()
+    engine.session()
     return compile_chain(chain, first, _base_frame(given, typed))
 
 
 def plan(
-    runtime: SparkRuntime, chain: Chain, records: Sequence[SourceRecord | SinkRecord]
+    engine: SparkEngine, chain: Chain, records: Sequence[SourceRecord | SinkRecord]
 ) -> Plan | None:
     """The chain over ``records`` as Spark columns, or None when the batch or the chain has
     no column form (the caller then runs the Arrow form). Runs no job.
@@ -160,7 +160,7 @@ def plan(
         if r.value_schema is not given["value"] and r.value_schema != given["value"]:
             return None
     typed = _typed_sides(given)
-    compiled = _compile(runtime, chain, first, given, typed)
+    compiled = _compile(engine, chain, first, given, typed)
     if compiled is None:
         return None
     for side in compiled.sides:
@@ -172,7 +172,7 @@ def plan(
     layout = RowLayout(
         given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
     )
-    chunks = _chunks(runtime, len(records), lambda a, b: RecordColumns.of(a, records[a:b]))
+    chunks = _chunks(engine, len(records), lambda a, b: RecordColumns.of(a, records[a:b]))
     rows = chunks.mapInArrow(
         functools.partial(map_typed_rows, layout), from_arrow_schema(layout.arrow_schema)
     )
@@ -195,7 +195,7 @@ class SinkPlan:
 
 
 def plan_sink(
-    runtime: SparkRuntime,
+    engine: SparkEngine,
     chain: Chain,
     probe: SinkRecord,
     rows: Sequence[MessageRow],
@@ -210,7 +210,7 @@ def plan_sink(
     typed = _typed_sides(given)
     if not typed:
         return None
-    compiled = _compile(runtime, chain, probe, given, typed)
+    compiled = _compile(engine, chain, probe, given, typed)
     if compiled is None or not compiled.sides <= typed:
         return None
     if compiled.needs_timestamp and any(r[6] is None for r in rows):
@@ -220,7 +220,7 @@ def plan_sink(
     layout = RowLayout(
         given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
     )
-    chunks = _chunks(runtime, len(rows), lambda a, b: SinkInput.of(rows[a:b], a))
+    chunks = _chunks(engine, len(rows), lambda a, b: SinkInput.of(rows[a:b], a))
     mapped = chunks.mapInArrow(converters(layout), from_arrow_schema(layout.arrow_schema))
     frame = compiled.frame
     raw = [f"{s}_raw" for s in ("key", "value") if s not in typed]
@@ -232,17 +232,17 @@ def plan_sink(
 
 
 def run_expressions(
-    runtime: SparkRuntime, group_id: str, chain: Chain, records: Sequence[SourceRecord | SinkRecord]
+    engine: SparkEngine, group_id: str, chain: Chain, records: Sequence[SourceRecord | SinkRecord]
 ) -> list[SourceRecord | SinkRecord | None] | None:
     """The chain alone, as Spark columns: the records after it (None where dropped), or None
     when the batch or the chain has no column form. (The stages convert in the same job;
     this is the form the shared test table compares with ``apply``.)"""
     if not records:
         return []
-    planned = plan(runtime, chain, records)
+    planned = plan(engine, chain, records)
     if planned is None:
         return None
-    with runtime.job_group(group_id, f"connect-lite transforms: {len(records)} records") as g:
+    with engine.job_group(group_id, f"connect-lite transforms: {len(records)} records") as g:
         result = to_arrow(g, planned.selected.drop("headers", "key_raw", "value_raw"))
     return _rebuild(records, result, planned.schemas, planned.sides)
 

@@ -88,7 +88,7 @@ class JobFiles:
 
 class ChunkExchange:
     """The driver's side: a private directory (mode 0700, made on first use, removed by
-    ``close``) for one SparkRuntime, with a directory per job. It holds a lock on a file in
+    ``close``) for one SparkEngine, with a directory per job. It holds a lock on a file in
     it for as long as it lives, so directories left by a process that is gone (killed in
     the middle of a job) are known, and removed when a new one is made."""
 

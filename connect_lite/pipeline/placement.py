@@ -1,6 +1,6 @@
 """Where a task's last batch ran: its scheduler pool and the executors its Spark jobs used.
 
-Every opening of a job group (one per batch, see SparkRuntime.job_group) also adds a job tag
+Every opening of a job group (one per batch, see SparkEngine.job_group) also adds a job tag
 of its own, so the jobs of that batch, and only those, can be found again. The executors are
 read from Spark's own status store on the driver (the one its UI and status tracker read):
 each task attempt of each stage of those jobs names the executor it ran on (``driver`` in

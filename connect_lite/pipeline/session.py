@@ -6,7 +6,7 @@ its own connection served by its own JVM thread. ``SparkContext.setJobGroup`` se
 properties on *that* JVM thread, so jobs started by the calling Python thread (and the
 JVM threads it spawns, e.g. ``toArrow``'s serving thread, which inherit local properties)
 carry the group, and other Python threads are not affected. Py4J may hand a finished
-thread's JVM connection to a new Python thread, so :meth:`SparkRuntime.job_group` always
+thread's JVM connection to a new Python thread, so :meth:`SparkEngine.job_group` always
 restores the previous properties on exit instead of leaving them set.
 
 Fair sharing: the scheduler runs in FAIR mode by default, and each job group (one per task)
@@ -18,7 +18,7 @@ queueing them behind its own.
 A lost cluster (not local mode): the keeper thread probes the session about once a second
 (cluster_watch.py). Once the cluster counts as unreachable, its jobs are cancelled, the session
 is stopped, and the keeper starts a new one with backoff until one starts. Meanwhile
-:meth:`SparkRuntime.session` raises SparkUnavailableError (a RetriableError) at once, so tasks
+:meth:`SparkEngine.session` raises SparkUnavailableError (a RetriableError) at once, so tasks
 keep their batch and run it again later, and /health says why.
 """
 
@@ -68,7 +68,7 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.driver.memory": "2g",
     # Kafka's transforms format times in UTC; so do their column forms (TimestampRouter).
     "spark.sql.session.timeZone": "UTC",
-    # Each task's jobs go to a pool of their own (SparkRuntime.job_group); FAIR shares the
+    # Each task's jobs go to a pool of their own (SparkEngine.job_group); FAIR shares the
     # executors between the pools, so one busy connector cannot starve another's batches.
     "spark.scheduler.mode": "FAIR",
     # A batch's chunks become one partition each (transfer.chunk_frame) only on this path:
@@ -110,7 +110,7 @@ _GROUP_KEYS = (
 
 MAX_CAUSE_CHARS = 500
 RETRY_AFTER_S = 60.0
-"""After a failed start, how long :meth:`SparkRuntime.session` answers with that failure at
+"""After a failed start, how long :meth:`SparkEngine.session` answers with that failure at
 once (every task thread, /health) before a caller may try to start Spark again."""
 
 
@@ -123,7 +123,7 @@ class SparkStartError(ConnectError):
 
 
 class SparkUnavailableError(SparkStartError, RetriableError):
-    """Spark's cluster is unreachable (lost, or not there at start): the runtime is building a
+    """Spark's cluster is unreachable (lost, or not there at start): the engine is building a
     new session with backoff; a task keeps its batch, stays RUNNING, and runs it again later."""
 
 
@@ -141,8 +141,8 @@ def effective_conf(conf: dict[str, str]) -> dict[str, str]:
         # The JVM talks to its Python workers over Unix domain sockets, not TCP on loopback:
         # each Python task's exchanges no longer wait on TCP. A job of ten empty mapInArrow
         # tasks took 381 ms over TCP and 229 ms this way (scripts/bench_spark_tasks.py, 2
-        # cores; the README's Benchmark has the run). The sockets go in the runtime's private
-        # directory (SparkRuntime._create): over them PySpark asks for no secret.
+        # cores; the README's Benchmark has the run). The sockets go in the engine's private
+        # directory (SparkEngine._create): over them PySpark asks for no secret.
         merged.setdefault(UNIX_SOCKETS_KEY, "true")
     return merged
 
@@ -171,7 +171,7 @@ def owner_tag(owner: str) -> str:
 
 
 class JobGroup:
-    """A job group opened by :meth:`SparkRuntime.job_group`; knows if it was cancelled."""
+    """A job group opened by :meth:`SparkEngine.job_group`; knows if it was cancelled."""
 
     def __init__(self, group_id: str, owner: str | None = None) -> None:
         self.group_id = group_id
@@ -179,7 +179,7 @@ class JobGroup:
         self.cancelled = False
 
 
-class SparkRuntime:
+class SparkEngine:
     """Owns the worker's SparkSession: lazy, thread-safe creation, job groups, stop."""
 
     def __init__(
@@ -381,7 +381,7 @@ class SparkRuntime:
             return True
 
     def start_in_background(
-        self, then: Callable[[SparkRuntime], None] | None = None
+        self, then: Callable[[SparkEngine], None] | None = None
     ) -> threading.Thread:
         """Begin creating the session on a daemon thread; the caller never waits for it.
         ``then`` runs on that thread once the session exists (e.g. a warm-up job)."""
@@ -396,7 +396,7 @@ class SparkRuntime:
                 self._starter.start()
             return self._starter
 
-    def _start_quietly(self, then: Callable[[SparkRuntime], None] | None) -> None:
+    def _start_quietly(self, then: Callable[[SparkEngine], None] | None) -> None:
         """Start the session, then run ``then``; failures are logged (a failed start is also
         kept as start_error and raised to tasks)."""
         with suppress(SparkStartError):
@@ -453,7 +453,7 @@ class SparkRuntime:
         return spark
 
     def _socket_dir(self) -> dict[str, str]:
-        """Where the Python workers' sockets go: the runtime's private directory, so only
+        """Where the Python workers' sockets go: the engine's private directory, so only
         its user reaches them (TCP instead, if its path is too long for a socket's)."""
         try:
             root = self.exchange.root() if self.exchange is not None else None

@@ -31,7 +31,7 @@ from connect_lite.api import logical
 from connect_lite.api.components import HeaderConverter
 from connect_lite.api.data import Schema, SchemaType, Struct
 from connect_lite.api.records import SinkRecord
-from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.session import SparkEngine
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -240,20 +240,20 @@ def frame_table(records: Sequence[SinkRecord], converter: HeaderConverter | None
 
 
 def sink_frame(
-    runtime: SparkRuntime, records: Sequence[SinkRecord], header_converter: HeaderConverter | None
+    engine: SparkEngine, records: Sequence[SinkRecord], header_converter: HeaderConverter | None
 ) -> DataFrame:
     """A DataFrame of records that share one key and one value schema (see schema_runs)."""
-    return runtime.session().createDataFrame(frame_table(records, header_converter))
+    return engine.session().createDataFrame(frame_table(records, header_converter))
 
 
 def sink_frames(
-    runtime: SparkRuntime,
+    engine: SparkEngine,
     records: Sequence[SinkRecord],
     header_converter: HeaderConverter | None,
 ) -> list[SinkFrame]:
     """The batch as DataFrames, one per run of records with the same schemas, in order."""
     return [
-        SinkFrame(run, sink_frame(runtime, [records[i] for i in run], header_converter))
+        SinkFrame(run, sink_frame(engine, [records[i] for i in run], header_converter))
         for run in schema_runs(records)
     ]
 

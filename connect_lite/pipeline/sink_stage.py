@@ -129,7 +129,7 @@ class SinkStage(BatchStage):
             return None
         try:
             planned = column_plan.plan_sink(
-                self.runtime,
+                self.engine,
                 chain,
                 probe,
                 rows,
@@ -144,7 +144,7 @@ class SinkStage(BatchStage):
             return None
         description = f"connect-lite sink stage {self.spec.stage_id}: {len(rows)} rows as columns"
         try:
-            with self.runtime.job_group(self.job_group, description, self.spec.stage_id) as group:
+            with self.engine.job_group(self.job_group, description, self.spec.stage_id) as group:
                 self._check_cancelled()
                 table = to_arrow(group, planned.selected)
         except StageExecutionError as e:  # e.g. a value Spark rejects: the Arrow form isolates it

@@ -97,7 +97,7 @@ class SourceStage(BatchStage):
         if chain is None or not column_compilers.chain_has_columns(chain):
             return None
         try:
-            planned = column_plan.plan(self.runtime, chain, records)
+            planned = column_plan.plan(self.engine, chain, records)
         except Exception as e:
             log.warning("No column form for this batch, using the Arrow form: %s", e)
             return None
@@ -112,7 +112,7 @@ class SourceStage(BatchStage):
         try:
             with (
                 gc_paused(),
-                self.runtime.job_group(self.job_group, description, self.spec.stage_id) as group,
+                self.engine.job_group(self.job_group, description, self.spec.stage_id) as group,
             ):
                 self._check_cancelled()
                 chunks = collect_source_chunks(group, mapped)

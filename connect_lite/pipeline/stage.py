@@ -42,7 +42,7 @@ from connect_lite.pipeline.chunks import (
 )
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.record_errors import RecordError, StageCancelledError
-from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.session import SparkEngine
 from connect_lite.pipeline.transfer import chunk_bounds, dumps, run_job
 from connect_lite.protocol.host import LastBatch
 from connect_lite.protocol.stage_spec import Chain, StageSpec
@@ -66,8 +66,8 @@ class BatchStage:
 
     kind = ""
 
-    def __init__(self, runtime: SparkRuntime, spec: StageSpec, job_group: str) -> None:
-        self.runtime = runtime
+    def __init__(self, engine: SparkEngine, spec: StageSpec, job_group: str) -> None:
+        self.engine = engine
         self.spec = spec
         self.job_group = job_group
         self._token = uuid.uuid4().hex  # a new stage instance rebuilds its components
@@ -78,11 +78,11 @@ class BatchStage:
     def cancel(self) -> None:
         """Cancel this stage's running job, and every later one (its task is stopping)."""
         self._cancelled = True
-        self.runtime.cancel(self.job_group, owner=self.spec.stage_id)
+        self.engine.cancel(self.job_group, owner=self.spec.stage_id)
 
     def last_batch(self) -> LastBatch | None:
         """The scheduler pool and executors of this task's last finished batch."""
-        return self.runtime.last_batch(self.job_group)
+        return self.engine.last_batch(self.job_group)
 
     def _check_cancelled(self) -> None:
         """No job starts once the task stopped: e.g. a batch that waited for Spark's start
@@ -101,8 +101,8 @@ class BatchStage:
         except StageCancelledError:
             raise
         except Exception as error:
-            self.runtime.raise_if_unavailable(error)  # a lost cluster: the task tries later
-            if not self.runtime.recover():
+            self.engine.raise_if_unavailable(error)  # a lost cluster: the task tries later
+            if not self.engine.recover():
                 raise
         log.warning("Running the batch of %s again on a new SparkSession", self.spec.stage_id)
         return self._run_chunks_once(n, make_payload, kind or self.kind)
@@ -110,18 +110,18 @@ class BatchStage:
     def _run_chunks_once(
         self, n: int, make_payload: Callable[[int, int], ChunkInput], kind: str
     ) -> list[tuple[int, ChunkResult]]:
-        bounds = chunk_bounds(n, self.runtime.default_parallelism)
+        bounds = chunk_bounds(n, self.engine.default_parallelism)
         description = f"connect-lite {kind} stage {self.spec.stage_id}: {n} records"
-        with self.runtime.job_group(self.job_group, description, self.spec.stage_id) as group:
+        with self.engine.job_group(self.job_group, description, self.spec.stage_id) as group:
             self._check_cancelled()
             payloads = [dumps(make_payload(a, b)) for a, b in bounds]
-            results = run_job(self.runtime, group, self._shipped_spec(), self._token, payloads)
+            results = run_job(self.engine, group, self._shipped_spec(), self._token, payloads)
         return list(zip((a for a, _ in bounds), results, strict=True))
 
     def _shipped_spec(self) -> StageSpec:
         """The spec for a job: its plugin locations shipped to the executors first, when the
         master is not local (once per SparkContext; see shipping.py)."""
-        self.spec = self.runtime.ship(self.spec)
+        self.spec = self.engine.ship(self.spec)
         return self.spec
 
     @staticmethod

@@ -47,7 +47,7 @@ from connect_lite.pipeline.chunk_work import run_chunk
 from connect_lite.pipeline.chunks import ChunkResult, SourceChunk
 from connect_lite.pipeline.executor import components, gc_paused
 from connect_lite.pipeline.record_errors import StageCancelledError, StageExecutionError
-from connect_lite.pipeline.session import JobGroup, SparkRuntime
+from connect_lite.pipeline.session import JobGroup, SparkEngine
 from connect_lite.pipeline.typed_rows import RowLayout, sink_rows, source_rows, typed_rows
 from connect_lite.protocol.stage_spec import StageSpec
 
@@ -134,11 +134,11 @@ def map_chunks(
             yield _row(chunk, out if path is None else exchange.put_result(path, out))
 
 
-def chunk_frame(runtime: SparkRuntime, payloads: list[bytes]) -> DataFrame:
+def chunk_frame(engine: SparkEngine, payloads: list[bytes]) -> DataFrame:
     """A DataFrame of (chunk, payload) rows, one Arrow record batch and so one partition per
     chunk (chunk_bounds makes at least as many chunks as Spark's default parallelism)."""
     batches = [_row(chunk, payload) for chunk, payload in enumerate(payloads)]
-    return runtime.session().createDataFrame(pa.Table.from_batches(batches, _ARROW_SCHEMA))
+    return engine.session().createDataFrame(pa.Table.from_batches(batches, _ARROW_SCHEMA))
 
 
 def map_typed_rows(
@@ -211,16 +211,16 @@ def collect_source_chunks(group: JobGroup, mapped: DataFrame) -> list[SourceChun
 
 
 def run_job(
-    runtime: SparkRuntime,
+    engine: SparkEngine,
     group: JobGroup,
     spec: StageSpec,
     token: str,
     payloads: list[bytes],
 ) -> list[ChunkResult]:
     """Run one Spark job over the pickled ChunkInputs; their results, in chunk order."""
-    files = None if runtime.exchange is None else runtime.exchange.put(payloads)
+    files = None if engine.exchange is None else engine.exchange.put(payloads)
     try:
-        df = chunk_frame(runtime, payloads if files is None else files.rows)
+        df = chunk_frame(engine, payloads if files is None else files.rows)
         mapped = df.mapInArrow(functools.partial(map_chunks, spec, token), OUTPUT_SCHEMA)
         result = to_arrow(group, mapped)
         if result.num_rows != len(payloads):
@@ -232,8 +232,8 @@ def run_job(
         by_chunk: dict[int, ChunkResult] = {}
         for row, chunk in enumerate(order):
             blob = blobs[row].as_buffer()
-            if runtime.exchange is not None:
-                blob = runtime.exchange.resolve(blob)
+            if engine.exchange is not None:
+                blob = engine.exchange.resolve(blob)
             by_chunk[chunk] = pickle.loads(blob)
     finally:
         if files is not None:
@@ -246,12 +246,12 @@ def _passed_through(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
     yield from batches
 
 
-def warm_up(runtime: SparkRuntime) -> None:
+def warm_up(engine: SparkEngine) -> None:
     """A tiny job with the stages' shape (Arrow rows through ``mapInArrow``), one task per
     partition: Spark's Python workers start and import the stage code before the first real
     batch needs them."""
     begin = time.monotonic()
-    payloads = [b""] * runtime.default_parallelism
-    frame = chunk_frame(runtime, payloads).mapInArrow(_passed_through, OUTPUT_SCHEMA)
+    payloads = [b""] * engine.default_parallelism
+    frame = chunk_frame(engine, payloads).mapInArrow(_passed_through, OUTPUT_SCHEMA)
     frame.toArrow()
     log.info("Spark's Python workers warmed up in %.1f s", time.monotonic() - begin)

@@ -57,6 +57,6 @@ class StageSpec:
     """errors.retry.delay.max.ms: the cap of the exponential backoff between retries."""
     plugin_locations: tuple[str, ...] = ()
     """The plugin location directories the converters, transforms and predicates come from:
-    shipped to the executors when the master is not local (SparkRuntime.ship)."""
+    shipped to the executors when the master is not local (SparkEngine.ship)."""
     shipped: tuple[ShippedLocation, ...] = ()
     """Where executors load those locations from; empty in local mode (the worker's paths)."""

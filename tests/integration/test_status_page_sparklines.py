@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
-from connect_lite.control.engine_metrics import RuntimeMetrics
+from connect_lite.control.metric_samples import MetricSources
 from connect_lite.control.metrics import WorkerMetrics
 from connect_lite.control.retry import StatusCounters
 from connect_lite.control.topic_tracking import TopicTracker
@@ -30,9 +30,9 @@ ODD = 'a "quoted" \\ name, {braced}'
 def exposition(tasks: list[FakeTask]) -> str:
     """GET /metrics' body for these tasks, as the worker renders it."""
     stores = open_memory_stores()
-    runtime = RuntimeMetrics(StatusCounters(), lambda: tasks, stores.statuses)
+    sources = MetricSources(StatusCounters(), lambda: tasks, stores.statuses)
     tracker = TopicTracker(stores.topics, True, True)
-    return WorkerMetrics(stores.configs, tracker, runtime=runtime).exposition().decode()
+    return WorkerMetrics(stores.configs, tracker, sources=sources).exposition().decode()
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from connect_lite.api import Schema, SourceRecord
-from connect_lite.pipeline import SourceStage, SparkRuntime
+from connect_lite.pipeline import SourceStage, SparkEngine
 from connect_lite.plugins.registry import Plugins
 from connect_lite.testing import spark_cluster
 from connect_lite.testing.kafka_helpers import KafkaHelpers
@@ -63,14 +63,14 @@ def numbered(batch: int, n: int) -> list[SourceRecord]:
     ]
 
 
-def executors(runtime: SparkRuntime) -> int:
-    sc = runtime.session().sparkContext
+def executors(engine: SparkEngine) -> int:
+    sc = engine.session().sparkContext
     return int(sc._jsc.sc().getExecutorMemoryStatus().size()) - 1  # minus the driver
 
 
-def both_executors_busy(runtime: SparkRuntime) -> Any:
+def both_executors_busy(engine: SparkEngine) -> Any:
     """A running stage (SparkStageInfo) with a task on each executor, if there is one now."""
-    tracker = runtime.session().sparkContext.statusTracker()
+    tracker = engine.session().sparkContext.statusTracker()
     for stage_id in tracker.getActiveStageIds():
         info = tracker.getStageInfo(stage_id)
         if info is not None and info.numActiveTasks >= 2:
@@ -81,12 +81,12 @@ def both_executors_busy(runtime: SparkRuntime) -> Any:
 def test_a_killed_worker_loses_no_record(cluster: SparkCluster) -> None:
     # Task starts reach the status tracker at once, not at most every 100 ms, so that a stage
     # with a task on both executors shows as one.
-    runtime = SparkRuntime({**spark_conf(cluster), "spark.ui.liveUpdate.period": "0ms"})
+    engine = SparkEngine({**spark_conf(cluster), "spark.ui.liveUpdate.period": "0ms"})
     try:
         plugins = Plugins([str(PLUGINS)], entry_points=False)
-        stage = SourceStage(runtime, stamp_spec(plugins, "loss-1", "1.0.0"), "cluster:loss-1")
+        stage = SourceStage(engine, stamp_spec(plugins, "loss-1", "1.0.0"), "cluster:loss-1")
         stage.run(numbered(-1, 10))  # shipped, and the Python workers are up
-        wait_for(lambda: executors(runtime) == 2, 60, what="two executors")
+        wait_for(lambda: executors(engine) == 2, 60, what="two executors")
         values: list[str] = []
         failures: list[BaseException] = []
 
@@ -100,11 +100,11 @@ def test_a_killed_worker_loses_no_record(cluster: SparkCluster) -> None:
 
         streaming = threading.Thread(target=stream)
         streaming.start()
-        busy = wait_for(lambda: both_executors_busy(runtime), 120, 0.01, "a busy stage")
+        busy = wait_for(lambda: both_executors_busy(engine), 120, 0.01, "a busy stage")
         cluster.kill_worker(2)
         streaming.join(600)
         assert not streaming.is_alive() and not failures, failures
-        tracker = runtime.session().sparkContext.statusTracker()
+        tracker = engine.session().sparkContext.statusTracker()
         info = tracker.getStageInfo(busy.stageId)
         assert info is not None and info.numFailedTasks >= 1  # the lost task ran again
         expected = {f"b{b}-{i}" for b in range(BATCHES) for i in range(BATCH)}
@@ -112,12 +112,12 @@ def test_a_killed_worker_loses_no_record(cluster: SparkCluster) -> None:
         duplicates = sum(n - 1 for n in counted.values())
         assert set(counted) == expected, f"{len(expected - set(counted))} records lost"
         assert duplicates == 0  # a batch's result comes back once, whatever ran twice
-        assert executors(runtime) == 1
+        assert executors(engine) == 1
         cluster.start_worker(2)
-        wait_for(lambda: executors(runtime) == 2, 120, what="an executor on the new worker")
+        wait_for(lambda: executors(engine) == 2, 120, what="an executor on the new worker")
         assert len(stage.run(numbered(99, 100)).records) == 100
     finally:
-        runtime.stop()
+        engine.stop()
 
 
 def health(worker: WorkerProcess) -> tuple[int, str]:

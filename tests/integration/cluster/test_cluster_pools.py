@@ -18,9 +18,10 @@ from pyspark import cloudpickle
 
 from connect_lite.api import Schema, SourceRecord
 from connect_lite.control import components
-from connect_lite.pipeline import SourceStage, SparkRuntime, StageSpec, TransformSpec, transfer
+from connect_lite.pipeline import SourceStage, SparkEngine, transfer
 from connect_lite.plugins.registry import Plugins
 from connect_lite.protocol.host import LastBatch
+from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
 from connect_lite.testing.spark_cluster import SparkCluster
 from tests.integration.cluster import slow
 from tests.integration.cluster.properties import spark_conf
@@ -39,17 +40,17 @@ CONVERTERS = {
 
 
 @pytest.fixture(scope="module")
-def runtime(spark_standalone: SparkCluster) -> Iterator[SparkRuntime]:
-    """A SparkRuntime on the cluster with the README's properties, once both executors have
+def engine(spark_standalone: SparkCluster) -> Iterator[SparkEngine]:
+    """A SparkEngine on the cluster with the README's properties, once both executors have
     registered (a batch before that could only use the one there is)."""
-    runtime = SparkRuntime(spark_conf(spark_standalone))
-    scala = runtime.session().sparkContext._jsc.sc()
+    engine = SparkEngine(spark_conf(spark_standalone))
+    scala = engine.session().sparkContext._jsc.sc()
     wait_for(
         lambda: len(scala.statusTracker().getExecutorInfos()) == 3,  # with the driver
         what="the application's two executors",
     )
-    yield runtime
-    runtime.stop()
+    yield engine
+    engine.stop()
 
 
 def spec(stage_id: str, transforms: tuple[TransformSpec, ...] = ()) -> StageSpec:
@@ -90,9 +91,9 @@ def settled(stage: SourceStage, executors: int) -> LastBatch:
 
 
 def test_a_batch_reports_its_scheduler_pool_and_the_two_executors_it_ran_on(
-    runtime: SparkRuntime,
+    engine: SparkEngine,
 ) -> None:
-    stage = SourceStage(runtime, spec("spread"), "cluster:spread")
+    stage = SourceStage(engine, spec("spread"), "cluster:spread")
     assert stage.last_batch() is None  # no batch yet
     assert values(stage, records(100, "s")) == [f"s{i}".encode() for i in range(100)]
 
@@ -101,14 +102,14 @@ def test_a_batch_reports_its_scheduler_pool_and_the_two_executors_it_ran_on(
     assert batch.executor_ids is not None and "driver" not in batch.executor_ids
 
 
-def busy_job_running(runtime: SparkRuntime, group: str) -> bool:
-    tracker = runtime.session().sparkContext.statusTracker()
+def busy_job_running(engine: SparkEngine, group: str) -> bool:
+    tracker = engine.session().sparkContext.statusTracker()
     return bool(set(tracker.getJobIdsForGroup(group)) & set(tracker.getActiveJobsIds()))
 
 
-def spark_tasks(runtime: SparkRuntime, group: str) -> int:
+def spark_tasks(engine: SparkEngine, group: str) -> int:
     """How many Spark tasks the jobs of ``group`` had."""
-    tracker = runtime.session().sparkContext.statusTracker()
+    tracker = engine.session().sparkContext.statusTracker()
     total = 0
     for job in tracker.getJobIdsForGroup(group):
         info = tracker.getJobInfo(job)
@@ -119,29 +120,29 @@ def spark_tasks(runtime: SparkRuntime, group: str) -> int:
 
 
 def test_a_busy_tasks_long_batch_does_not_hold_back_another_tasks_lone_records(
-    runtime: SparkRuntime, monkeypatch: pytest.MonkeyPatch
+    engine: SparkEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The busy batch: 40 chunks (so 40 Spark tasks) of 500 records at 1 ms each, about 10 s
     # of work for the two cores. FIFO would run the quiet task's jobs after all 40.
     monkeypatch.setattr(transfer, "MAX_CHUNK_RECORDS", 500)
     slow_chain = (TransformSpec(slow.SlowTransformation),)
-    busy = SourceStage(runtime, spec("busy", slow_chain), "cluster:busy")
-    quiet = SourceStage(runtime, spec("quiet"), "cluster:quiet")
+    busy = SourceStage(engine, spec("busy", slow_chain), "cluster:busy")
+    quiet = SourceStage(engine, spec("quiet"), "cluster:quiet")
     busy_out: list[Any] = []
     busy_thread = threading.Thread(
         target=lambda: busy_out.append(values(busy, records(20_000, "b"))), daemon=True
     )
     busy_thread.start()
-    wait_for(lambda: busy_job_running(runtime, "cluster:busy"), what="the busy batch's job")
+    wait_for(lambda: busy_job_running(engine, "cluster:busy"), what="the busy batch's job")
 
     for n in range(3):  # lone records, one batch each
         assert values(quiet, records(1, f"q{n}-")) == [f"q{n}-0".encode()]
     # ... all of them done while the busy task's single batch is still running
     assert busy_thread.is_alive()
-    assert busy_job_running(runtime, "cluster:busy")
+    assert busy_job_running(engine, "cluster:busy")
 
     busy_thread.join(timeout=300)
     assert busy_out == [[f"b{i}".encode() for i in range(20_000)]]
-    assert spark_tasks(runtime, "cluster:busy") == 40  # one per chunk
+    assert spark_tasks(engine, "cluster:busy") == 40  # one per chunk
     assert settled(quiet, 1).pool == "cluster:quiet"  # one record: one Spark task
     assert settled(busy, 2).pool == "cluster:busy"

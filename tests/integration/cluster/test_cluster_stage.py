@@ -22,9 +22,10 @@ import pytest
 
 from connect_lite.api import Schema, SourceRecord
 from connect_lite.control import components
-from connect_lite.pipeline import SourceStage, SparkRuntime, StageSpec, TransformSpec
+from connect_lite.pipeline import SourceStage, SparkEngine
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
+from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
 from connect_lite.testing.spark_cluster import SparkCluster
 from tests.integration.cluster.properties import spark_conf
 
@@ -45,12 +46,12 @@ def plugins() -> Plugins:
 
 
 @pytest.fixture(scope="module")
-def runtime(spark_standalone: SparkCluster) -> Iterator[SparkRuntime]:
-    """A SparkRuntime on the cluster with the README's properties: two 1-core executors."""
-    runtime = SparkRuntime(spark_conf(spark_standalone))
-    runtime.session()
-    yield runtime
-    runtime.stop()
+def engine(spark_standalone: SparkCluster) -> Iterator[SparkEngine]:
+    """A SparkEngine on the cluster with the README's properties: two 1-core executors."""
+    engine = SparkEngine(spark_conf(spark_standalone))
+    engine.session()
+    yield engine
+    engine.stop()
 
 
 def stamp_spec(plugins: Plugins, stage_id: str, version: str) -> StageSpec:
@@ -99,9 +100,9 @@ def shipped_under(cluster: SparkCluster, file: str) -> Path | None:
 
 
 def test_a_plugin_transform_runs_on_the_executors_from_the_shipped_location(
-    spark_standalone: SparkCluster, runtime: SparkRuntime, plugins: Plugins
+    spark_standalone: SparkCluster, engine: SparkEngine, plugins: Plugins
 ) -> None:
-    stage = SourceStage(runtime, stamp_spec(plugins, "stamp-1", "1.0.0"), "cluster:stamp-1")
+    stage = SourceStage(engine, stamp_spec(plugins, "stamp-1", "1.0.0"), "cluster:stamp-1")
     out = stamps(stage, 40)
     assert [s["value"] for s in out] == [f"v{i}" for i in range(40)]
     assert {s["version"] for s in out} == {"1.0.0"}
@@ -122,11 +123,11 @@ def test_a_plugin_transform_runs_on_the_executors_from_the_shipped_location(
 
 
 def test_two_versions_of_one_plugin_run_side_by_side_on_the_same_executors(
-    spark_standalone: SparkCluster, runtime: SparkRuntime, plugins: Plugins
+    spark_standalone: SparkCluster, engine: SparkEngine, plugins: Plugins
 ) -> None:
     stages = {
         version: SourceStage(
-            runtime, stamp_spec(plugins, f"side-{version}", version), f"cluster:side-{version}"
+            engine, stamp_spec(plugins, f"side-{version}", version), f"cluster:side-{version}"
         )
         for version in ("1.0.0", "2.0.0")
     }

@@ -12,7 +12,8 @@ from typing import Any
 from pyspark import cloudpickle
 
 from connect_lite.api import SourceRecord
-from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime, StageSpec
+from connect_lite.pipeline import SinkStage, SourceStage, SparkEngine
+from connect_lite.protocol.stage_spec import StageSpec
 from tests.integration.pipeline import plugins
 
 cloudpickle.register_pickle_by_value(plugins)
@@ -37,8 +38,8 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--kind", default="string", choices=["string", "json"])
     args = parser.parse_args()
-    runtime = SparkRuntime({"spark.master": args.master})
-    runtime.session()
+    engine = SparkEngine({"spark.master": args.master})
+    engine.session()
     conv = plugins.Utf8Converter if args.kind == "string" else plugins.JsonStructConverter
     spec = StageSpec(
         f"bench-{args.kind}",
@@ -46,7 +47,7 @@ def main() -> None:
         functools.partial(plugins.build, conv),
         plugins.Utf8HeaderConverter,
     )
-    src, sink = SourceStage(runtime, spec, "bench"), SinkStage(runtime, spec, "bench")
+    src, sink = SourceStage(engine, spec, "bench"), SinkStage(engine, spec, "bench")
 
     def value(i: int) -> Any:
         v = {"id": i, "name": "x" * 40, "score": i * 0.5, "ok": True}
@@ -74,7 +75,7 @@ def main() -> None:
                 f"{args.kind:6} {name:6} batch {size:>7}: {done / elapsed:>10,.0f} rec/s",
                 flush=True,
             )
-    runtime.stop()
+    engine.stop()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from pyspark import cloudpickle
 
-from connect_lite.pipeline import SparkRuntime
+from connect_lite.pipeline import SparkEngine
 from tests.integration.pipeline import plugins
 
 # Ship the test plugins by value, as plugin locations are not on the workers' path.
@@ -22,12 +22,12 @@ SPARK_CONF = {
 
 
 @pytest.fixture(scope="session")
-def runtime() -> Iterator[SparkRuntime]:
-    """The session's SparkRuntime, started in the background as a worker starts it; the
+def engine() -> Iterator[SparkEngine]:
+    """The session's SparkEngine, started in the background as a worker starts it; the
     fixture waits for the session, so no test depends on one that ran before it. (A first
     batch before the session exists is tested in a fresh process, in test_transform_forms.)"""
-    runtime = SparkRuntime(SPARK_CONF)
-    runtime.start_in_background()
-    runtime.session()
-    yield runtime
-    runtime.stop()
+    engine = SparkEngine(SPARK_CONF)
+    engine.start_in_background()
+    engine.session()
+    yield engine
+    engine.stop()

@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect_lite.pipeline import StageSpec, TransformSpec
+from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
 from tests.integration.pipeline import plugins
 
 

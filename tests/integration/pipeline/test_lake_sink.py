@@ -24,7 +24,7 @@ from connect_lite.connectors.lake import sink, spark_io
 from connect_lite.connectors.lake.errors import is_retriable
 from connect_lite.connectors.lake.sink import LakeSinkTask
 from connect_lite.connectors.lake.store import HadoopStore, LocalStore
-from connect_lite.pipeline import SparkRuntime
+from connect_lite.pipeline import SparkEngine
 
 pytestmark = pytest.mark.integration
 
@@ -113,8 +113,8 @@ def ids(files: dict[str, list[dict[str, Any]]]) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def session(runtime: SparkRuntime) -> Iterator[Any]:
-    yield runtime.session()
+def session(engine: SparkEngine) -> Iterator[Any]:
+    yield engine.session()
 
 
 def test_struct_values_in_files_of_flush_size_exactly_once(session: Any, tmp_path: Path) -> None:

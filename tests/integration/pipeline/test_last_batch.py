@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 
 from connect_lite.api import SourceRecord
-from connect_lite.pipeline import SourceStage, SparkRuntime
+from connect_lite.pipeline import SourceStage, SparkEngine
 from tests.integration.pipeline.stages import spec
 from tests.integration.worker_process import wait_for
 
 pytestmark = pytest.mark.integration
 
 
-def test_a_local_batch_ran_on_the_driver_in_the_tasks_pool(runtime: SparkRuntime) -> None:
-    stage = SourceStage(runtime, spec("src-last-batch"), "task-last-batch")
+def test_a_local_batch_ran_on_the_driver_in_the_tasks_pool(engine: SparkEngine) -> None:
+    stage = SourceStage(engine, spec("src-last-batch"), "task-last-batch")
     assert stage.last_batch() is None
     batch = [
         SourceRecord(source_partition={}, source_offset={}, topic="t", value=f"v{i}")

@@ -1,4 +1,4 @@
-"""The shared SparkRuntime: background start, conf passthrough, job groups and cancel."""
+"""The shared SparkEngine: background start, conf passthrough, job groups and cancel."""
 
 from __future__ import annotations
 
@@ -11,14 +11,9 @@ from typing import Any
 import pytest
 
 from connect_lite.api import SourceRecord
-from connect_lite.pipeline import (
-    SourceStage,
-    SparkRuntime,
-    StageCancelledError,
-    StageSpec,
-    TransformSpec,
-)
+from connect_lite.pipeline import SourceStage, SparkEngine, StageCancelledError
 from connect_lite.pipeline.session import effective_conf
+from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
 from tests.integration.pipeline import plugins
 
 pytestmark = pytest.mark.integration
@@ -34,8 +29,8 @@ def wait_for(condition, timeout: float = 60.0, interval: float = 0.05):
     raise AssertionError("condition not met in time")
 
 
-class GatedRuntime(SparkRuntime):
-    """A SparkRuntime whose session creation waits for a gate instead of starting Spark."""
+class GatedRuntime(SparkEngine):
+    """A SparkEngine whose session creation waits for a gate instead of starting Spark."""
 
     def __init__(self) -> None:
         super().__init__({})
@@ -54,39 +49,39 @@ class GatedRuntime(SparkRuntime):
 
 @pytest.mark.timeout(60)
 def test_background_start_returns_while_the_session_is_being_created():
-    runtime = GatedRuntime()
-    starter = runtime.start_in_background()
+    engine = GatedRuntime()
+    starter = engine.start_in_background()
     # Creation is blocked on the gate, and the call has returned: it did not wait for it.
-    assert runtime.creating.wait(30)
-    assert starter.is_alive() and runtime.is_started is False
-    assert runtime.start_in_background() is starter  # a second call starts nothing new
+    assert engine.creating.wait(30)
+    assert starter.is_alive() and engine.is_started is False
+    assert engine.start_in_background() is starter  # a second call starts nothing new
     got: list[object] = []
-    user = threading.Thread(target=lambda: got.append(runtime.session()))
+    user = threading.Thread(target=lambda: got.append(engine.session()))
     user.start()
     assert got == []  # session() cannot return before the creation it waits for
-    runtime.gate.set()
+    engine.gate.set()
     starter.join(30)
     user.join(30)
-    assert got == [runtime.created]
-    assert runtime.creations == 1 and runtime.is_started and runtime.start_error is None
+    assert got == [engine.created]
+    assert engine.creations == 1 and engine.is_started and engine.start_error is None
 
 
-def test_background_start_gives_the_one_shared_session(runtime: SparkRuntime):
-    wait_for(lambda: runtime.is_started, timeout=120)
-    assert runtime.start_error is None
-    assert runtime.session() is runtime.session()
+def test_background_start_gives_the_one_shared_session(engine: SparkEngine):
+    wait_for(lambda: engine.is_started, timeout=120)
+    assert engine.start_error is None
+    assert engine.session() is engine.session()
 
 
-def test_spark_conf_passthrough_and_defaults(runtime: SparkRuntime):
-    conf = runtime.session().sparkContext.getConf()
+def test_spark_conf_passthrough_and_defaults(engine: SparkEngine):
+    conf = engine.session().sparkContext.getConf()
     assert conf.get("spark.connectlite.test.marker") == "passed-through"
     assert conf.get("spark.master") == "local[2]"
-    assert runtime.session().conf.get("spark.sql.shuffle.partitions") == "3"
+    assert engine.session().conf.get("spark.sql.shuffle.partitions") == "3"
     assert conf.get("spark.app.name") == "connect-lite"
     assert conf.get("spark.ui.enabled") == "false"
     assert conf.get("spark.pyspark.python") == sys.executable
     assert conf.get("spark.sql.execution.arrow.pyspark.enabled") == "true"
-    assert runtime.default_parallelism == 4
+    assert engine.default_parallelism == 4
 
 
 def test_effective_conf_keeps_given_values():
@@ -105,7 +100,7 @@ def test_unix_sockets_to_the_python_workers_only_on_a_local_master():
 
 
 def test_empty_batch_runs_no_spark():
-    idle = SparkRuntime({"spark.master": "local[1]"})
+    idle = SparkEngine({"spark.master": "local[1]"})
     spec = StageSpec(
         "empty", plugins.Utf8Converter, plugins.Utf8Converter, plugins.Utf8HeaderConverter
     )
@@ -114,9 +109,9 @@ def test_empty_batch_runs_no_spark():
     assert idle.is_started is False
 
 
-def test_job_group_tags_jobs_of_this_thread_only(runtime: SparkRuntime):
-    sc = runtime.session().sparkContext
-    with runtime.job_group("group-tag-test", "tagging test"):
+def test_job_group_tags_jobs_of_this_thread_only(engine: SparkEngine):
+    sc = engine.session().sparkContext
+    with engine.job_group("group-tag-test", "tagging test"):
         assert sc.getLocalProperty("spark.jobGroup.id") == "group-tag-test"
         seen_elsewhere: list[str | None] = []
         other = threading.Thread(
@@ -160,7 +155,7 @@ def running_job(tracker: Any, group: str) -> int:
 
 
 @pytest.mark.timeout(240)
-def test_cancel_stops_a_running_stage_from_another_thread(runtime: SparkRuntime, tmp_path):
+def test_cancel_stops_a_running_stage_from_another_thread(engine: SparkEngine, tmp_path):
     """Every record waits for a file that does not exist: only cancel can end the job."""
     gate = tmp_path / "gate"
     blocked = TransformSpec(functools.partial(plugins.WaitForFile, str(gate)))
@@ -171,9 +166,9 @@ def test_cancel_stops_a_running_stage_from_another_thread(runtime: SparkRuntime,
         plugins.Utf8HeaderConverter,
         (blocked,),
     )
-    stage = SourceStage(runtime, spec, "task-blocked-0")
+    stage = SourceStage(engine, spec, "task-blocked-0")
     records = [SourceRecord(None, None, "t", f"v{i}") for i in range(8)]
-    tracker = runtime.session().sparkContext.statusTracker()
+    tracker = engine.session().sparkContext.statusTracker()
     worker, outcome, returned = run_on_a_thread(stage, records)
     try:
         job = running_job(tracker, "task-blocked-0")
@@ -187,11 +182,11 @@ def test_cancel_stops_a_running_stage_from_another_thread(runtime: SparkRuntime,
     wait_for(lambda: tracker.getJobInfo(job).status == "FAILED")  # cancelled, not completed
 
 
-def test_cancel_of_an_idle_group_is_harmless(runtime: SparkRuntime):
-    runtime.cancel("nobody-runs-this")
-    with runtime.job_group("after-cancel", "still works") as group:
+def test_cancel_of_an_idle_group_is_harmless(engine: SparkEngine):
+    engine.cancel("nobody-runs-this")
+    with engine.job_group("after-cancel", "still works") as group:
         assert group.cancelled is False
-        assert runtime.session().sparkContext.parallelize(range(5), 1).count() == 5
+        assert engine.session().sparkContext.parallelize(range(5), 1).count() == 5
 
 
 @pytest.mark.parametrize("n", [1, 3, 7])
@@ -205,13 +200,13 @@ def test_split_covers_everything(n: int):
     assert len(bounds) == min(n, 4)
 
 
-def test_a_cancelled_stage_starts_no_later_job(runtime: SparkRuntime) -> None:
+def test_a_cancelled_stage_starts_no_later_job(engine: SparkEngine) -> None:
     """A task asked to stop while its batch waited (e.g. for Spark's start) runs no job."""
     spec = StageSpec(
         "cancelled-early", plugins.Utf8Converter, plugins.Utf8Converter, plugins.Utf8HeaderConverter
     )
-    stage = SourceStage(runtime, spec, "task-cancelled-early-0")
-    tracker = runtime.session().sparkContext.statusTracker()
+    stage = SourceStage(engine, spec, "task-cancelled-early-0")
+    tracker = engine.session().sparkContext.statusTracker()
     stage.cancel()
     with pytest.raises(StageCancelledError, match="cancelled"):
         stage.run([SourceRecord(None, None, "t", "v")])
@@ -220,7 +215,7 @@ def test_a_cancelled_stage_starts_no_later_job(runtime: SparkRuntime) -> None:
 
 @pytest.mark.timeout(240)
 def test_a_late_cancel_of_a_replaced_stage_leaves_its_successor_running(
-    runtime: SparkRuntime, tmp_path
+    engine: SparkEngine, tmp_path
 ) -> None:
     """A task's restart makes a new stage in the same job group (its scheduler pool): the
     old stage's cancel, arriving late (its stop timed out), cancels only the old one's jobs."""
@@ -228,10 +223,10 @@ def test_a_late_cancel_of_a_replaced_stage_leaves_its_successor_running(
 
     gate = tmp_path / "gate"
     blocked = TransformSpec(functools.partial(plugins.WaitForFile, str(gate)))
-    old = SourceStage(runtime, spec("replaced-old"), "task-replaced-0")
-    new = SourceStage(runtime, spec("replaced-new", transforms=(blocked,)), "task-replaced-0")
+    old = SourceStage(engine, spec("replaced-old"), "task-replaced-0")
+    new = SourceStage(engine, spec("replaced-new", transforms=(blocked,)), "task-replaced-0")
     records = [SourceRecord(None, None, "t", f"v{i}") for i in range(4)]
-    tracker = runtime.session().sparkContext.statusTracker()
+    tracker = engine.session().sparkContext.statusTracker()
     worker, outcome, _ = run_on_a_thread(new, records)
     try:
         job = running_job(tracker, "task-replaced-0")

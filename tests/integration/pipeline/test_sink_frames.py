@@ -10,7 +10,7 @@ import pytest
 
 from connect_lite.api import Header, Headers, Schema, SchemaBuilder, SinkRecord, Struct, logical
 from connect_lite.converters.simple_header import SimpleHeaderConverter
-from connect_lite.pipeline import SparkRuntime
+from connect_lite.pipeline import SparkEngine
 from connect_lite.pipeline.sink_frames import sink_frames
 
 pytestmark = pytest.mark.integration
@@ -47,9 +47,9 @@ def order(offset: int, schema: Schema = ORDER) -> SinkRecord:
     )  # fmt: skip
 
 
-def test_a_typed_batch_is_one_frame_with_typed_columns(runtime: SparkRuntime) -> None:
+def test_a_typed_batch_is_one_frame_with_typed_columns(engine: SparkEngine) -> None:
     records = [order(i) for i in range(3)]
-    frames = sink_frames(runtime, records, SimpleHeaderConverter())
+    frames = sink_frames(engine, records, SimpleHeaderConverter())
     assert [f.positions for f in frames] == [[0, 1, 2]]
     df = frames[0].frame
     types = dict(df.dtypes)
@@ -70,21 +70,21 @@ def test_a_typed_batch_is_one_frame_with_typed_columns(runtime: SparkRuntime) ->
     assert [(h.key, bytes(h.value)) for h in first.headers] == [("h", b"v")]
 
 
-def test_a_schema_change_starts_a_new_frame_in_order(runtime: SparkRuntime) -> None:
+def test_a_schema_change_starts_a_new_frame_in_order(engine: SparkEngine) -> None:
     smaller = SchemaBuilder.struct().name("Order").field("id", Schema.INT64_SCHEMA).build()
     records = [order(0), order(1), order(2, smaller), order(3)]
-    frames = sink_frames(runtime, records, None)
+    frames = sink_frames(engine, records, None)
     assert [f.positions for f in frames] == [[0, 1], [2], [3]]
     assert dict(frames[1].frame.dtypes)["value"] == "struct<id:bigint>"
 
 
-def test_schemaless_values_are_json_text_plus_an_inferred_struct(runtime: SparkRuntime) -> None:
+def test_schemaless_values_are_json_text_plus_an_inferred_struct(engine: SparkEngine) -> None:
     values = [{"id": 1, "name": "a"}, {"id": 2, "extra": [1, 2]}, {"id": 3, "none": None}]
     records = [
         SinkRecord("t", 0, i, None, v, None, None, None, "NoTimestampType", Headers())
         for i, v in enumerate(values)
     ]
-    (frame,) = sink_frames(runtime, records, None)
+    (frame,) = sink_frames(engine, records, None)
     types = dict(frame.frame.dtypes)
     assert types["value"] == "string" and types["key"] == "string"
     assert types["value_struct"] == (
@@ -98,11 +98,11 @@ def test_schemaless_values_are_json_text_plus_an_inferred_struct(runtime: SparkR
     assert rows[0].timestamp is None
 
 
-def test_schemaless_values_of_clashing_types_are_only_json_text(runtime: SparkRuntime) -> None:
+def test_schemaless_values_of_clashing_types_are_only_json_text(engine: SparkEngine) -> None:
     records = [
         SinkRecord("t", 0, i, None, v, None, None, None, "NoTimestampType", Headers())
         for i, v in enumerate([{"a": 1}, {"a": "x"}])
     ]
-    (frame,) = sink_frames(runtime, records, None)
+    (frame,) = sink_frames(engine, records, None)
     assert "value_struct" not in frame.frame.columns
     assert [r.value for r in frame.frame.orderBy("offset").collect()] == ['{"a":1}', '{"a":"x"}']

@@ -9,7 +9,8 @@ import pytest
 
 from connect_lite.api import Header, Headers, Schema, SinkRecord, Struct, TopicPartition
 from connect_lite.kafka import ConsumedMessage
-from connect_lite.pipeline import SinkStage, SparkRuntime, TransformSpec
+from connect_lite.pipeline import SinkStage, SparkEngine
+from connect_lite.protocol.stage_spec import TransformSpec
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec
 
@@ -18,8 +19,8 @@ pytestmark = pytest.mark.integration
 STR = Schema.OPTIONAL_STRING_SCHEMA
 
 
-def test_bytes_become_sink_records_with_headers(runtime: SparkRuntime):
-    stage = SinkStage(runtime, spec("sink-basic"), "task-sink-basic")
+def test_bytes_become_sink_records_with_headers(engine: SparkEngine):
+    stage = SinkStage(engine, spec("sink-basic"), "task-sink-basic")
     messages = [
         Message("t", 0, 10, b"k", b"v", [("h", b"1"), ("n", None)], 5, 1),
         Message("t", 1, 3, None, None, None, 6, "LogAppendTime"),
@@ -44,9 +45,9 @@ def test_bytes_become_sink_records_with_headers(runtime: SparkRuntime):
     assert result.offsets == [("t", 0, 10), ("t", 1, 3)]
 
 
-def test_the_consumers_messages_give_the_same_records(runtime: SparkRuntime):
+def test_the_consumers_messages_give_the_same_records(engine: SparkEngine):
     """ConsumedMessage rows travel as they are, in columns; the records are the same."""
-    stage = SinkStage(runtime, spec("sink-consumed"), "task-sink-consumed")
+    stage = SinkStage(engine, spec("sink-consumed"), "task-sink-consumed")
     messages = [
         ConsumedMessage("t", 0, 10, b"k", b"v", [("h", b"1")], 5, "CreateTime"),
         ConsumedMessage("t", 1, 3, None, None, [], None, "NoTimestampType"),
@@ -60,11 +61,11 @@ def test_the_consumers_messages_give_the_same_records(runtime: SparkRuntime):
     assert result.offsets == [("t", 0, 10), ("t", 1, 3)]
 
 
-def test_struct_values_and_a_struct_transform(runtime: SparkRuntime):
+def test_struct_values_and_a_struct_transform(engine: SparkEngine):
     schema = plugins.person_schema()
     transforms = (TransformSpec(plugins.UpperValue),)
     stage = SinkStage(
-        runtime,
+        engine,
         spec("sink-struct", plugins.JsonStructConverter, transforms, value_args=(schema,)),
         "task-sink-struct",
     )
@@ -78,21 +79,21 @@ def test_struct_values_and_a_struct_transform(runtime: SparkRuntime):
     assert all(r.value_schema == schema for r in result.records)
 
 
-def test_schemaless_json_values(runtime: SparkRuntime):
-    stage = SinkStage(runtime, spec("sink-json", plugins.JsonStructConverter), "task-sink-json")
+def test_schemaless_json_values(engine: SparkEngine):
+    stage = SinkStage(engine, spec("sink-json", plugins.JsonStructConverter), "task-sink-json")
     result = stage.run([Message("j", 0, 0, None, b'{"a":[1,2],"b":null}')])
     assert result.records[0].value == {"a": [1, 2], "b": None}
     assert result.records[0].value_schema is None
 
 
-def test_drops_predicates_order_and_offsets_of_everything(runtime: SparkRuntime):
+def test_drops_predicates_order_and_offsets_of_everything(engine: SparkEngine):
     transforms = (
         TransformSpec(
             functools.partial(plugins.DropIfContains, "x"), functools.partial(plugins.TopicIs, "a")
         ),
         TransformSpec(plugins.UpperValue, functools.partial(plugins.TopicIs, "a"), negate=True),
     )
-    stage = SinkStage(runtime, spec("sink-tx", transforms=transforms), "task-sink-tx")
+    stage = SinkStage(engine, spec("sink-tx", transforms=transforms), "task-sink-tx")
     messages = [
         Message(
             "a" if i % 2 else "b", i % 3, i, None, (f"x{i}" if i % 4 == 1 else f"v{i}").encode()
@@ -122,15 +123,15 @@ def test_drops_predicates_order_and_offsets_of_everything(runtime: SparkRuntime)
     }
 
 
-def test_all_dropped_still_reports_offsets(runtime: SparkRuntime):
+def test_all_dropped_still_reports_offsets(engine: SparkEngine):
     transforms = (TransformSpec(functools.partial(plugins.DropIfContains, "")),)
-    stage = SinkStage(runtime, spec("sink-none", transforms=transforms), "task-sink-none")
+    stage = SinkStage(engine, spec("sink-none", transforms=transforms), "task-sink-none")
     result = stage.run([Message("t", 0, i, None, b"v") for i in range(7)])
     assert result.records == [] and result.dropped == list(range(7))
     assert result.next_offsets() == {TopicPartition("t", 0): 7}
 
 
-def test_vectorized_to_connect_batch(runtime: SparkRuntime):
-    stage = SinkStage(runtime, spec("sink-vec", plugins.BatchUtf8Converter), "task-sink-vec")
+def test_vectorized_to_connect_batch(engine: SparkEngine):
+    stage = SinkStage(engine, spec("sink-vec", plugins.BatchUtf8Converter), "task-sink-vec")
     messages = [Message(f"t{i % 2}", 0, i, None, f"v{i}".encode()) for i in range(300)]
     assert [r.value for r in stage.run(messages).records] == [f"v{i}" for i in range(300)]

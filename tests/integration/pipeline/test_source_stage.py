@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from connect_lite.api import Headers, SourceRecord, Struct
-from connect_lite.pipeline import ProducedRecord, SourceStage, SparkRuntime, TransformSpec
+from connect_lite.pipeline import ProducedRecord, SourceStage, SparkEngine
+from connect_lite.protocol.stage_spec import TransformSpec
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import spec
 
@@ -21,8 +22,8 @@ def rec(i: int, value: object, topic: str = "t", **kw: object) -> SourceRecord:
     return SourceRecord({"file": "f"}, {"pos": i}, topic, value, **kw)
 
 
-def test_schemaless_values_keys_headers_and_metadata(runtime: SparkRuntime):
-    stage = SourceStage(runtime, spec("src-basic"), "task-src-basic")
+def test_schemaless_values_keys_headers_and_metadata(engine: SparkEngine):
+    stage = SourceStage(engine, spec("src-basic"), "task-src-basic")
     records = [
         rec(0, "a", key="k0", kafka_partition=2, timestamp=11, headers=Headers().add("h", 1)),
         rec(1, None, key=None),
@@ -37,9 +38,9 @@ def test_schemaless_values_keys_headers_and_metadata(runtime: SparkRuntime):
     ]
 
 
-def test_struct_values_are_serialized(runtime: SparkRuntime):
+def test_struct_values_are_serialized(engine: SparkEngine):
     schema = plugins.person_schema()
-    stage = SourceStage(runtime, spec("src-struct", plugins.JsonStructConverter), "task-src-struct")
+    stage = SourceStage(engine, spec("src-struct", plugins.JsonStructConverter), "task-src-struct")
     records = [
         rec(i, Struct(schema, {"id": i, "name": f"n{i}"}), value_schema=schema) for i in range(5)
     ]
@@ -49,13 +50,13 @@ def test_struct_values_are_serialized(runtime: SparkRuntime):
     ]
 
 
-def test_transform_rewrites_and_drops_and_predicate_negates(runtime: SparkRuntime):
+def test_transform_rewrites_and_drops_and_predicate_negates(engine: SparkEngine):
     transforms = (
         TransformSpec(functools.partial(plugins.DropIfContains, "drop")),
         # upper-case every record NOT on topic "keep-case"
         TransformSpec(plugins.UpperValue, functools.partial(plugins.TopicIs, "keep-case"), True),
     )
-    stage = SourceStage(runtime, spec("src-tx", transforms=transforms), "task-src-tx")
+    stage = SourceStage(engine, spec("src-tx", transforms=transforms), "task-src-tx")
     records = [
         rec(0, "one"),
         rec(1, "drop me"),
@@ -72,9 +73,9 @@ def test_transform_rewrites_and_drops_and_predicate_negates(runtime: SparkRuntim
     assert [r is not None for r in result.by_index()] == [True, False, True, True]
 
 
-def test_order_is_preserved_over_partitions(runtime: SparkRuntime):
+def test_order_is_preserved_over_partitions(engine: SparkEngine):
     transforms = (TransformSpec(functools.partial(plugins.DropIfContains, "7")),)
-    stage = SourceStage(runtime, spec("src-order", transforms=transforms), "task-src-order")
+    stage = SourceStage(engine, spec("src-order", transforms=transforms), "task-src-order")
     records = [rec(i, f"v{i}", key=str(i)) for i in range(2_003)]
     result = stage.run(records)
     expected = [i for i in range(2_003) if "7" not in f"v{i}"]
@@ -83,18 +84,18 @@ def test_order_is_preserved_over_partitions(runtime: SparkRuntime):
     assert result.dropped == [i for i in range(2_003) if "7" in f"v{i}"]
 
 
-def test_vectorized_converter_gives_the_same_bytes(runtime: SparkRuntime):
-    plain = SourceStage(runtime, spec("src-plain"), "task-src-vec")
-    vector = SourceStage(runtime, spec("src-vec", plugins.BatchUtf8Converter), "task-src-vec")
+def test_vectorized_converter_gives_the_same_bytes(engine: SparkEngine):
+    plain = SourceStage(engine, spec("src-plain"), "task-src-vec")
+    vector = SourceStage(engine, spec("src-vec", plugins.BatchUtf8Converter), "task-src-vec")
     records = [rec(i, f"v{i}" if i % 5 else None, topic=f"t{i % 3}") for i in range(500)]
     assert vector.run(records).records == plain.run(records).records
 
 
-def test_components_are_built_once_per_worker_process(runtime: SparkRuntime, tmp_path: Path):
+def test_components_are_built_once_per_worker_process(engine: SparkEngine, tmp_path: Path):
     builds = tmp_path / "builds.log"
     transforms = (TransformSpec(functools.partial(plugins.build, plugins.UpperValue, str(builds))),)
     stage = SourceStage(
-        runtime, spec("src-cache", transforms=transforms, builds=str(builds)), "task-src-cache"
+        engine, spec("src-cache", transforms=transforms, builds=str(builds)), "task-src-cache"
     )
     batches = 6
     for b in range(batches):
@@ -105,6 +106,6 @@ def test_components_are_built_once_per_worker_process(runtime: SparkRuntime, tmp
     names = {name for name, _ in per_component}
     assert names == {"key:Utf8Converter", "Utf8Converter", "UpperValue"}
     assert set(per_component.values()) == {1}  # never twice in one process
-    tasks_run = batches * runtime.default_parallelism
+    tasks_run = batches * engine.default_parallelism
     for name in names:
         assert sum(1 for n, _ in per_component if n == name) < tasks_run

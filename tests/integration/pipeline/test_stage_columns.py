@@ -9,8 +9,9 @@ import pytest
 
 from connect_lite.api import Schema, SchemaBuilder, SchemaType, SourceRecord, Struct
 from connect_lite.control.components import transform_chain
-from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime, TransformSpec
+from connect_lite.pipeline import SinkStage, SourceStage, SparkEngine
 from connect_lite.plugins.registry import Plugins
+from connect_lite.protocol.stage_spec import TransformSpec
 from tests.chain_config import chain_config
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec
@@ -51,9 +52,9 @@ def _specs(config: dict[str, str] = CHAIN) -> tuple[TransformSpec, ...]:
     )
 
 
-def test_source_batch_with_a_schema_runs_as_columns(runtime: SparkRuntime) -> None:
+def test_source_batch_with_a_schema_runs_as_columns(engine: SparkEngine) -> None:
     stage = SourceStage(
-        runtime,
+        engine,
         spec("cols-src", plugins.JsonStructConverter, _specs()),
         "task-cols-src",
     )
@@ -76,9 +77,9 @@ def test_source_batch_with_a_schema_runs_as_columns(runtime: SparkRuntime) -> No
     ]
 
 
-def test_sink_batch_with_a_schema_runs_as_columns(runtime: SparkRuntime) -> None:
+def test_sink_batch_with_a_schema_runs_as_columns(engine: SparkEngine) -> None:
     stage = SinkStage(
-        runtime,
+        engine,
         spec("cols-sink", plugins.JsonStructConverter, _specs(), value_args=(PERSON,)),
         "task-cols-sink",
     )
@@ -97,8 +98,8 @@ def test_sink_batch_with_a_schema_runs_as_columns(runtime: SparkRuntime) -> None
     assert result.next_offsets()  # every input offset still counts, dropped ones too
 
 
-def test_schemaless_and_failing_batches_use_the_arrow_form(runtime: SparkRuntime) -> None:
-    stage = SinkStage(runtime, spec("cols-schemaless", plugins.JsonStructConverter, _specs()), "t")
+def test_schemaless_and_failing_batches_use_the_arrow_form(engine: SparkEngine) -> None:
+    stage = SinkStage(engine, spec("cols-schemaless", plugins.JsonStructConverter, _specs()), "t")
     messages = [Message("people-raw", 0, i, None, json.dumps({"id": i, "name": "x"}).encode())
                 for i in range(3)]  # fmt: skip
     result = stage.run(messages)
@@ -107,7 +108,7 @@ def test_schemaless_and_failing_batches_use_the_arrow_form(runtime: SparkRuntime
                                                  for i in range(3)]  # fmt: skip
 
     failing = SinkStage(
-        runtime,
+        engine,
         spec("cols-bad", plugins.JsonStructConverter, _specs(), value_args=(PERSON,)),
         "task-cols-bad",
     )
@@ -119,14 +120,14 @@ def test_schemaless_and_failing_batches_use_the_arrow_form(runtime: SparkRuntime
 
 
 def test_sink_rows_that_do_not_fit_the_columns_run_in_the_arrow_form(
-    runtime: SparkRuntime,
+    engine: SparkEngine,
 ) -> None:
     """A tombstone (no schema) among Structs: the batch still runs as columns, the
     tombstone goes through apply (InsertField passes it through, as Kafka), and the records
     keep their input order."""
     no_mask = {**CHAIN, "transforms": "route,insert,drop"}
     stage = SinkStage(
-        runtime,
+        engine,
         spec("cols-mixed", plugins.JsonStructConverter, _specs(no_mask), value_args=(PERSON,)),
         "task-cols-mixed",
     )
@@ -145,7 +146,7 @@ def test_sink_rows_that_do_not_fit_the_columns_run_in_the_arrow_form(
     ]
 
 
-def test_the_column_form_can_be_turned_off(runtime: SparkRuntime) -> None:
+def test_the_column_form_can_be_turned_off(engine: SparkEngine) -> None:
     """transforms.columns.enable=false: the same records, through the Arrow form."""
     records = [
         SourceRecord({"f": 1}, {"pos": i}, "people-raw", Struct(PERSON, {"id": i, "name": "x"}),
@@ -157,13 +158,13 @@ def test_the_column_form_can_be_turned_off(runtime: SparkRuntime) -> None:
         stage_spec = dataclasses.replace(
             spec(f"cols-switch-{columns}", plugins.JsonStructConverter, _specs()), columns=columns
         )
-        stage = SourceStage(runtime, stage_spec, f"task-cols-switch-{columns}")
+        stage = SourceStage(engine, stage_spec, f"task-cols-switch-{columns}")
         results.append(stage.run(records).records)
         assert stage.compiled_batches == (1 if columns else 0)
     assert results[0] == results[1]
 
 
-def test_a_schema_with_defaults_stays_in_the_arrow_form(runtime: SparkRuntime) -> None:
+def test_a_schema_with_defaults_stays_in_the_arrow_form(engine: SparkEngine) -> None:
     """The transforms read a null field as its default (replace.null.with.default); a column
     would keep the null, so such a batch is not compiled."""
     with_default = (
@@ -174,7 +175,7 @@ def test_a_schema_with_defaults_stays_in_the_arrow_form(runtime: SparkRuntime) -
         .build()
     )
     stage = SourceStage(
-        runtime, spec("cols-defaults", plugins.JsonStructConverter, _specs()), "task-cols-def"
+        engine, spec("cols-defaults", plugins.JsonStructConverter, _specs()), "task-cols-def"
     )
     records = [
         SourceRecord({"f": 1}, {"pos": i}, "people-raw", Struct(with_default, {"id": i}),

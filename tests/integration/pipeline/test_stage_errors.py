@@ -7,7 +7,8 @@ import functools
 import pytest
 
 from connect_lite.api import ConfigError, DataError, Headers, RetriableError, SourceRecord
-from connect_lite.pipeline import SinkStage, SourceStage, SparkRuntime, TransformSpec
+from connect_lite.pipeline import SinkStage, SourceStage, SparkEngine
+from connect_lite.protocol.stage_spec import TransformSpec
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec
 
@@ -24,8 +25,8 @@ def raises_from(stage, batch, cls: type[Exception]) -> Exception:
     return info.value
 
 
-def test_key_converter_error_on_source(runtime: SparkRuntime):
-    stage = SourceStage(runtime, spec("err-key", key_fail_on="boom"), "task-err-key")
+def test_key_converter_error_on_source(engine: SparkEngine):
+    stage = SourceStage(engine, spec("err-key", key_fail_on="boom"), "task-err-key")
     batch = [source(i, "v", key="boom" if i == 33 else "k", kafka_partition=4) for i in range(50)]
     err = raises_from(stage, batch, DataError)
     assert str(err).startswith("Error in stage KEY_CONVERTER (")
@@ -35,8 +36,8 @@ def test_key_converter_error_on_source(runtime: SparkRuntime):
     assert err.record_index == 33 and err.stage == "KEY_CONVERTER"
 
 
-def test_value_converter_error_on_sink_keeps_the_connect_error_class(runtime: SparkRuntime):
-    stage = SinkStage(runtime, spec("err-value", value_fail_on="boom"), "task-err-value")
+def test_value_converter_error_on_sink_keeps_the_connect_error_class(engine: SparkEngine):
+    stage = SinkStage(engine, spec("err-value", value_fail_on="boom"), "task-err-value")
     batch = [Message("t", 2, 100 + i, None, b"boom" if i == 7 else b"ok") for i in range(20)]
     err = raises_from(stage, batch, RetriableError)
     assert "Error in stage VALUE_CONVERTER" in str(err)
@@ -44,9 +45,9 @@ def test_value_converter_error_on_sink_keeps_the_connect_error_class(runtime: Sp
     assert "RetriableError: cannot read 'boom'" in err.trace
 
 
-def test_vectorized_converter_failure_names_the_record(runtime: SparkRuntime):
+def test_vectorized_converter_failure_names_the_record(engine: SparkEngine):
     stage = SourceStage(
-        runtime, spec("err-vec", plugins.BatchUtf8Converter, value_fail_on="bad"), "task-err-vec"
+        engine, spec("err-vec", plugins.BatchUtf8Converter, value_fail_on="bad"), "task-err-vec"
     )
     err = raises_from(
         stage, [source(i, "bad" if i == 12 else "fine") for i in range(30)], DataError
@@ -54,31 +55,31 @@ def test_vectorized_converter_failure_names_the_record(runtime: SparkRuntime):
     assert "VALUE_CONVERTER" in str(err) and err.record_index == 12
 
 
-def test_header_converter_error_on_both_sides(runtime: SparkRuntime):
-    src = SourceStage(runtime, spec("err-h1", header_fail_on="bad"), "task-err-h")
+def test_header_converter_error_on_both_sides(engine: SparkEngine):
+    src = SourceStage(engine, spec("err-h1", header_fail_on="bad"), "task-err-h")
     err = raises_from(src, [source(0, "v", headers=Headers().add("bad", 1))], DataError)
     assert "Error in stage HEADER_CONVERTER" in str(err)
-    sink = SinkStage(runtime, spec("err-h2", header_fail_on="bad"), "task-err-h")
+    sink = SinkStage(engine, spec("err-h2", header_fail_on="bad"), "task-err-h")
     err = raises_from(sink, [Message("t", 0, 5, None, b"v", [("bad", b"1")])], DataError)
     assert "Error in stage HEADER_CONVERTER" in str(err) and "offset=5" in str(err)
 
 
-def test_transformation_and_predicate_errors(runtime: SparkRuntime):
+def test_transformation_and_predicate_errors(engine: SparkEngine):
     tx = SourceStage(
-        runtime, spec("err-tx", transforms=(TransformSpec(plugins.UpperValue),)), "task-err-tx"
+        engine, spec("err-tx", transforms=(TransformSpec(plugins.UpperValue),)), "task-err-tx"
     )
     err = raises_from(tx, [source(0, "fine"), source(1, "explode")], DataError)
     assert "Error in stage TRANSFORMATION" in str(err) and "UpperValue" in str(err)
     assert "KeyError" in str(err) and err.record_index == 1
     gated = (TransformSpec(plugins.UpperValue, functools.partial(plugins.TopicIs, "x")),)
-    pred = SinkStage(runtime, spec("err-pred", transforms=gated), "task-err-pred")
+    pred = SinkStage(engine, spec("err-pred", transforms=gated), "task-err-pred")
     err = raises_from(pred, [Message("bad-topic", 0, 9, None, b"v")], DataError)
     assert "Error in stage PREDICATE" in str(err) and "TopicIs" in str(err)
     assert "RuntimeError: predicate failed" in str(err)
 
 
-def test_tolerated_errors_are_reported_and_the_rest_goes_through(runtime: SparkRuntime):
-    stage = SinkStage(runtime, spec("err-tol", value_fail_on="boom"), "task-err-tol")
+def test_tolerated_errors_are_reported_and_the_rest_goes_through(engine: SparkEngine):
+    stage = SinkStage(engine, spec("err-tol", value_fail_on="boom"), "task-err-tol")
     batch = [Message("t", 0, i, None, b"boom" if i in (3, 8) else b"ok") for i in range(10)]
     result = stage.run(batch, tolerate_errors=True)
     assert [e.index for e in result.errors] == [3, 8]
@@ -88,12 +89,12 @@ def test_tolerated_errors_are_reported_and_the_rest_goes_through(runtime: SparkR
     assert len(result.offsets) == 10
 
 
-def test_failing_factory_is_a_clean_error(runtime: SparkRuntime):
+def test_failing_factory_is_a_clean_error(engine: SparkEngine):
     def broken() -> None:
         raise ConfigError("missing option 'x'")
 
     stage = SourceStage(
-        runtime, spec("err-build", transforms=(TransformSpec(broken),)), "task-err-build"
+        engine, spec("err-build", transforms=(TransformSpec(broken),)), "task-err-build"
     )
     err = raises_from(stage, [source(0, "v")], ConfigError)
     assert "Error in stage TRANSFORMATION" in str(err) and "missing option 'x'" in str(err)

@@ -38,15 +38,10 @@ from connect_lite.api import (
     logical,
 )
 from connect_lite.control.components import transform_chain
-from connect_lite.pipeline import (
-    SinkStage,
-    SourceStage,
-    SparkRuntime,
-    StageSpec,
-    TransformSpec,
-)
+from connect_lite.pipeline import SinkStage, SourceStage, SparkEngine
 from connect_lite.pipeline import column_plan as expressions
 from connect_lite.plugins.registry import Plugins
+from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
 from tests.chain_config import chain_config
 from tests.integration.pipeline import plugins
 from tests.integration.pipeline.stages import Message, spec
@@ -322,12 +317,12 @@ def _apply_each(specs: tuple[TransformSpec, ...], records: list[SinkRecord]) -> 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 @pytest.mark.parametrize("data", ["struct", "map"])
-def test_forms_agree(runtime: SparkRuntime, case: Case, data: str) -> None:
+def test_forms_agree(engine: SparkEngine, case: Case, data: str) -> None:
     records = _struct_records() if data == "struct" else _map_records()
     specs = _transform_specs(case.config)
     expected = _apply_each(specs, records)
 
-    stage = SinkStage(runtime, spec(f"forms-{case.name}-{data}", transforms=specs), "forms")
+    stage = SinkStage(engine, spec(f"forms-{case.name}-{data}", transforms=specs), "forms")
     result = stage.transform(records, tolerate_errors=True)
     arrow = list(result.records)
     for error in result.errors:
@@ -336,7 +331,7 @@ def test_forms_agree(runtime: SparkRuntime, case: Case, data: str) -> None:
     assert arrow == expected
 
     chain = [(s.factory(), None if s.predicate is None else s.predicate(), s.negate) for s in specs]
-    columns = expressions.run_expressions(runtime, "forms", chain, records)
+    columns = expressions.run_expressions(engine, "forms", chain, records)
     if data == "struct" and case.compiles:
         assert columns is not None, f"{case.name} did not compile"
         for i, (got, want) in enumerate(zip(columns, expected, strict=True)):
@@ -378,7 +373,7 @@ def _messages(records: list[SinkRecord]) -> list[Message]:
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.compiles], ids=lambda c: c.name)
-def test_stages_give_the_same_records_in_both_forms(runtime: SparkRuntime, case: Case) -> None:
+def test_stages_give_the_same_records_in_both_forms(engine: SparkEngine, case: Case) -> None:
     """The production paths: a source batch and a sink batch (bytes in) with a schema, run
     with the column form and with the Arrow form, give the same results."""
     records = _struct_records()
@@ -388,7 +383,7 @@ def test_stages_give_the_same_records_in_both_forms(runtime: SparkRuntime, case:
     messages = _messages(records)
     sink_results = []
     for columns in (True, False):
-        stage = SinkStage(runtime, _stage_spec(f"sink-{case.name}-{columns}", specs, columns), "s")
+        stage = SinkStage(engine, _stage_spec(f"sink-{case.name}-{columns}", specs, columns), "s")
         sink_results.append(stage.run(messages, tolerate_errors=True))
         assert stage.compiled_batches == int(columns)
     assert sink_results[0].records == sink_results[1].records == expected
@@ -402,11 +397,11 @@ def test_stages_give_the_same_records_in_both_forms(runtime: SparkRuntime, case:
         for r in records
     ]  # fmt: skip
     if case.name == "insert-field":  # offset.field needs a sink record (Kafka's rule)
-        _assert_every_source_record_fails(runtime, case, specs, sources)
+        _assert_every_source_record_fails(engine, case, specs, sources)
         return
     produced = []
     for columns in (True, False):
-        stage = SourceStage(runtime, _stage_spec(f"src-{case.name}-{columns}", specs, columns), "s")
+        stage = SourceStage(engine, _stage_spec(f"src-{case.name}-{columns}", specs, columns), "s")
         result = stage.run(sources, tolerate_errors=True)
         assert stage.compiled_batches == int(columns)
         produced.append([_produced(p) for p in result.records])
@@ -421,12 +416,12 @@ NOT_A_SINK_RECORD = (
 
 
 def _assert_every_source_record_fails(
-    runtime: SparkRuntime, case: Case, specs: tuple[TransformSpec, ...], sources: list[Any]
+    engine: SparkEngine, case: Case, specs: tuple[TransformSpec, ...], sources: list[Any]
 ) -> None:
     """InsertField's offset.field on source records: Kafka's DataException for each record,
     in both forms; raised by default, and reported per record when errors are tolerated."""
     for columns in (True, False):
-        stage = SourceStage(runtime, _stage_spec(f"src-{case.name}-{columns}", specs, columns), "s")
+        stage = SourceStage(engine, _stage_spec(f"src-{case.name}-{columns}", specs, columns), "s")
         with pytest.raises(DataError, match=re.escape(NOT_A_SINK_RECORD)) as raised:
             stage.run(sources)
         assert raised.value.stage == "TRANSFORMATION"  # type: ignore[attr-defined]
@@ -443,17 +438,17 @@ FIRST_SINK_BATCH = """
 import json
 import tests.integration.pipeline.conftest as conftest
 import tests.integration.pipeline.test_transform_forms as forms
-from connect_lite.pipeline import SinkStage, SparkRuntime
+from connect_lite.pipeline import SinkStage, SparkEngine
 
-runtime = SparkRuntime(conftest.SPARK_CONF)  # lazy: no session until a stage needs one,
+engine = SparkEngine(conftest.SPARK_CONF)  # lazy: no session until a stage needs one,
 try:  # as for a worker's first batch while its background start is still under way
     case = next(c for c in forms.CASES if c.name == "regex-router")
     specs = forms._transform_specs(case.config)
-    stage = SinkStage(runtime, forms._stage_spec("first", specs, True), "s")
+    stage = SinkStage(engine, forms._stage_spec("first", specs, True), "s")
     result = stage.run(forms._messages(forms._struct_records()), tolerate_errors=True)
     print(json.dumps({"compiled": stage.compiled_batches, "records": len(result.records)}))
 finally:
-    runtime.stop()
+    engine.stop()
 """
 
 

@@ -1,4 +1,4 @@
-"""Fixtures of the runtime tests."""
+"""Fixtures of the control-plane tests."""
 
 from __future__ import annotations
 

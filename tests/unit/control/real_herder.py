@@ -13,7 +13,7 @@ from connect_lite.config.worker import WorkerConfig
 from connect_lite.control.config_providers import load_config_providers
 from connect_lite.control.herder import StandaloneHerder
 from connect_lite.control.status import StatusReporter
-from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.session import SparkEngine
 from connect_lite.plugins.registry import Plugins
 from connect_lite.storage.memory import open_memory_stores
 from connect_lite.worker_main import build_herder
@@ -70,7 +70,7 @@ def herder_parts(worker_props: dict[str, str] | None = None) -> HerderParts:
     redactor = Redactor()
     status = StatusReporter(stores.statuses, "w", config.status_retry_policy, redactor=redactor)
     resolver = load_config_providers(props, plugins, redactor)
-    herder = build_herder(config, stores, plugins, SparkRuntime(), status, None, resolver)
+    herder = build_herder(config, stores, plugins, SparkEngine(), status, None, resolver)
     made = HerderParts(herder, configs, status)
     herder.worker.start_task = lambda *args: made.started.append(args)  # type: ignore[method-assign]
     return made

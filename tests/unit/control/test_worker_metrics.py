@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from connect_lite.control.engine_metrics import RuntimeMetrics
+from connect_lite.control.metric_samples import MetricSources
 from connect_lite.control.metrics import WorkerMetrics
 from connect_lite.control.retry import StatusCounters
 from connect_lite.control.topic_tracking import TopicTracker
@@ -68,8 +68,8 @@ def build(tasks: list[FakeTask], running: list[RunningPlugin]) -> tuple[WorkerMe
     tracker.record("src", ["b", "c"], 1)
     status = StatusCounters()
     status.add(retry=3, failure=1, success=7)
-    runtime = RuntimeMetrics(status, lambda: tasks, stores.statuses)
-    metrics = WorkerMetrics(stores.configs, tracker, lambda: running, runtime=runtime)
+    sources = MetricSources(status, lambda: tasks, stores.statuses)
+    metrics = WorkerMetrics(stores.configs, tracker, lambda: running, sources=sources)
     return metrics, scrape(metrics)
 
 

@@ -171,12 +171,12 @@ class RecordingHost:
 
 BUILD_IN_ANOTHER_PROCESS = """
 import pickle, sys
-from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.session import SparkEngine
 from connect_lite.dataplane.local_tasks import TaskServices, build_task
 from connect_lite.storage.memory import open_memory_stores
 plan = pickle.load(open(sys.argv[1], "rb"))
 stores = open_memory_stores()
-task = build_task(plan, TaskServices(SparkRuntime(), None, stores.offsets, None))
+task = build_task(plan, TaskServices(SparkEngine(), None, stores.offsets, None))
 spec = task.stage.spec
 print(type(task).__name__, type(task.plugin).__name__, type(spec.value_converter()).__name__,
       [type(t.factory()).__name__ for t in spec.transforms], task.plugin.__class__.__module__)

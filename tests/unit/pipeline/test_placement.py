@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect_lite.pipeline.placement import BatchTracker, executors_of_tag
-from connect_lite.pipeline.session import POOL_KEY, SparkRuntime
+from connect_lite.pipeline.session import POOL_KEY, SparkEngine
 from connect_lite.protocol.host import LastBatch
 
 
@@ -178,22 +178,22 @@ class FakeSession:
         self._jsc = self.sparkContext
 
 
-class LocalRuntime(SparkRuntime):
+class LocalRuntime(SparkEngine):
     def _create(self) -> Any:
         return FakeSession()
 
 
 def test_each_job_group_opening_tags_its_jobs_and_becomes_the_groups_last_batch() -> None:
-    runtime = LocalRuntime({"spark.master": "local[2]"})
-    sc = runtime.session().sparkContext
-    assert runtime.last_batch("connect-lite:a-0") is None
-    with runtime.job_group("connect-lite:a-0", "batch 1"):
+    engine = LocalRuntime({"spark.master": "local[2]"})
+    sc = engine.session().sparkContext
+    assert engine.last_batch("connect-lite:a-0") is None
+    with engine.job_group("connect-lite:a-0", "batch 1"):
         (tag,) = sc.tags
         assert tag.startswith("connect-lite:a-0:")
         assert sc.props[POOL_KEY] == "connect-lite:a-0"
-        assert runtime.last_batch("connect-lite:a-0") is None  # not finished yet
+        assert engine.last_batch("connect-lite:a-0") is None  # not finished yet
     assert sc.tags == []  # the tag is removed with the group
     assert sc.props[POOL_KEY] is None
-    assert runtime.last_batch("connect-lite:a-0") == LastBatch("connect-lite:a-0", None)
-    with runtime.job_group("connect-lite:a-0", "batch 2"):
+    assert engine.last_batch("connect-lite:a-0") == LastBatch("connect-lite:a-0", None)
+    with engine.job_group("connect-lite:a-0", "batch 2"):
         assert sc.tags != [tag]  # a new tag per batch

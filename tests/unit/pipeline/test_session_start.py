@@ -1,4 +1,4 @@
-"""SparkRuntime when the session cannot start: SparkStartError with the reason, logged at ERROR
+"""SparkEngine when the session cannot start: SparkStartError with the reason, logged at ERROR
 with its cause, answered at once to every caller for a while, then tried again."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from connect_lite.pipeline.session import RETRY_AFTER_S, SparkRuntime, SparkStartError
+from connect_lite.pipeline.session import RETRY_AFTER_S, SparkEngine, SparkStartError
 
 
 class FakeClock:
@@ -19,7 +19,7 @@ class FakeClock:
         return self.now
 
 
-class ScriptedRuntime(SparkRuntime):
+class ScriptedRuntime(SparkEngine):
     """``_create`` raises the queued errors in turn, then returns a session object."""
 
     def __init__(self, errors: list[Exception], clock: FakeClock) -> None:
@@ -48,13 +48,13 @@ REASON = (
 def test_a_failed_start_raises_the_reason_and_logs_it_at_error_with_its_cause(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    runtime = ScriptedRuntime([GATEWAY], FakeClock())
+    engine = ScriptedRuntime([GATEWAY], FakeClock())
     session_log = caplog.at_level(logging.INFO, logger="connect_lite.pipeline.session")
     with session_log, pytest.raises(SparkStartError) as failed:
-        runtime.session()
+        engine.session()
     assert str(failed.value) == REASON
     assert failed.value.__cause__ is GATEWAY
-    assert runtime.start_error == REASON and not runtime.is_started
+    assert engine.start_error == REASON and not engine.is_started
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert [r.getMessage() for r in errors] == [REASON]
     assert errors[0].exc_info is not None and errors[0].exc_info[1] is GATEWAY
@@ -62,26 +62,26 @@ def test_a_failed_start_raises_the_reason_and_logs_it_at_error_with_its_cause(
 
 def test_callers_get_the_failure_at_once_until_the_retry_delay_has_passed() -> None:
     clock = FakeClock()
-    runtime = ScriptedRuntime([GATEWAY], clock)
+    engine = ScriptedRuntime([GATEWAY], clock)
     with pytest.raises(SparkStartError):
-        runtime.session()
+        engine.session()
     clock.now += RETRY_AFTER_S - 1
     with pytest.raises(SparkStartError, match=r"^Spark failed to start") as again:
-        runtime.session()
+        engine.session()
     assert again.value.__cause__ is GATEWAY
-    assert runtime.creations == 1  # no second start: every task thread is answered at once
+    assert engine.creations == 1  # no second start: every task thread is answered at once
     clock.now += 1
-    assert runtime.session() is runtime.session_object
-    assert runtime.creations == 2
-    assert runtime.start_error is None and runtime.started_in == 0.5
+    assert engine.session() is engine.session_object
+    assert engine.creations == 2
+    assert engine.start_error is None and engine.started_in == 0.5
 
 
 def test_a_background_start_that_fails_is_kept_as_start_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    runtime = ScriptedRuntime([GATEWAY], FakeClock())
-    runtime.start_in_background().join(30)
-    assert runtime.start_error == REASON
+    engine = ScriptedRuntime([GATEWAY], FakeClock())
+    engine.start_in_background().join(30)
+    assert engine.start_error == REASON
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [REASON]
 
 
@@ -91,9 +91,9 @@ def test_the_reason_is_one_line_with_the_java_exception() -> None:
         ": org.apache.spark.SparkException: Could not parse Master URL: 'bogus'\n"
         "\tat org.apache.spark.SparkContext$.createTaskScheduler(SparkContext.scala:3259)\n"
     )
-    runtime = ScriptedRuntime([java_trace], FakeClock())
+    engine = ScriptedRuntime([java_trace], FakeClock())
     with pytest.raises(SparkStartError) as failed:
-        runtime.session()
+        engine.session()
     assert str(failed.value).startswith(
         "Spark failed to start: An error occurred while calling None.JavaSparkContext: "
         "org.apache.spark.SparkException: Could not parse Master URL: 'bogus'. Check "
@@ -101,8 +101,8 @@ def test_the_reason_is_one_line_with_the_java_exception() -> None:
 
 
 def test_a_successful_start_is_timed_and_logged(caplog: pytest.LogCaptureFixture) -> None:
-    runtime = ScriptedRuntime([], FakeClock())
+    engine = ScriptedRuntime([], FakeClock())
     with caplog.at_level(logging.INFO, logger="connect_lite.pipeline.session"):
-        assert runtime.session() is runtime.session_object
-    assert runtime.started_in == 0.5 and runtime.start_error is None
+        assert engine.session() is engine.session_object
+    assert engine.started_in == 0.5 and engine.start_error is None
     assert "Spark session started in 0.5 s" in [r.getMessage() for r in caplog.records]

@@ -1,4 +1,4 @@
-"""SparkRuntime on a cluster whose master or workers go away: the keeper notices, stops the
+"""SparkEngine on a cluster whose master or workers go away: the keeper notices, stops the
 session, and starts a new one with backoff; meanwhile callers get SparkUnavailableError at
 once and ``unavailable`` says why. Local mode has none of it.
 
@@ -13,7 +13,7 @@ import pytest
 
 from connect_lite.pipeline import session as session_module
 from connect_lite.pipeline.cluster_watch import UNREACHABLE_AFTER_S
-from connect_lite.pipeline.session import SparkRuntime, SparkStartError, SparkUnavailableError
+from connect_lite.pipeline.session import SparkEngine, SparkStartError, SparkUnavailableError
 from connect_lite.pipeline.shipping import ExecutorMismatchError
 
 MASTER = "spark://127.0.0.1:7077"
@@ -42,7 +42,7 @@ class FakeSession:
         self.stopped = False
 
 
-class ClusterRuntime(SparkRuntime):
+class ClusterRuntime(SparkEngine):
     """``_create`` raises the queued errors in turn, else returns a new FakeSession; probes
     answer from ``executors``; no keeper thread is started."""
 
@@ -74,8 +74,8 @@ class ClusterRuntime(SparkRuntime):
 @pytest.fixture(autouse=True)
 def fake_probes(monkeypatch: pytest.MonkeyPatch) -> None:
     def probe(spark: Any) -> tuple[int | None, bool]:
-        runtime = probe.runtime  # type: ignore[attr-defined]
-        return runtime.executors, runtime.stopped_app
+        engine = probe.engine  # type: ignore[attr-defined]
+        return engine.executors, engine.stopped_app
 
     def stop(spark: Any) -> None:
         spark.stopped = True
@@ -87,137 +87,137 @@ def fake_probes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def cluster_runtime(errors: list[Exception] | None = None) -> tuple[ClusterRuntime, FakeClock]:
     clock = FakeClock()
-    runtime = ClusterRuntime(list(errors or []), clock)
-    fake_probes.probe.runtime = runtime  # type: ignore[attr-defined]
-    return runtime, clock
+    engine = ClusterRuntime(list(errors or []), clock)
+    fake_probes.probe.engine = engine  # type: ignore[attr-defined]
+    return engine, clock
 
 
-def lose_the_cluster(runtime: ClusterRuntime, clock: FakeClock) -> None:
-    runtime.executors = 0
-    runtime._keep_once()
+def lose_the_cluster(engine: ClusterRuntime, clock: FakeClock) -> None:
+    engine.executors = 0
+    engine._keep_once()
     clock.now += UNREACHABLE_AFTER_S
-    runtime._keep_once()
+    engine._keep_once()
 
 
 def test_a_session_without_executors_for_the_timeout_is_dropped() -> None:
-    runtime, clock = cluster_runtime()
-    first = runtime.session()
-    runtime.executors = 0
-    runtime._keep_once()
+    engine, clock = cluster_runtime()
+    first = engine.session()
+    engine.executors = 0
+    engine._keep_once()
     clock.now += UNREACHABLE_AFTER_S - 1
-    runtime._keep_once()
-    assert runtime.unavailable is None and runtime.session() is first
+    engine._keep_once()
+    assert engine.unavailable is None and engine.session() is first
     clock.now += 1
-    runtime._keep_once()
+    engine._keep_once()
     assert first.sparkContext.cancelled == 1 and first.stopped  # its waiting jobs fail
-    assert runtime.unavailable == (
+    assert engine.unavailable == (
         f"Spark is unreachable: no executor for {UNREACHABLE_AFTER_S:.0f} s: the master at "
         f"{MASTER} or its workers are unreachable"
     )
-    assert not runtime.is_started
+    assert not engine.is_started
     with pytest.raises(SparkUnavailableError, match=r"^Spark is unreachable: no executor"):
-        runtime.session()  # at once, no start on the caller's thread
-    assert len(runtime.created) == 1
+        engine.session()  # at once, no start on the caller's thread
+    assert len(engine.created) == 1
 
 
 def test_the_reason_is_set_before_the_jobs_are_cancelled() -> None:
-    runtime, clock = cluster_runtime()
+    engine, clock = cluster_runtime()
     seen: list[str | None] = []
-    runtime.session().sparkContext.cancelAllJobs = lambda: seen.append(runtime.unavailable)
-    lose_the_cluster(runtime, clock)
+    engine.session().sparkContext.cancelAllJobs = lambda: seen.append(engine.unavailable)
+    lose_the_cluster(engine, clock)
     # a job failing from the cancel finds the reason, so its task retries instead of failing
     assert len(seen) == 1 and (seen[0] or "").startswith("Spark is unreachable: no executor")
 
 
 def test_a_failed_job_raises_unavailable_only_while_the_cluster_is_unreachable() -> None:
-    runtime, clock = cluster_runtime()
-    runtime.session()
+    engine, clock = cluster_runtime()
+    engine.session()
     job_error = RuntimeError("Job 3 cancelled as part of cancellation of all jobs")
-    runtime.raise_if_unavailable(job_error)  # reachable: the caller handles the error
-    lose_the_cluster(runtime, clock)
+    engine.raise_if_unavailable(job_error)  # reachable: the caller handles the error
+    lose_the_cluster(engine, clock)
     with pytest.raises(SparkUnavailableError) as raised:
-        runtime.raise_if_unavailable(job_error)
+        engine.raise_if_unavailable(job_error)
     assert raised.value.__cause__ is job_error
 
 
 def test_the_keeper_starts_a_new_session_with_backoff_until_one_starts() -> None:
-    runtime, clock = cluster_runtime()
-    runtime.session()
-    lose_the_cluster(runtime, clock)
+    engine, clock = cluster_runtime()
+    engine.session()
+    lose_the_cluster(engine, clock)
     unresponsive = RuntimeError("All masters are unresponsive! Giving up.")
-    runtime.errors = [unresponsive, unresponsive]
+    engine.errors = [unresponsive, unresponsive]
     attempts = []
     for _ in range(40):  # a keeper round a second
         clock.now += 1
-        before = len(runtime.errors)
-        runtime.restart_now()
-        if len(runtime.errors) != before or runtime.is_started:
+        before = len(engine.errors)
+        engine.restart_now()
+        if len(engine.errors) != before or engine.is_started:
             attempts.append(clock.now)
-        if runtime.is_started:
+        if engine.is_started:
             break
     # tried after 1 s, then 2 s after that failure, then 4 s: the third start works
     assert [t - attempts[0] for t in attempts] == [0, 2, 6]
-    assert runtime.unavailable is None and runtime.start_error is None
-    assert runtime.session() is runtime.created[-1] and len(runtime.created) == 2
+    assert engine.unavailable is None and engine.start_error is None
+    assert engine.session() is engine.created[-1] and len(engine.created) == 2
 
 
 def test_the_backoff_restarts_once_a_session_started() -> None:
-    runtime, clock = cluster_runtime()
-    runtime.session()
+    engine, clock = cluster_runtime()
+    engine.session()
     for _ in range(2):
-        lose_the_cluster(runtime, clock)
-        runtime.executors = 2
+        lose_the_cluster(engine, clock)
+        engine.executors = 2
         clock.now += 1
-        runtime.restart_now()
-        assert runtime.is_started  # 1 s after each loss, not 1 s then 2 s
-    assert len(runtime.created) == 3
+        engine.restart_now()
+        assert engine.is_started  # 1 s after each loss, not 1 s then 2 s
+    assert len(engine.created) == 3
 
 
 def test_a_first_start_without_a_master_is_unavailable_and_retried_by_the_keeper() -> None:
-    runtime, clock = cluster_runtime([RuntimeError("All masters are unresponsive! Giving up.")])
+    engine, clock = cluster_runtime([RuntimeError("All masters are unresponsive! Giving up.")])
     with pytest.raises(SparkUnavailableError) as failed:
-        runtime.session()
+        engine.session()
     assert isinstance(failed.value, SparkStartError)  # what callers already catch
     assert str(failed.value).startswith("Spark is unreachable: Spark failed to start: All ")
-    assert runtime.unavailable == str(failed.value)
+    assert engine.unavailable == str(failed.value)
     clock.now += 1
-    runtime.restart_now()
-    assert runtime.is_started and runtime.unavailable is None
+    engine.restart_now()
+    assert engine.is_started and engine.unavailable is None
 
 
 def test_executors_that_cannot_run_connect_lite_fail_the_start_as_before() -> None:
     mismatch = ExecutorMismatchError("Spark's executors run connect_lite 0.1 on Python 3.9")
-    runtime, _ = cluster_runtime([mismatch])
+    engine, _ = cluster_runtime([mismatch])
     with pytest.raises(SparkStartError) as failed:
-        runtime.session()
+        engine.session()
     assert not isinstance(failed.value, SparkUnavailableError)
-    assert runtime.unavailable is None and runtime.start_error is not None
+    assert engine.unavailable is None and engine.start_error is not None
 
 
 def test_a_handshake_the_keeper_cancelled_is_unavailable() -> None:
-    runtime, clock = cluster_runtime()
+    engine, clock = cluster_runtime()
     starting = FakeSession("starting")
 
     def create() -> Any:
-        runtime._candidate = starting  # type: ignore[assignment]  # probed during the start
-        runtime.executors = 0
-        runtime._keep_once()
+        engine._candidate = starting  # type: ignore[assignment]  # probed during the start
+        engine.executors = 0
+        engine._keep_once()
         clock.now += UNREACHABLE_AFTER_S
-        runtime._keep_once()  # cancels the handshake's job
+        engine._keep_once()  # cancels the handshake's job
         assert starting.sparkContext.cancelled == 1
         raise ExecutorMismatchError("Spark's executors could not run connect_lite's handshake")
 
-    runtime._create = create  # type: ignore[method-assign]
+    engine._create = create  # type: ignore[method-assign]
     with pytest.raises(SparkUnavailableError, match=r"^Spark is unreachable: no executor for"):
-        runtime.session()
+        engine.session()
 
 
 def test_local_mode_has_no_keeper_and_no_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = FakeClock()
-    runtime = ClusterRuntime([RuntimeError("gateway exited")], clock, master="local[2]")
+    engine = ClusterRuntime([RuntimeError("gateway exited")], clock, master="local[2]")
     kept: list[bool] = []
-    monkeypatch.setattr(runtime, "_keep_watch", lambda: kept.append(True))
+    monkeypatch.setattr(engine, "_keep_watch", lambda: kept.append(True))
     with pytest.raises(SparkStartError) as failed:
-        runtime.session()
+        engine.session()
     assert not isinstance(failed.value, SparkUnavailableError)
-    assert runtime.unavailable is None and kept == []
+    assert engine.unavailable is None and kept == []

@@ -19,7 +19,7 @@ from connect_lite.config.worker import WorkerConfig
 from connect_lite.control.herder import StandaloneHerder
 from connect_lite.control.status import StatusReporter
 from connect_lite.logs.loggers import Loggers
-from connect_lite.pipeline.session import SparkRuntime
+from connect_lite.pipeline.session import SparkEngine
 from connect_lite.plugins.registry import Plugins
 from connect_lite.rest import create_app
 from connect_lite.storage.memory import open_memory_stores
@@ -78,7 +78,7 @@ def make_herder(plugins: Plugins) -> Iterator[HerderFactory]:
         stores = open_memory_stores()
         status = StatusReporter(stores.statuses, WORKER_ID, config.status_retry_policy)
         herder = build_herder(
-            config, stores, plugins, SparkRuntime(config.spark_conf()), status, "cluster-1"
+            config, stores, plugins, SparkEngine(config.spark_conf()), status, "cluster-1"
         )
         herder.start()
         herder.ready()

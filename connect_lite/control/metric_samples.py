@@ -1,4 +1,4 @@
-"""Samples of the runtime's plain counters, named after Kafka Connect's metric groups."""
+"""Samples of the worker's plain counters, named after Kafka Connect's metric groups."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ class Sample:
 
 
 @dataclass(frozen=True)
-class RuntimeMetrics:
-    """Where the runtime's counters live: the status reporter's, the tasks', the statuses."""
+class MetricSources:
+    """Where the worker's counters live: the status reporter's, the tasks', the statuses."""
 
     status_counters: StatusCounters
     tasks: Callable[[], Sequence[TaskView]]
@@ -49,13 +49,13 @@ _TASK_NAMES = {
 _TASK_COUNT_STATES = (State.RUNNING, State.PAUSED, State.FAILED)
 
 
-def collect_runtime(runtime: RuntimeMetrics, connectors: Iterable[str]) -> Iterator[Sample]:
+def collect_samples(sources: MetricSources, connectors: Iterable[str]) -> Iterator[Sample]:
     """Every sample, in a stable order."""
-    yield from _status_store(runtime.status_counters)
-    for task in sorted(runtime.tasks(), key=lambda t: (t.connector, t.task)):
+    yield from _status_store(sources.status_counters)
+    for task in sorted(sources.tasks(), key=lambda t: (t.connector, t.task)):
         yield from _task(task)
     for connector in connectors:
-        yield from _connector(runtime.statuses, connector)
+        yield from _connector(sources.statuses, connector)
 
 
 def _status_store(counters: StatusCounters) -> Iterator[Sample]:
@@ -131,4 +131,4 @@ def _connector(statuses: StatusStore, connector: str) -> Iterator[Sample]:
         )
 
 
-__all__ = ["RuntimeMetrics", "Sample", "collect_runtime"]
+__all__ = ["MetricSources", "Sample", "collect_samples"]
