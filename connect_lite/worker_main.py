@@ -141,7 +141,7 @@ def _start(
         server.start()
     parts.add("REST server", server.stop)
     # Java before the broker, Kafka and Spark: without it Spark cannot run, so nothing starts.
-    starting.stage = "Checking Java."
+    starting.step = "Checking Java."
     with timer.phase("Java"):
         check_java()
     broker = None
@@ -160,7 +160,7 @@ def _start(
     parts.add("data plane", data_plane.close)
     loggers.peer = data_plane
     if broker is not None:
-        starting.stage = "Starting the embedded broker."
+        starting.step = "Starting the embedded broker."
         with timer.phase("broker"):
             broker.start()
         props = {
@@ -172,10 +172,10 @@ def _start(
         }
         config = WorkerConfig(props)
         log.info("Embedded broker listening at %s", broker.bootstrap_servers)
-    starting.stage = f"Connecting to Kafka at {','.join(config.bootstrap_servers)}."
+    starting.step = f"Connecting to Kafka at {','.join(config.bootstrap_servers)}."
     with timer.phase("Kafka"):
         cluster_id = connect_to_kafka(config)
-    starting.stage = "Starting connectors."
+    starting.step = "Starting connectors."
     with timer.phase("connectors"):
         worker_id = config.worker_id(server.host, server.port)
         status = StatusReporter(
@@ -366,11 +366,11 @@ def _create_from_file(herder: StandaloneHerder, file: ConnectorFile) -> None:
 
 class StartingHerder:
     """Stands in for the herder while the worker starts, so that the REST listeners can bind
-    first: /health answers 503 "starting" with the current stage, every other route 503."""
+    first: /health answers 503 "starting" with the current step, every other route 503."""
 
     def __init__(self) -> None:
         self.herder: StandaloneHerder | None = None
-        self.stage = "Starting."
+        self.step = "Starting."
 
     def __getattr__(self, name: str) -> Any:
         herder = self.herder
@@ -381,4 +381,4 @@ class StartingHerder:
         raise WorkerStartingError("Worker is still starting up.")
 
     def _health(self) -> WorkerHealth:
-        return WorkerHealth("starting", f"Worker is still starting up. {self.stage}")
+        return WorkerHealth("starting", f"Worker is still starting up. {self.step}")

@@ -151,7 +151,7 @@ def _as_text(batches: Any) -> Any:
         yield pa.RecordBatch.from_arrays([batch.column(0).cast(pa.string())], ["value"])
 
 
-def bare_stage(lines: list[bytes]) -> tuple[float, float]:
+def bare_job(lines: list[bytes]) -> tuple[float, float]:
     """Records/s of a bare Spark stage over ``lines``: (text -> bytes, bytes -> text), one job
     per batch of the worker's largest size, one Arrow record batch (one Spark task) per
     MAX_CHUNK_RECORDS, after a warm-up job."""
@@ -506,7 +506,7 @@ def main() -> None:
         else:
             rates = {0: measure(args, work, broker.bootstrap_servers, src, size)}
         # Last: its session's JVM lives on in this process (pyspark keeps the gateway).
-        bare = None if args.master else bare_stage(lines)
+        bare = None if args.master else bare_job(lines)
         del lines
     target = "Parquet" if args.sink == "lake" else "file"
     if args.master:
@@ -524,7 +524,7 @@ def print_local(
     target: str,
 ) -> None:
     """Per direction: the raw client, the bare Spark stage and the pipeline, each as a ratio
-    to the raw client; then the pipeline's share of the bare stage's rate, and its pace
+    to the raw client; then the pipeline's share of the bare batch job's rate, and its pace
     from the connector's creation (start and group join included) with its first record."""
     source_rate, sink_rate = rates
     rows: list[tuple[str, float, float, float | None, Rate | None]] = [
@@ -541,8 +541,8 @@ def print_local(
         f"{'path':<42}{'records/s':>12}{'ratio':>8}{'of bare Spark':>15}"
         f"{'from creation':>15}{'first':>8}"
     )
-    for label, rate, raw, stage, pace in rows:
-        share = "" if stage is None else f"{rate / stage:.2f}"
+    for label, rate, raw, job, pace in rows:
+        share = "" if job is None else f"{rate / job:.2f}"
         whole = "" if pace is None else f"{pace.total:,.0f}/s"
         first = "" if pace is None else f"{pace.first:.1f} s"
         print(f"{label:<42}{rate:>12,.0f}{rate / raw:>8.2f}{share:>15}{whole:>15}{first:>8}")

@@ -1,4 +1,4 @@
-"""A typed view of a stored connector config's framework keys, for the control plane and the data plane."""
+"""A typed view of a stored connector config's framework keys, for both processes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Builds a task's converters, transforms and predicates as picklable factories for the stage."""
+"""Builds a task's converters, transforms and predicates as picklable factories (its job spec)."""
 
 from __future__ import annotations
 

@@ -32,9 +32,9 @@ from connect_lite.plugins.isolation import class_ref, public_class_name
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.protocol.host import LastBatch, TaskHost, TaskView
+from connect_lite.protocol.job_spec import JobSpec, TransformSpec
 from connect_lite.protocol.plan import Component, TaskPlan
 from connect_lite.protocol.reports import trace_of
-from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
 from connect_lite.protocol.states import State, TargetState
 
 log = logging.getLogger(__name__)
@@ -274,7 +274,7 @@ class Worker:
         task_config = self.resolver.resolve(task_config, f"{name}|task-{task}").values
         self._check_local_paths(runner.instance, connector_config.raw, task_config)
         handling = ErrorHandling.from_config(connector_config)
-        spec = self._stage_spec(name, task, connector_config, runner.location, chosen)
+        spec = self._job_spec(name, task, connector_config, runner.location, chosen)
         spec = dataclasses.replace(
             spec,
             retry_timeout_ms=handling.retry_timeout_ms,
@@ -336,14 +336,14 @@ class Worker:
             return None
         return TopicCreation.from_config(config.raw)
 
-    def _stage_spec(
+    def _job_spec(
         self,
         name: str,
         task: int,
         config: ConnectorConfig,
         location: str | None,
         chosen: components.Chosen,
-    ) -> StageSpec:
+    ) -> JobSpec:
         """Converters and transforms of a task; companions prefer the connector's location."""
 
         def converter(which: str) -> Callable[[], Any]:
@@ -353,8 +353,8 @@ class Worker:
 
         converters = [converter(which) for which in ("key", "value", "header")]
         chain = components.transform_chain(self.plugins, config, location, chosen)
-        return StageSpec(
-            stage_id=f"{name}-{task}-{uuid.uuid4().hex[:8]}",
+        return JobSpec(
+            job_id=f"{name}-{task}-{uuid.uuid4().hex[:8]}",
             key_converter=converters[0],
             value_converter=converters[1],
             header_converter=converters[2],

@@ -1,4 +1,4 @@
-"""Batching for the task loops: poll a batch, and run one in its stage while polling the next."""
+"""Batching for the task loops: poll a batch, and run one as a batch job while polling the next."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from connect_lite.config.batching import Batching
 def tune_garbage_collector() -> None:
     """Batches of 100,000s of short-lived records make CPython's default thresholds run a
     full collection many times a batch, rescanning every long-lived object; measured, that
-    was a third of a stage's time. Collect less often, and leave start-up objects out."""
+    was a third of a batch job's time. Collect less often, and leave start-up objects out."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
@@ -24,12 +24,12 @@ def tune_garbage_collector() -> None:
 T = TypeVar("T")
 """What a task polls: SourceRecords, or messages from the consumer."""
 Result = TypeVar("Result")
-"""What the stage makes of a batch."""
+"""What the batch job makes of a batch."""
 
 
 IN_FLIGHT_SLICE_S = 0.05
-"""While a batch is in its stage, the longest one fetch waits: the task notices within this
-that the stage is done, and hands the finished batch on."""
+"""While a batch is in its batch job, the longest one fetch waits: the task notices within this
+that the batch job is done, and hands the finished batch on."""
 
 
 def collect_batch(
@@ -40,11 +40,11 @@ def collect_batch(
 ) -> list[T]:
     """Poll one batch, latency first: ``fetch(room left, seconds it may wait)``.
 
-    - Nothing in the stage (``busy()`` false): the first fetch may wait up to
+    - Nothing in the batch job (``busy()`` false): the first fetch may wait up to
       ``max_wait_ms`` for a record; then fetches get 0 seconds (what is waiting now), and the
       batch goes once one finds nothing.
-    - A batch in the stage: fetches wait at most IN_FLIGHT_SLICE_S each and the batch grows
-      until the stage is done; then one more fetch takes what is waiting, and the batch goes
+    - A batch in the batch job: fetches wait at most IN_FLIGHT_SLICE_S each and the batch grows
+      until the batch job is done; then one more fetch takes what is waiting, and the batch goes
       (even empty, so the finished one is handed on at once).
 
     No fixed window sits between a record and its job, and under load batches fill up: they
@@ -55,7 +55,7 @@ def collect_batch(
     while not stopping() and len(batch) < batching.max_records:
         in_flight = busy()
         room = batching.max_records - len(batch)
-        if was_busy and not in_flight:  # the stage is done: hand it on, with what is waiting
+        if was_busy and not in_flight:  # the batch job is done: hand it on, with what is waiting
             batch.extend(fetch(room, 0.0) or ())
             break
         idle_wait = 0.0 if batch else batching.max_wait_ms / 1000
@@ -75,11 +75,11 @@ class _InFlight(Generic[T, Result]):
 
 
 class BatchPipeline(Generic[T, Result]):
-    """Double buffering: one batch runs in the stage, on a thread of its own, while the task
-    polls the next one; the task delivers each result on its own thread, in order. The stage
+    """Double buffering: one batch runs in the batch job, on a thread of its own, while the task
+    polls the next one; the task delivers each result on its own thread, in order. The batch job
     runs in a copy of the caller's context (its logging context).
 
-    The stage waits on Spark's JVM and Python worker processes, so polling and the Spark
+    The batch job waits on Spark's JVM and Python worker processes, so polling and the Spark
     job overlap for real."""
 
     def __init__(
@@ -95,15 +95,15 @@ class BatchPipeline(Generic[T, Result]):
 
     @property
     def busy(self) -> bool:
-        """Whether a batch is in the stage (not yet done)."""
+        """Whether a batch is in the batch job (not yet done)."""
         return self._in_flight is not None and not self._in_flight.result.done()
 
     def advance(self, batch: list[T]) -> bool:
-        """Start ``batch`` in the stage (unless it is empty), then deliver the batch that was
-        in flight, once its stage is done; whether there was one."""
+        """Start ``batch`` in the batch job (unless it is empty), then deliver the batch that was
+        in flight, once its batch job is done; whether there was one."""
         previous, self._in_flight = self._in_flight, None
         if batch:
-            # In the task's context (its log lines carry [connector|task-N]), on the stage thread.
+            # In the task's context (its log lines carry [connector|task-N]), on the job's thread.
             run_in_context = contextvars.copy_context().run
             self._in_flight = _InFlight(batch, self._pool.submit(run_in_context, self._run, batch))
         if previous is None:
@@ -112,20 +112,20 @@ class BatchPipeline(Generic[T, Result]):
         return True
 
     def finish(self) -> None:
-        """Deliver the batch in flight, if any, once its stage is done."""
+        """Deliver the batch in flight, if any, once its batch job is done."""
         previous, self._in_flight = self._in_flight, None
         if previous is not None:
             self._deliver(previous.batch, previous.result.result())
 
     def drop(self) -> list[T]:
-        """Forget the batch in flight, once its stage is done, without delivering it; the
+        """Forget the batch in flight, once its batch job is done, without delivering it; the
         batch (empty if none was in flight)."""
         dropped, self._in_flight = self._in_flight, None
         if dropped is None:
             return []
-        dropped.result.exception()  # wait for the stage; its result is not wanted
+        dropped.result.exception()  # wait for the batch job; its result is not wanted
         return dropped.batch
 
     def close(self) -> None:
-        """Stop the stage's thread: a batch still in the stage is waited for, not delivered."""
+        """Stop the job's thread: a batch still in its batch job is waited for, not delivered."""
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -279,7 +279,7 @@ class ErrorHandler:
                 done = result
         return done
 
-    def stage_errors(
+    def job_errors(
         self,
         errors: Sequence[RecordError],
         retries: int = 0,

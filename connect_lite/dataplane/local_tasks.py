@@ -21,7 +21,7 @@ from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.consumer import Consumer
 from connect_lite.kafka.producer import Producer
 from connect_lite.logs.context import logging_context
-from connect_lite.pipeline import SinkStage, SourceStage, SparkEngine
+from connect_lite.pipeline import SinkJob, SourceJob, SparkEngine
 from connect_lite.plugins.isolation import public_class_name
 from connect_lite.protocol.host import LastBatch, TaskKey, TaskView
 from connect_lite.protocol.plan import TaskPlan
@@ -68,7 +68,7 @@ def build_task(plan: TaskPlan, services: TaskServices) -> WorkerTask:
         return WorkerSourceTask(
             plugin=plugin,
             topic_creator=creator,
-            stage=SourceStage(services.spark, plan.spec, plan.job_group),
+            job=SourceJob(services.spark, plan.spec, plan.job_group),
             producer_factory=functools.partial(Producer, plan.producer_config),
             offsets=services.offsets,
             flush_timeout_ms=plan.flush_timeout_ms,
@@ -78,7 +78,7 @@ def build_task(plan: TaskPlan, services: TaskServices) -> WorkerTask:
         return WorkerSinkTask(
             plugin=plugin,
             subscription=plan.subscription,
-            stage=SinkStage(services.spark, plan.spec, plan.job_group),
+            job=SinkJob(services.spark, plan.spec, plan.job_group),
             consumer_factory=functools.partial(Consumer, plan.consumer_config),
             dlq_producer_factory=functools.partial(Producer, plan.producer_config),
             dlq_admin_factory=functools.partial(Admin, plan.admin_config),

@@ -24,7 +24,7 @@ from connect_lite.dataplane.task import WorkerTask
 from connect_lite.kafka.consumer import Consumer
 from connect_lite.pipeline.record_errors import TASK_PUT, capture
 from connect_lite.pipeline.sink_frames import schema_runs, sink_frame
-from connect_lite.pipeline.sink_stage import SinkBatchResult, SinkStage
+from connect_lite.pipeline.sink_job import SinkBatchResult, SinkJob
 from connect_lite.plugins.distributions import version_of
 from connect_lite.plugins.isolation import public_class_name
 from connect_lite.protocol.host import LastBatch
@@ -110,7 +110,7 @@ class WorkerSinkTask(WorkerTask):
         plugin: SinkTask,
         task_config: dict[str, str],
         subscription: SinkSubscription,
-        stage: SinkStage,
+        job: SinkJob,
         consumer_factory: Any,
         flush_interval_ms: int,
         batching: Batching = DEFAULT_BATCHING,
@@ -125,7 +125,7 @@ class WorkerSinkTask(WorkerTask):
         self.plugin = plugin
         self.task_config = task_config
         self.subscription = subscription
-        self.stage = stage
+        self.job = job
         self._consumer_factory = consumer_factory
         self.consumer: Consumer | None = None
         self.flush_interval = flush_interval_ms / 1000
@@ -138,7 +138,7 @@ class WorkerSinkTask(WorkerTask):
         self._started = False
         self._context = _Context(self, task_config)
         self._pipeline: BatchPipeline[Any, SinkBatchResult] = BatchPipeline(
-            f"stage-{self.id}", self._run_stage, self._deliver
+            f"batch job-{self.id}", self._run_job, self._deliver
         )
         self.errors = build_handler(
             error_handling,
@@ -163,7 +163,7 @@ class WorkerSinkTask(WorkerTask):
                 "nor put_dataframe"
             )
         self._header_converter: Any = None
-        self._stage_run = self.spark_retrying(self._run_stage_once)
+        self._job_run = self.spark_retrying(self._run_job_once)
         self._retry: _HandOver | None = None
         """The batch waiting to be handed over again after a RetriableError."""
         self._revocations = 0
@@ -226,18 +226,18 @@ class WorkerSinkTask(WorkerTask):
         assert self.consumer is not None
         return self.consumer.poll_batch(room, max(wait, 0.0))
 
-    def _run_stage(self, messages: list[Any]) -> SinkBatchResult:
-        """On the stage thread; again, later, while Spark's cluster is unreachable."""
-        return self._stage_run(messages)
+    def _run_job(self, messages: list[Any]) -> SinkBatchResult:
+        """On the batch job thread; again, later, while Spark's cluster is unreachable."""
+        return self._job_run(messages)
 
-    def _run_stage_once(self, messages: list[Any]) -> SinkBatchResult:
-        return self.stage.run(messages, tolerate_errors=True)
+    def _run_job_once(self, messages: list[Any]) -> SinkBatchResult:
+        return self.job.run(messages, tolerate_errors=True)
 
     def _deliver(self, messages: list[Any], done: SinkBatchResult) -> None:
         """Handle the batch's errors (skip, log, DLQ or fail), then hand the rest over.
 
         Offsets of skipped records advance too, as in Kafka."""
-        self.errors.stage_errors(done.errors, done.retries, messages.__getitem__)
+        self.errors.job_errors(done.errors, done.retries, messages.__getitem__)
         pairs = [(r, messages[i]) for r, i in zip(done.records, done.indices, strict=True)]
         self._hand_over(_HandOver(messages, pairs, len(pairs)))
 
@@ -293,16 +293,16 @@ class WorkerSinkTask(WorkerTask):
         if not batch.pairs:
             return True
         if self._header_converter is None:
-            self._header_converter = self.stage.spec.header_converter()
+            self._header_converter = self.job.spec.header_converter()
         records = [record for record, _ in batch.pairs]
-        engine, group = self.stage.engine, self.stage.job_group
+        engine, group = self.job.engine, self.job.job_group
         for positions in schema_runs(records):
             if self.stopping:  # nothing more is handed over; its offsets are not committed
                 raise ConnectError("The task stopped before its batch was handed over")
             run = [batch.pairs[p] for p in positions]
             try:
                 description = f"connect-lite put_dataframe {self.id}: {len(run)} records"
-                owner = self.stage.spec.stage_id
+                owner = self.job.spec.job_id
                 with engine.job_group(group, description, owner):  # stop() cancels its jobs
                     frame = sink_frame(engine, [r for r, _ in run], self._header_converter)
                     self.plugin.put_dataframe(frame)
@@ -323,12 +323,12 @@ class WorkerSinkTask(WorkerTask):
                 component = public_class_name(type(self.plugin))
                 errors = [capture(error, i, TASK_PUT, component) for i in range(len(run))]
                 originals = [message for _, message in run]
-                self.errors.stage_errors(errors, 0, originals.__getitem__)
+                self.errors.job_errors(errors, 0, originals.__getitem__)
         return True
 
     def _put_failed(self, error: Exception) -> ConnectError:
         return ConnectError(
-            "Exiting WorkerSinkTask due to unrecoverable exception: error in stage "
+            "Exiting WorkerSinkTask due to unrecoverable exception: error in batch job "
             f"{TASK_PUT} ({public_class_name(type(self.plugin))}): "
             f"{type(error).__qualname__}: {error}"
         )
@@ -384,7 +384,7 @@ class WorkerSinkTask(WorkerTask):
         return self._putting_index.get((record.topic, record.kafka_partition, record.kafka_offset))
 
     def _converters(self) -> tuple[Any, Any, Any]:
-        spec = self.stage.spec
+        spec = self.job.spec
         return spec.key_converter(), spec.value_converter(), spec.header_converter()
 
     def _drop_in_flight(self) -> None:
@@ -512,13 +512,13 @@ class WorkerSinkTask(WorkerTask):
         self._apply_rewinds()
 
     def cancel(self) -> None:
-        self.stage.cancel()
+        self.job.cancel()
 
     def last_batch(self) -> LastBatch | None:
-        return self.stage.last_batch()
+        return self.job.last_batch()
 
     def close(self) -> None:
-        # A batch still in the stage when stopping is dropped: its offsets were not committed.
+        # A batch still in the batch job when stopping is dropped: its offsets were not committed.
         self._pipeline.close()
         try:
             if self._started and not self.failed:

@@ -26,12 +26,11 @@ from connect_lite.dataplane.source_offsets import (
 from connect_lite.dataplane.task import WorkerTask
 from connect_lite.dataplane.topic_creation import TopicCreator
 from connect_lite.kafka.producer import Producer
-from connect_lite.pipeline.record_errors import StageCancelledError
-from connect_lite.pipeline.source_stage import ProducedRow, SourceBatchResult, SourceStage
+from connect_lite.pipeline.record_errors import JobCancelledError
+from connect_lite.pipeline.source_job import ProducedRow, SourceBatchResult, SourceJob
 from connect_lite.plugins.distributions import version_of
 from connect_lite.protocol.host import LastBatch
 from connect_lite.protocol.reports import SourceOffsets, TopicRecorder
-from connect_lite.protocol.stage_spec import StageSpec
 
 _INDEX = operator.itemgetter(0)
 _TOPIC = operator.itemgetter(1)
@@ -50,7 +49,7 @@ class _Context(SourceTaskContext):
 
 
 class WorkerSourceTask(WorkerTask):
-    """Runs one SourceTask: records go through the stage, then to Kafka."""
+    """Runs one SourceTask: records go through the batch job, then to Kafka."""
 
     kind = "source"
 
@@ -59,7 +58,7 @@ class WorkerSourceTask(WorkerTask):
         *,
         plugin: SourceTask,
         task_config: dict[str, str],
-        stage: SourceStage,
+        job: SourceJob,
         producer_factory: Any,
         offsets: SourceOffsets,
         flush_interval_ms: int,
@@ -75,7 +74,7 @@ class WorkerSourceTask(WorkerTask):
         self.topic_tracker = topic_tracker
         self.plugin = plugin
         self.task_config = task_config
-        self.stage = stage
+        self.job = job
         self._producer_factory = producer_factory
         self.producer: Producer | None = None
         self.offsets = offsets
@@ -89,21 +88,21 @@ class WorkerSourceTask(WorkerTask):
         """Taken, never given back, by the one call of the plugin's stop."""
         self._started = False
         self._wants_commit_record = type(plugin).commit_record is not SourceTask.commit_record
-        # The stage thread runs each batch's job and hands its records to the send thread,
+        # The batch job thread runs each batch's job and hands its records to the send thread,
         # which produces them while the next batch's job runs; the task thread only polls.
         # _send_lock keeps a commit from acknowledging a batch whose records are still being
         # handed to the producer.
         self._pipeline: BatchPipeline[SourceRecord, None] = BatchPipeline(
-            f"stage-{self.id}", self._run_and_send, lambda _batch, _none: None
+            f"batch job-{self.id}", self._run_and_send, lambda _batch, _none: None
         )
         self._sender = ThreadPoolExecutor(1, thread_name_prefix=f"send-{self.id}")
         self._sending: Future[None] | None = None
         """The batch last handed to the send thread (one at a time, in order)."""
         self._send_lock = threading.Lock()
-        self._stage_failed = False
-        """Set on the stage or send thread when a batch's job or send failed: the batches
+        self._job_failed = False
+        """Set on the batch job or send thread when a batch's job or send failed: the batches
         behind it are neither run nor produced (their offsets would be committed past it)."""
-        self._stage_run = self.spark_retrying(self._run_stage_once)
+        self._job_run = self.spark_retrying(self._run_job_once)
         self.errors = build_handler(
             error_handling, self.connector, self.task, self.error_counters, self.log
         )
@@ -127,9 +126,9 @@ class WorkerSourceTask(WorkerTask):
         """Poll the next batch while Spark runs the previous one, which is produced as soon
         as its job is done (on the send thread, in order, while the next batch's job runs).
 
-        ``poll`` stays on this thread; the stage waits on Spark's JVM and Python worker
+        ``poll`` stays on this thread; the batch job waits on Spark's JVM and Python worker
         processes, so the two overlap for real. A batch starts as soon as the task has
-        nothing more waiting and the stage is free (see collect_batch)."""
+        nothing more waiting and the batch job is free (see collect_batch)."""
         self._check_send_error()
         if self._sending is not None and self._sending.done():
             self._wait_for_send()  # the last batch's produce failed: so does the task
@@ -158,19 +157,19 @@ class WorkerSourceTask(WorkerTask):
         return self.plugin.poll() if wait > 0 else None
 
     def _run_and_send(self, batch: list[SourceRecord]) -> None:
-        """On the stage thread: the batch's Spark job (again, later, while Spark's cluster is
+        """On the batch job thread: the batch's Spark job (again, later, while Spark's cluster is
         unreachable), then its records to the send thread, once the batch before it is
         produced. Once a batch failed, the task fails with it: the batches behind it are not
         produced."""
-        if self._stage_failed:
-            raise StageCancelledError("Not run: a batch before it failed")
+        if self._job_failed:
+            raise JobCancelledError("Not run: a batch before it failed")
         try:
-            result = self._stage_run(batch)
+            result = self._job_run(batch)
             self._wait_for_send()  # in order; a failed send fails the batches behind it
             run_in_context = contextvars.copy_context().run
             self._sending = self._sender.submit(run_in_context, self._send_locked, batch, result)
         except BaseException:
-            self._stage_failed = True
+            self._job_failed = True
             raise
 
     def _send_locked(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
@@ -179,7 +178,7 @@ class WorkerSourceTask(WorkerTask):
             with self._send_lock:
                 self._send(batch, result)
         except BaseException:
-            self._stage_failed = True
+            self._job_failed = True
             raise
 
     def _wait_for_send(self) -> None:
@@ -188,8 +187,8 @@ class WorkerSourceTask(WorkerTask):
         if sending is not None:
             sending.result()
 
-    def _run_stage_once(self, batch: list[SourceRecord]) -> SourceBatchResult:
-        return self.stage.run(batch, tolerate_errors=True)
+    def _run_job_once(self, batch: list[SourceRecord]) -> SourceBatchResult:
+        return self.job.run(batch, tolerate_errors=True)
 
     def _send(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
         """Handle the batch's errors (skip or fail), then produce the rest.
@@ -199,7 +198,7 @@ class WorkerSourceTask(WorkerTask):
             return  # not produced: its offsets are never committed, it is polled again
         producer = self.producer
         assert producer is not None
-        self.errors.stage_errors(result.errors, result.retries, source=batch.__getitem__)
+        self.errors.job_errors(result.errors, result.retries, source=batch.__getitem__)
         rows = result.rows
         topics = set(map(_TOPIC, rows))  # after transforms: the real destinations
         if self.topic_creator is not None:  # before the producer's first send to a new topic
@@ -299,11 +298,11 @@ class WorkerSourceTask(WorkerTask):
         return True
 
     def cancel(self) -> None:
-        self.stage.cancel()
+        self.job.cancel()
         self._stop_plugin()
 
     def last_batch(self) -> LastBatch | None:
-        return self.stage.last_batch()
+        return self.job.last_batch()
 
     def _stop_plugin(self) -> None:
         """The plugin's stop, once (from a stop's cancel, or the task's close)."""
@@ -317,7 +316,7 @@ class WorkerSourceTask(WorkerTask):
                     self._pipeline.finish()
                     self._wait_for_send()
             finally:
-                # A batch still in the stage when stopping is dropped: its offsets were never
+                # A batch still in the batch job when stopping is dropped: its offsets were never
                 # committed, so it is polled again after a restart.
                 self._pipeline.close()
                 self._sender.shutdown(wait=True)
@@ -336,4 +335,4 @@ class WorkerSourceTask(WorkerTask):
                 self.topic_creator.close()
 
 
-__all__ = ["Batching", "StageSpec", "WorkerSourceTask"]
+__all__ = ["WorkerSourceTask"]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from connect_lite.pipeline.cluster_watch import Backoff
-from connect_lite.pipeline.record_errors import StageCancelledError
+from connect_lite.pipeline.record_errors import JobCancelledError
 from connect_lite.pipeline.session import SparkUnavailableError
 
 T = TypeVar("T")
@@ -25,7 +25,7 @@ class SparkRetry(Generic[T, Result]):
 
     ``report(error)`` tells the status store: an error while Spark is unreachable (called when
     the reason changes), None once the batch ran. ``wait(seconds)`` sleeps, and is True if
-    the task is stopping, which ends the retries with StageCancelledError (the batch is not
+    the task is stopping, which ends the retries with JobCancelledError (the batch is not
     delivered, and its offsets are not committed)."""
 
     def __init__(
@@ -67,4 +67,4 @@ class SparkRetry(Generic[T, Result]):
             "The batch of %d records runs again in %.0f s: %s", len(batch), delay, error
         )
         if self._wait(delay):
-            raise StageCancelledError("The task stopped while Spark was unreachable") from error
+            raise JobCancelledError("The task stopped while Spark was unreachable") from error

@@ -107,7 +107,7 @@ class WorkerTask(ABC):
         return self._stopping.is_set()
 
     def spark_retrying(self, run: Callable[[list[T]], Result]) -> SparkRetry[T, Result]:
-        """``run`` (a batch's stage) kept going while Spark's cluster is unreachable: the
+        """``run`` (a batch's job) kept going while Spark's cluster is unreachable: the
         batch runs again with backoff, the task stays RUNNING, and its trace says why."""
         return SparkRetry(run, self._report_spark, self._stopping.wait, self.log)
 

@@ -1,4 +1,4 @@
-"""Spark: the data-plane process's SparkSession and the batch stages that run on it.
+"""Spark: the data-plane process's SparkSession and the batch jobs that run on it.
 
 The names below are imported on first use, so that importing a light module of this package
 (``java``, which the worker's start-up uses to check for Java) loads no Spark, Arrow or pandas."""
@@ -15,16 +15,16 @@ if TYPE_CHECKING:
         PREDICATE,
         TRANSFORMATION,
         VALUE_CONVERTER,
+        JobCancelledError,
+        JobFailedError,
         RecordError,
-        StageCancelledError,
-        StageExecutionError,
     )
     from connect_lite.pipeline.session import SparkEngine
-    from connect_lite.pipeline.sink_stage import SinkBatchResult, SinkStage
-    from connect_lite.pipeline.source_stage import (
+    from connect_lite.pipeline.sink_job import SinkBatchResult, SinkJob
+    from connect_lite.pipeline.source_job import (
         ProducedRecord,
         SourceBatchResult,
-        SourceStage,
+        SourceJob,
     )
 
 _HOMES = {
@@ -34,14 +34,14 @@ _HOMES = {
     "TRANSFORMATION": "record_errors",
     "VALUE_CONVERTER": "record_errors",
     "RecordError": "record_errors",
-    "StageCancelledError": "record_errors",
-    "StageExecutionError": "record_errors",
+    "JobCancelledError": "record_errors",
+    "JobFailedError": "record_errors",
     "SparkEngine": "session",
-    "SinkBatchResult": "sink_stage",
-    "SinkStage": "sink_stage",
-    "ProducedRecord": "source_stage",
-    "SourceBatchResult": "source_stage",
-    "SourceStage": "source_stage",
+    "SinkBatchResult": "sink_job",
+    "SinkJob": "sink_job",
+    "ProducedRecord": "source_job",
+    "SourceBatchResult": "source_job",
+    "SourceJob": "source_job",
 }
 
 
@@ -60,13 +60,13 @@ __all__ = [
     "PREDICATE",
     "TRANSFORMATION",
     "VALUE_CONVERTER",
+    "JobCancelledError",
+    "JobFailedError",
     "ProducedRecord",
     "RecordError",
     "SinkBatchResult",
-    "SinkStage",
+    "SinkJob",
     "SourceBatchResult",
-    "SourceStage",
+    "SourceJob",
     "SparkEngine",
-    "StageCancelledError",
-    "StageExecutionError",
 ]

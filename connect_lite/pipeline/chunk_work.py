@@ -1,4 +1,4 @@
-"""The record-level work of a stage on one chunk (the Arrow form): transforms and converters.
+"""The record-level work of a batch job on one chunk (the Arrow form): transforms and converters.
 
 Runs inside Spark's Python workers. Inputs and outputs are plain lists (see transfer.py
 for how chunks travel, plugin_calls.py for how each plugin call is guarded).

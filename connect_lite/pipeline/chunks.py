@@ -27,7 +27,7 @@ headers, timestamp, timestamp_type)."""
 
 
 class Message(Protocol):
-    """What the Kafka consumer hands the sink stage for each message."""
+    """What the Kafka consumer hands the sink batch job for each message."""
 
     @property
     def topic(self) -> str: ...

@@ -34,7 +34,7 @@ from connect_lite.api.data import Schema, SchemaType
 from connect_lite.api.field_path import FIELD_SYNTAX_VERSION, FieldPath
 from connect_lite.api.records import SinkRecord, SourceRecord
 from connect_lite.pipeline.columns import arrow_type
-from connect_lite.protocol.stage_spec import Chain
+from connect_lite.protocol.job_spec import Chain
 
 
 @dataclass

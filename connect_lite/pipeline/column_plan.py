@@ -1,6 +1,6 @@
 """A batch's column form: the compiled chain as one select over typed rows, planned and run.
 
-The stages run a plan in one job (source_stage.py, sink_stage.py): a source batch's typed
+The batch jobs run a plan in one job (source_job.py, sink_job.py): a source batch's typed
 rows go through the select and then the converters; a sink batch's converters emit typed
 rows for the select.
 
@@ -36,7 +36,7 @@ from connect_lite.pipeline.transfer import (
     to_arrow,
 )
 from connect_lite.pipeline.typed_rows import RowLayout
-from connect_lite.protocol.stage_spec import Chain
+from connect_lite.protocol.job_spec import Chain
 
 _ROW_FIELDS = [
     ("idx", pa.int64()),
@@ -235,7 +235,7 @@ def run_expressions(
     engine: SparkEngine, group_id: str, chain: Chain, records: Sequence[SourceRecord | SinkRecord]
 ) -> list[SourceRecord | SinkRecord | None] | None:
     """The chain alone, as Spark columns: the records after it (None where dropped), or None
-    when the batch or the chain has no column form. (The stages convert in the same job;
+    when the batch or the chain has no column form. (The batch jobs convert in the same job;
     this is the form the shared test table compares with ``apply``.)"""
     if not records:
         return []

@@ -1,9 +1,9 @@
-"""A stage's components in Spark's Python workers: built lazily, cached per process; the GC pause.
+"""A batch job's components in Spark's Python workers: built lazily, cached per process; GC.
 
 This module runs inside Spark's Python workers (it is imported there by reference, so its
-module globals live once per worker process). Components are built from the stage's
-zero-argument factories on first use and cached per process, keyed by the stage id; a new
-stage instance with the same id (a restarted task) replaces the old entry and closes the
+module globals live once per worker process). Components are built from the batch job's
+zero-argument factories on first use and cached per process, keyed by the job id; a new
+batch job instance with the same id (a restarted task) replaces the old entry and closes the
 old transforms. A factory that raises becomes a :class:`BuildError` carrying a
 :class:`RecordError` (plugin_calls.py guards the calls on records); nothing plugin-made
 ever fails the Spark job itself.
@@ -28,7 +28,7 @@ from connect_lite.pipeline.record_errors import (
     capture,
 )
 from connect_lite.pipeline.shipping import use_shipped
-from connect_lite.protocol.stage_spec import Chain, StageSpec
+from connect_lite.protocol.job_spec import Chain, JobSpec
 
 MAX_CACHED_STAGES = 64
 C = TypeVar("C")
@@ -80,9 +80,9 @@ def _factory_name(factory: object) -> str:
 
 
 class Components:
-    """The built components of one stage in one worker process."""
+    """The built components of one batch job in one worker process."""
 
-    def __init__(self, spec: StageSpec) -> None:
+    def __init__(self, spec: JobSpec) -> None:
         self.spec = spec  # plugin_calls.retry_of reads its retry settings
         self.key = _Lazy(spec.key_converter, KEY_CONVERTER)
         self.value = _Lazy(spec.value_converter, VALUE_CONVERTER)
@@ -117,18 +117,18 @@ _cache: OrderedDict[str, tuple[str, Components]] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def components(spec: StageSpec, token: str) -> Components:
-    """The cached components of ``spec`` in this process, built lazily once per stage."""
+def components(spec: JobSpec, token: str) -> Components:
+    """The cached components of ``spec`` in this process, built lazily once per batch job."""
     with _cache_lock:
-        entry = _cache.get(spec.stage_id)
+        entry = _cache.get(spec.job_id)
         if entry is not None and entry[0] == token:
-            _cache.move_to_end(spec.stage_id)
+            _cache.move_to_end(spec.job_id)
             return entry[1]
         if entry is not None:
             entry[1].close()
         use_shipped(spec.shipped)  # plugin locations load from the copies shipped here
         built = Components(spec)
-        _cache[spec.stage_id] = (token, built)
+        _cache[spec.job_id] = (token, built)
         while len(_cache) > MAX_CACHED_STAGES:
             _cache.popitem(last=False)[1][1].close()
         return built

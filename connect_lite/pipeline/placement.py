@@ -3,7 +3,7 @@
 Every opening of a job group (one per batch, see SparkEngine.job_group) also adds a job tag
 of its own, so the jobs of that batch, and only those, can be found again. The executors are
 read from Spark's own status store on the driver (the one its UI and status tracker read):
-each task attempt of each stage of those jobs names the executor it ran on (``driver`` in
+each task attempt of each Spark stage of those jobs names the executor it ran on (``driver`` in
 local mode). The status store is fed by Spark's listener bus, which runs behind the jobs, so
 the executors are read when asked (a scrape, a status request), not when the batch ends:
 a lone record's batch never waits for the listener. Once every job of the batch is over in
@@ -93,18 +93,18 @@ def executors_of_tag(scala_context: Any, tag: str) -> tuple[tuple[str, ...] | No
             continue
         job = info.get()
         final = final and str(job.status().toString()) in _FINISHED
-        for stage_id in job.stageIds():
-            executors.update(_stage_executors(tracker, store, stage_id))
+        for job_id in job.stageIds():
+            executors.update(_spark_stage_executors(tracker, store, job_id))
     return tuple(sorted(executors)), final
 
 
-def _stage_executors(tracker: Any, store: Any, stage_id: int) -> set[str]:
-    """The executors of every attempt of every task of a stage (none if it was skipped)."""
-    info = tracker.getStageInfo(stage_id)
+def _spark_stage_executors(tracker: Any, store: Any, job_id: int) -> set[str]:
+    """The executors of every attempt of every task of a Spark stage (none if it was skipped)."""
+    info = tracker.getStageInfo(job_id)
     if info.isEmpty():
         return set()
     found: set[str] = set()
     for attempt in range(int(info.get().currentAttemptId()) + 1):
-        tasks = store.taskList(stage_id, attempt, MAX_TASKS)
+        tasks = store.taskList(job_id, attempt, MAX_TASKS)
         found.update(str(tasks.apply(i).executorId()) for i in range(int(tasks.size())))
     return found

@@ -26,7 +26,7 @@ from connect_lite.pipeline.record_errors import (
     Retry,
     capture,
 )
-from connect_lite.protocol.stage_spec import Chain
+from connect_lite.protocol.job_spec import Chain
 
 
 class Outcome(Enum):
@@ -64,7 +64,7 @@ class Failures(dict[int, RecordError]):
 
 
 def retry_of(comps: object) -> Retry | None:
-    """The stage's retry policy (StageSpec.retry_*), or None when retries are off."""
+    """The batch job's retry policy (JobSpec.retry_*), or None when retries are off."""
     spec = getattr(comps, "spec", None)
     timeout = int(getattr(spec, "retry_timeout_ms", 0) or 0)
     if not timeout:

@@ -24,11 +24,11 @@ RETRY_DELAY_MIN_MS = 300
 """Kafka's first backoff after a RetriableError; each further retry doubles it."""
 
 
-class StageCancelledError(ConnectError):
+class JobCancelledError(ConnectError):
     """The stage's Spark job was cancelled (its task is stopping)."""
 
 
-class StageExecutionError(ConnectError):
+class JobFailedError(ConnectError):
     """The Spark job of a stage failed for a reason that is not one record's fault."""
 
 

@@ -47,7 +47,7 @@ from connect_lite.pipeline.shipping import (
 )
 from connect_lite.protocol.environment import package_home, python_path
 from connect_lite.protocol.host import LastBatch
-from connect_lite.protocol.stage_spec import StageSpec
+from connect_lite.protocol.job_spec import JobSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -159,15 +159,15 @@ def driver_java_options(user: str | None, extra: Sequence[str] = ()) -> str:
 def _python_path(given: str | None) -> str:
     """The executors' PYTHONPATH: the directory connect_lite is imported from, then ``given``.
 
-    Spark's Python workers import connect_lite.pipeline (the stage code) by name; in local
+    Spark's Python workers import connect_lite.pipeline (the batch job code) by name; in local
     mode this makes that work whether connect_lite is installed or run from a checkout.
     """
     return python_path(package_home(), given)
 
 
 def owner_tag(owner: str) -> str:
-    """The job tag of a stage's jobs (Spark's tags may not contain commas)."""
-    return "connect-lite-stage:" + owner.replace(",", "_")
+    """The job tag of a batch job's jobs (Spark's tags may not contain commas)."""
+    return "connect-lite-batch job:" + owner.replace(",", "_")
 
 
 class JobGroup:
@@ -465,7 +465,7 @@ class SparkEngine:
             return {UNIX_SOCKETS_KEY: "false"}
         return {SOCKET_DIR_KEY: root}
 
-    def ship(self, spec: StageSpec) -> StageSpec:
+    def ship(self, spec: JobSpec) -> JobSpec:
         """``spec`` with its plugin locations shipped to the executors (shipping.py); in local
         mode, or without plugin locations, ``spec`` itself."""
         if self.local or not spec.plugin_locations:
@@ -485,7 +485,7 @@ class SparkEngine:
         self, group_id: str, description: str, owner: str | None = None
     ) -> Iterator[JobGroup]:
         """Tag the Spark jobs this thread runs inside the block with ``group_id``, which is
-        also the scheduler pool they run in, and with ``owner`` (a stage's own id), which
+        also the scheduler pool they run in, and with ``owner`` (a batch job's own id), which
         ``cancel`` may be limited to."""
         sc = self.session().sparkContext
         saved = {key: sc.getLocalProperty(key) for key in _GROUP_KEYS}
@@ -521,8 +521,8 @@ class SparkEngine:
 
     def cancel(self, group_id: str, owner: str | None = None) -> None:
         """Cancel the running jobs of ``group_id`` and mark its open job groups cancelled;
-        with ``owner``, only those opened with it (a stage stopped late must not cancel the
-        jobs of the stage that replaced it, in the same group)."""
+        with ``owner``, only those opened with it (a batch job stopped late must not cancel the
+        jobs of the batch job that replaced it, in the same group)."""
         with self._groups_lock:
             for handle in self._groups.get(group_id, []):
                 if owner is None or handle.owner == owner:

@@ -7,7 +7,7 @@ worker reads from its own disk can be assumed there:
   puts it first on its Python workers' ``sys.path``. A handshake job then checks that the
   executors import that copy, on the same Python version (cloudpickle does not cross
   versions), and fails the session start with a clear message otherwise.
-- Each plugin location a stage's converters, transforms and predicates come from goes as a
+- Each plugin location a batch job's converters, transforms and predicates come from goes as a
   zip through ``addArchive``, named by the location's private package and a hash of its
   contents (so two versions, or a changed copy, never share a name). Spark unpacks it in
   each executor's work directory; the executor-side isolation (plugins/isolation.py,
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from connect_lite.api.errors import ConnectError
 from connect_lite.plugins import isolation
-from connect_lite.protocol.stage_spec import ShippedLocation
+from connect_lite.protocol.job_spec import ShippedLocation
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -45,7 +45,7 @@ _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
 
 class ExecutorMismatchError(ConnectError):
-    """The executors cannot run this worker's stage code (wrong connect_lite or Python)."""
+    """The executors cannot run this worker's batch job code (wrong connect_lite or Python)."""
 
 
 def is_local(master: str) -> bool:
@@ -163,7 +163,7 @@ def _cause(error: BaseException) -> str:
 def executor_facts(_: Iterable[Any]) -> Iterator[tuple[str, str, str]]:
     """The handshake job's function: connect_lite's version and file, and Python's version.
 
-    It imports pyarrow, the one dependency beyond PySpark of the code the stages run on
+    It imports pyarrow, the one dependency beyond PySpark of the code the batch jobs run on
     executors: an executor whose Python lacks it fails here, at the session's start, not at
     a batch. (Not that code itself: it imports this module, through the session.)"""
     import pyarrow  # noqa: F401  # see the docstring

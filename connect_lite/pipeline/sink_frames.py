@@ -1,6 +1,6 @@
 """A converted and transformed sink batch as Spark DataFrames, for ``SinkTask.put_dataframe``.
 
-The stage's job has already run the converters, transforms and predicates in the Python
+The batch job's job has already run the converters, transforms and predicates in the Python
 workers; the driver holds the batch as SinkRecords. This builds, per run of consecutive
 records with the same key and value schema, one Arrow table and one DataFrame over it:
 

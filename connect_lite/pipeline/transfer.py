@@ -13,7 +13,7 @@ How a batch travels (each choice measured on the 2-core box):
   ``spark.sql.execution.arrow.localRelationThreshold=0``: below that size Spark would make
   a LocalRelation instead, split in defaultParallelism partitions).
 - ``mapInArrow`` runs :func:`map_chunks` in the Python workers: unpickle, run the
-  stage's components (cached per worker process), pickle the result (a chunks.ChunkResult),
+  batch job's components (cached per worker process), pickle the result (a chunks.ChunkResult),
   and yield one output row per chunk. ``toArrow()`` collects them; the driver unpickles in
   order.
 - On a local master the rows carry references to files instead of the pickles
@@ -46,10 +46,10 @@ from connect_lite.pipeline import exchange
 from connect_lite.pipeline.chunk_work import run_chunk
 from connect_lite.pipeline.chunks import ChunkResult, SourceChunk
 from connect_lite.pipeline.executor import components, gc_paused
-from connect_lite.pipeline.record_errors import StageCancelledError, StageExecutionError
+from connect_lite.pipeline.record_errors import JobCancelledError, JobFailedError
 from connect_lite.pipeline.session import JobGroup, SparkEngine
 from connect_lite.pipeline.typed_rows import RowLayout, sink_rows, source_rows, typed_rows
-from connect_lite.protocol.stage_spec import StageSpec
+from connect_lite.protocol.job_spec import JobSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -106,7 +106,7 @@ def _row(chunk: int, payload: bytes) -> pa.RecordBatch:
     since its first call in a process imports pandas (0.2 s in each new Python worker, so
     in the first batch after a minute idle)."""
     if len(payload) > _MAX_PAYLOAD:
-        raise StageExecutionError(
+        raise JobFailedError(
             f"A chunk of {len(payload):,} bytes is over Arrow's {_MAX_PAYLOAD:,}-byte limit"
         )
     ids = pa.Array.from_buffers(pa.int64(), 1, [None, pa.py_buffer(struct.pack("=q", chunk))])
@@ -116,7 +116,7 @@ def _row(chunk: int, payload: bytes) -> pa.RecordBatch:
 
 
 def map_chunks(
-    spec: StageSpec, token: str, batches: Iterator[pa.RecordBatch]
+    spec: JobSpec, token: str, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function: one output row per input chunk row (runs in Python workers)."""
     comps = components(spec, token)
@@ -158,7 +158,7 @@ def map_typed_rows(
 
 
 def map_source_rows(
-    spec: StageSpec,
+    spec: JobSpec,
     token: str,
     schemas: dict[str, Schema | None],
     batches: Iterator[pa.RecordBatch],
@@ -175,7 +175,7 @@ def map_source_rows(
 
 
 def map_sink_rows(
-    spec: StageSpec, token: str, layout: RowLayout, batches: Iterator[pa.RecordBatch]
+    spec: JobSpec, token: str, layout: RowLayout, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function before a chain of column expressions: pickled chunks of
     consumed messages in, converted typed rows out (in Python workers)."""
@@ -192,15 +192,15 @@ def map_sink_rows(
 
 
 def to_arrow(group: JobGroup, df: DataFrame) -> pa.Table:
-    """Run the job of ``df`` in ``group``; a cancelled group raises StageCancelledError."""
+    """Run the job of ``df`` in ``group``; a cancelled group raises JobCancelledError."""
     if group.cancelled:
-        raise StageCancelledError(f"Job group {group.group_id} was cancelled")
+        raise JobCancelledError(f"Job group {group.group_id} was cancelled")
     try:
         return df.toArrow()
     except Exception as e:
         if group.cancelled:
-            raise StageCancelledError(f"Job group {group.group_id} was cancelled") from e
-        raise StageExecutionError(f"Spark job of {group.group_id} failed: {e}") from e
+            raise JobCancelledError(f"Job group {group.group_id} was cancelled") from e
+        raise JobFailedError(f"Spark job of {group.group_id} failed: {e}") from e
 
 
 def collect_source_chunks(group: JobGroup, mapped: DataFrame) -> list[SourceChunk]:
@@ -213,7 +213,7 @@ def collect_source_chunks(group: JobGroup, mapped: DataFrame) -> list[SourceChun
 def run_job(
     engine: SparkEngine,
     group: JobGroup,
-    spec: StageSpec,
+    spec: JobSpec,
     token: str,
     payloads: list[bytes],
 ) -> list[ChunkResult]:
@@ -224,9 +224,7 @@ def run_job(
         mapped = df.mapInArrow(functools.partial(map_chunks, spec, token), OUTPUT_SCHEMA)
         result = to_arrow(group, mapped)
         if result.num_rows != len(payloads):
-            raise StageExecutionError(
-                f"Expected {len(payloads)} chunk results, got {result.num_rows}"
-            )
+            raise JobFailedError(f"Expected {len(payloads)} chunk results, got {result.num_rows}")
         order = result.column("chunk").to_pylist()
         blobs = result.column("payload")
         by_chunk: dict[int, ChunkResult] = {}
@@ -242,13 +240,13 @@ def run_job(
 
 
 def _passed_through(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The warm-up job's function: its module, and so the stage's code, is now imported."""
+    """The warm-up job's function: its module, and so the batch job's code, is now imported."""
     yield from batches
 
 
 def warm_up(engine: SparkEngine) -> None:
-    """A tiny job with the stages' shape (Arrow rows through ``mapInArrow``), one task per
-    partition: Spark's Python workers start and import the stage code before the first real
+    """A tiny job with the batch jobs' shape (Arrow rows through ``mapInArrow``), one task per
+    partition: Spark's Python workers start and import the batch job code before the first real
     batch needs them."""
     begin = time.monotonic()
     payloads = [b""] * engine.default_parallelism

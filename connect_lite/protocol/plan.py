@@ -15,7 +15,7 @@ from connect_lite.config.connector_config import SinkSubscription
 from connect_lite.config.error_handling import NO_ERROR_HANDLING, ErrorHandling
 from connect_lite.config.topic_creation import TopicCreation
 from connect_lite.plugins.types import PluginRef
-from connect_lite.protocol.stage_spec import StageSpec
+from connect_lite.protocol.job_spec import JobSpec
 from connect_lite.protocol.states import TargetState
 
 
@@ -42,7 +42,7 @@ class TaskPlan:
     target: TargetState
     task_class: PluginRef
     task_config: dict[str, str]
-    spec: StageSpec
+    spec: JobSpec
     job_group: str
     flush_interval_ms: int
     batching: Batching = DEFAULT_BATCHING

@@ -139,8 +139,8 @@ def test_a_failing_put_dataframe_follows_errors_tolerance(
     )
     dead = kafka.consume(dlq, 4, timeout=60)
     assert [json.loads(m.value or b"")["payload"]["id"] for m in dead] == [0, 1, 2, 3]
-    stages = {dict(m.headers).get("__connect.errors.stage") for m in dead}
-    assert stages == {b"TASK_PUT"}
+    jobs = {dict(m.headers).get("__connect.errors.stage") for m in dead}
+    assert jobs == {b"TASK_PUT"}
     wait_for(lambda: committed(worker, tolerant) == 4, what="skipped offsets committed")
     assert worker.status(tolerant)["tasks"][0]["state"] == "RUNNING"
 

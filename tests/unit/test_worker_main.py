@@ -19,7 +19,7 @@ from tests.unit.rest.fake_herder import FakeHerder
 
 def test_before_the_herder_exists_health_is_starting_with_the_stage_and_the_rest_503() -> None:
     starting = StartingHerder()
-    starting.stage = "Connecting to Kafka at 127.0.0.1:9092."
+    starting.step = "Connecting to Kafka at 127.0.0.1:9092."
     client = create_app(starting, Loggers()).test_client()
     health = client.get("/health")
     assert health.status_code == 503

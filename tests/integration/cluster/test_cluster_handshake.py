@@ -1,5 +1,5 @@
 """The session start on a cluster fails with a clear message when executors cannot run the
-stage code: here their Python (the system's) lacks connect-lite's dependencies.
+batch job code: here their Python (the system's) lacks connect-lite's dependencies.
 
 A module of its own: its session must not wait for executors that another module's session
 holds (each application takes both workers' cores).

@@ -5,7 +5,7 @@ not the session's ``spark_standalone``: its tests kill a worker and stop the who
 and each Spark application takes both workers' cores, so it must not share them with
 another module's session. Each test leaves the cluster as it found it (two live workers).
 
-- A worker and its executor are killed (``kill -9`` of the process group) while a stage runs
+- A worker and its executor are killed (``kill -9`` of the process group) while a batch job runs
   batch after batch: Spark reruns the lost tasks on the other executor, every batch
   completes, and every record comes back.
 - The whole cluster is stopped under a running worker process and started again on the same
@@ -26,13 +26,13 @@ from typing import Any
 import pytest
 
 from connect_lite.api import Schema, SourceRecord
-from connect_lite.pipeline import SourceStage, SparkEngine
+from connect_lite.pipeline import SourceJob, SparkEngine
 from connect_lite.plugins.registry import Plugins
 from connect_lite.testing import spark_cluster
 from connect_lite.testing.kafka_helpers import KafkaHelpers
 from connect_lite.testing.spark_cluster import SparkCluster
 from tests.integration.cluster.properties import spark_conf
-from tests.integration.cluster.test_cluster_stage import PLUGINS, stamp_spec
+from tests.integration.cluster.test_cluster_job import PLUGINS, stamp_spec
 from tests.integration.worker_process import WorkerProcess, source_config, unique, wait_for
 
 pytestmark = pytest.mark.integration
@@ -69,23 +69,23 @@ def executors(engine: SparkEngine) -> int:
 
 
 def both_executors_busy(engine: SparkEngine) -> Any:
-    """A running stage (SparkStageInfo) with a task on each executor, if there is one now."""
+    """A running batch job (SparkStageInfo) with a task on each executor, if there is one now."""
     tracker = engine.session().sparkContext.statusTracker()
-    for stage_id in tracker.getActiveStageIds():
-        info = tracker.getStageInfo(stage_id)
+    for job_id in tracker.getActiveStageIds():
+        info = tracker.getStageInfo(job_id)
         if info is not None and info.numActiveTasks >= 2:
             return info
     return None
 
 
 def test_a_killed_worker_loses_no_record(cluster: SparkCluster) -> None:
-    # Task starts reach the status tracker at once, not at most every 100 ms, so that a stage
+    # Task starts reach the status tracker at once, not at most every 100 ms, so that a batch job
     # with a task on both executors shows as one.
     engine = SparkEngine({**spark_conf(cluster), "spark.ui.liveUpdate.period": "0ms"})
     try:
         plugins = Plugins([str(PLUGINS)], entry_points=False)
-        stage = SourceStage(engine, stamp_spec(plugins, "loss-1", "1.0.0"), "cluster:loss-1")
-        stage.run(numbered(-1, 10))  # shipped, and the Python workers are up
+        job = SourceJob(engine, stamp_spec(plugins, "loss-1", "1.0.0"), "cluster:loss-1")
+        job.run(numbered(-1, 10))  # shipped, and the Python workers are up
         wait_for(lambda: executors(engine) == 2, 60, what="two executors")
         values: list[str] = []
         failures: list[BaseException] = []
@@ -93,14 +93,14 @@ def test_a_killed_worker_loses_no_record(cluster: SparkCluster) -> None:
         def stream() -> None:
             try:
                 for b in range(BATCHES):
-                    result = stage.run(numbered(b, BATCH))
+                    result = job.run(numbered(b, BATCH))
                     values.extend(json.loads(r.value or b"")["value"] for r in result.records)
             except BaseException as error:
                 failures.append(error)
 
         streaming = threading.Thread(target=stream)
         streaming.start()
-        busy = wait_for(lambda: both_executors_busy(engine), 120, 0.01, "a busy stage")
+        busy = wait_for(lambda: both_executors_busy(engine), 120, 0.01, "a busy batch job")
         cluster.kill_worker(2)
         streaming.join(600)
         assert not streaming.is_alive() and not failures, failures
@@ -115,7 +115,7 @@ def test_a_killed_worker_loses_no_record(cluster: SparkCluster) -> None:
         assert executors(engine) == 1
         cluster.start_worker(2)
         wait_for(lambda: executors(engine) == 2, 120, what="an executor on the new worker")
-        assert len(stage.run(numbered(99, 100)).records) == 100
+        assert len(job.run(numbered(99, 100)).records) == 100
     finally:
         engine.stop()
 

@@ -18,10 +18,10 @@ from pyspark import cloudpickle
 
 from connect_lite.api import Schema, SourceRecord
 from connect_lite.control import components
-from connect_lite.pipeline import SourceStage, SparkEngine, transfer
+from connect_lite.pipeline import SourceJob, SparkEngine, transfer
 from connect_lite.plugins.registry import Plugins
 from connect_lite.protocol.host import LastBatch
-from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
+from connect_lite.protocol.job_spec import JobSpec, TransformSpec
 from connect_lite.testing.spark_cluster import SparkCluster
 from tests.integration.cluster import slow
 from tests.integration.cluster.properties import spark_conf
@@ -53,13 +53,13 @@ def engine(spark_standalone: SparkCluster) -> Iterator[SparkEngine]:
     engine.stop()
 
 
-def spec(stage_id: str, transforms: tuple[TransformSpec, ...] = ()) -> StageSpec:
+def spec(job_id: str, transforms: tuple[TransformSpec, ...] = ()) -> JobSpec:
     plugins = Plugins([str(PLUGINS)], entry_points=False)
     key, value, header = (
         components.converter_factory(plugins, which, {}, CONVERTERS)
         for which in ("key", "value", "header")
     )
-    return StageSpec(stage_id, key, value, header, transforms)
+    return JobSpec(job_id, key, value, header, transforms)
 
 
 def records(n: int, prefix: str) -> list[SourceRecord]:
@@ -75,29 +75,29 @@ def records(n: int, prefix: str) -> list[SourceRecord]:
     ]
 
 
-def values(stage: SourceStage, batch: list[SourceRecord]) -> list[bytes | None]:
-    result = stage.run(batch)
+def values(job: SourceJob, batch: list[SourceRecord]) -> list[bytes | None]:
+    result = job.run(batch)
     assert [r.index for r in result.records] == list(range(len(batch)))
     return [r.value for r in result.records]
 
 
-def settled(stage: SourceStage, executors: int) -> LastBatch:
-    """The stage's last batch once Spark's status store shows ``executors`` for it."""
+def settled(job: SourceJob, executors: int) -> LastBatch:
+    """The batch job's last batch once Spark's status store shows ``executors`` for it."""
     return wait_for(
-        lambda: (b := stage.last_batch()) is not None and b.executors == executors and b,
+        lambda: (b := job.last_batch()) is not None and b.executors == executors and b,
         timeout=30,
-        what=f"{executors} executors in the last batch of {stage.job_group}",
+        what=f"{executors} executors in the last batch of {job.job_group}",
     )
 
 
 def test_a_batch_reports_its_scheduler_pool_and_the_two_executors_it_ran_on(
     engine: SparkEngine,
 ) -> None:
-    stage = SourceStage(engine, spec("spread"), "cluster:spread")
-    assert stage.last_batch() is None  # no batch yet
-    assert values(stage, records(100, "s")) == [f"s{i}".encode() for i in range(100)]
+    job = SourceJob(engine, spec("spread"), "cluster:spread")
+    assert job.last_batch() is None  # no batch yet
+    assert values(job, records(100, "s")) == [f"s{i}".encode() for i in range(100)]
 
-    batch = settled(stage, 2)  # two chunks, one per core: one on each 1-core worker
+    batch = settled(job, 2)  # two chunks, one per core: one on each 1-core worker
     assert batch.pool == "cluster:spread"
     assert batch.executor_ids is not None and "driver" not in batch.executor_ids
 
@@ -113,9 +113,9 @@ def spark_tasks(engine: SparkEngine, group: str) -> int:
     total = 0
     for job in tracker.getJobIdsForGroup(group):
         info = tracker.getJobInfo(job)
-        for stage_id in info.stageIds if info else []:
-            stage = tracker.getStageInfo(stage_id)
-            total += stage.numTasks if stage else 0
+        for job_id in info.stageIds if info else []:
+            job = tracker.getStageInfo(job_id)
+            total += job.numTasks if job else 0
     return total
 
 
@@ -126,8 +126,8 @@ def test_a_busy_tasks_long_batch_does_not_hold_back_another_tasks_lone_records(
     # of work for the two cores. FIFO would run the quiet task's jobs after all 40.
     monkeypatch.setattr(transfer, "MAX_CHUNK_RECORDS", 500)
     slow_chain = (TransformSpec(slow.SlowTransformation),)
-    busy = SourceStage(engine, spec("busy", slow_chain), "cluster:busy")
-    quiet = SourceStage(engine, spec("quiet"), "cluster:quiet")
+    busy = SourceJob(engine, spec("busy", slow_chain), "cluster:busy")
+    quiet = SourceJob(engine, spec("quiet"), "cluster:quiet")
     busy_out: list[Any] = []
     busy_thread = threading.Thread(
         target=lambda: busy_out.append(values(busy, records(20_000, "b"))), daemon=True

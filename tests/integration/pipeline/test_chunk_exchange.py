@@ -8,11 +8,11 @@ import os
 import pytest
 
 from connect_lite.api import SourceRecord
-from connect_lite.pipeline import SourceStage, SparkEngine
-from connect_lite.pipeline.record_errors import StageExecutionError
-from connect_lite.protocol.stage_spec import TransformSpec
+from connect_lite.pipeline import SourceJob, SparkEngine
+from connect_lite.pipeline.record_errors import JobFailedError
+from connect_lite.protocol.job_spec import TransformSpec
 from tests.integration.pipeline import plugins
-from tests.integration.pipeline.stages import spec
+from tests.integration.pipeline.jobs import spec
 
 pytestmark = pytest.mark.integration
 
@@ -31,9 +31,9 @@ def left_over(engine: SparkEngine) -> list[str]:
 
 def test_chunks_go_through_files_and_none_is_left_after_the_job(engine: SparkEngine):
     assert engine.exchange is not None  # the session is local[2]
-    stage = SourceStage(engine, spec("exchange-ok"), "task-exchange-ok")
+    job = SourceJob(engine, spec("exchange-ok"), "task-exchange-ok")
     sent = engine.exchange.sent
-    result = stage.run(records(100))
+    result = job.run(records(100))
     assert [r.value for r in result.records] == [f"v{i}".encode() for i in range(100)]
     assert engine.exchange.sent - sent == 4  # spark.default.parallelism: one file per chunk
     assert left_over(engine) == []
@@ -41,7 +41,7 @@ def test_chunks_go_through_files_and_none_is_left_after_the_job(engine: SparkEng
 
 def test_the_python_workers_sockets_are_in_the_private_directory(engine: SparkEngine):
     """Unix domain sockets, only its user can reach (it is 0700)."""
-    SourceStage(engine, spec("exchange-sockets"), "task-exchange-sockets").run(records(2))
+    SourceJob(engine, spec("exchange-sockets"), "task-exchange-sockets").run(records(2))
     assert engine.exchange is not None and engine.exchange.directory is not None
     sockets = [n for n in os.listdir(engine.exchange.directory) if n.endswith(".sock")]
     assert sockets, os.listdir(engine.exchange.directory)
@@ -49,13 +49,13 @@ def test_the_python_workers_sockets_are_in_the_private_directory(engine: SparkEn
 
 def test_a_failed_job_leaves_no_file(engine: SparkEngine):
     crash = (TransformSpec(plugins.EndThePythonWorker),)
-    stage = SourceStage(engine, spec("exchange-crash", transforms=crash), "task-exchange-crash")
+    job = SourceJob(engine, spec("exchange-crash", transforms=crash), "task-exchange-crash")
     assert engine.exchange is not None
     sent = engine.exchange.sent
-    with pytest.raises(StageExecutionError):
-        stage.run(records(100))
+    with pytest.raises(JobFailedError):
+        job.run(records(100))
     assert engine.exchange.sent - sent == 4
     assert left_over(engine) == []
     # The session goes on: the next job runs on new Python workers.
-    ok = SourceStage(engine, spec("exchange-after"), "task-exchange-after")
+    ok = SourceJob(engine, spec("exchange-after"), "task-exchange-after")
     assert len(ok.run(records(10)).records) == 10

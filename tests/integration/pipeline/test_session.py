@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from connect_lite.api import SourceRecord
-from connect_lite.pipeline import SourceStage, SparkEngine, StageCancelledError
+from connect_lite.pipeline import JobCancelledError, SourceJob, SparkEngine
 from connect_lite.pipeline.session import effective_conf
-from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
+from connect_lite.protocol.job_spec import JobSpec, TransformSpec
 from tests.integration.pipeline import plugins
 
 pytestmark = pytest.mark.integration
@@ -101,10 +101,10 @@ def test_unix_sockets_to_the_python_workers_only_on_a_local_master():
 
 def test_empty_batch_runs_no_spark():
     idle = SparkEngine({"spark.master": "local[1]"})
-    spec = StageSpec(
+    spec = JobSpec(
         "empty", plugins.Utf8Converter, plugins.Utf8Converter, plugins.Utf8HeaderConverter
     )
-    result = SourceStage(idle, spec, "g-empty").run([])
+    result = SourceJob(idle, spec, "g-empty").run([])
     assert result.size == 0 and result.records == []
     assert idle.is_started is False
 
@@ -126,16 +126,16 @@ def test_job_group_tags_jobs_of_this_thread_only(engine: SparkEngine):
 
 
 def run_on_a_thread(
-    stage: SourceStage, records: list[SourceRecord]
+    job: SourceJob, records: list[SourceRecord]
 ) -> tuple[threading.Thread, list[object], threading.Event]:
-    """The stage runs the batch on a thread of its own; ``outcome`` gets its result or what
+    """The batch job runs the batch on a thread of its own; ``outcome`` gets its result or what
     it raised, then ``returned`` is set."""
     outcome: list[object] = []
     returned = threading.Event()
 
     def run() -> None:
         try:
-            outcome.append(stage.run(records))
+            outcome.append(job.run(records))
         except BaseException as error:
             outcome.append(error)
         finally:
@@ -159,26 +159,26 @@ def test_cancel_stops_a_running_stage_from_another_thread(engine: SparkEngine, t
     """Every record waits for a file that does not exist: only cancel can end the job."""
     gate = tmp_path / "gate"
     blocked = TransformSpec(functools.partial(plugins.WaitForFile, str(gate)))
-    spec = StageSpec(
+    spec = JobSpec(
         "blocked",
         plugins.Utf8Converter,
         plugins.Utf8Converter,
         plugins.Utf8HeaderConverter,
         (blocked,),
     )
-    stage = SourceStage(engine, spec, "task-blocked-0")
+    job = SourceJob(engine, spec, "task-blocked-0")
     records = [SourceRecord(None, None, "t", f"v{i}") for i in range(8)]
     tracker = engine.session().sparkContext.statusTracker()
-    worker, outcome, returned = run_on_a_thread(stage, records)
+    worker, outcome, returned = run_on_a_thread(job, records)
     try:
         job = running_job(tracker, "task-blocked-0")
         assert not returned.is_set()
-        stage.cancel()
-        assert returned.wait(120), "the stage did not return after cancel"
+        job.cancel()
+        assert returned.wait(120), "the batch job did not return after cancel"
     finally:
         gate.touch()  # releases a Python worker Spark has not killed yet
         worker.join(60)
-    assert len(outcome) == 1 and isinstance(outcome[0], StageCancelledError), outcome
+    assert len(outcome) == 1 and isinstance(outcome[0], JobCancelledError), outcome
     wait_for(lambda: tracker.getJobInfo(job).status == "FAILED")  # cancelled, not completed
 
 
@@ -202,14 +202,14 @@ def test_split_covers_everything(n: int):
 
 def test_a_cancelled_stage_starts_no_later_job(engine: SparkEngine) -> None:
     """A task asked to stop while its batch waited (e.g. for Spark's start) runs no job."""
-    spec = StageSpec(
+    spec = JobSpec(
         "cancelled-early", plugins.Utf8Converter, plugins.Utf8Converter, plugins.Utf8HeaderConverter
     )
-    stage = SourceStage(engine, spec, "task-cancelled-early-0")
+    job = SourceJob(engine, spec, "task-cancelled-early-0")
     tracker = engine.session().sparkContext.statusTracker()
-    stage.cancel()
-    with pytest.raises(StageCancelledError, match="cancelled"):
-        stage.run([SourceRecord(None, None, "t", "v")])
+    job.cancel()
+    with pytest.raises(JobCancelledError, match="cancelled"):
+        job.run([SourceRecord(None, None, "t", "v")])
     assert list(tracker.getJobIdsForGroup("task-cancelled-early-0")) == []
 
 
@@ -217,20 +217,20 @@ def test_a_cancelled_stage_starts_no_later_job(engine: SparkEngine) -> None:
 def test_a_late_cancel_of_a_replaced_stage_leaves_its_successor_running(
     engine: SparkEngine, tmp_path
 ) -> None:
-    """A task's restart makes a new stage in the same job group (its scheduler pool): the
-    old stage's cancel, arriving late (its stop timed out), cancels only the old one's jobs."""
-    from tests.integration.pipeline.stages import spec
+    """A task's restart makes a new batch job in the same job group (its scheduler pool): the
+    old batch job's cancel, arriving late (its stop timed out), cancels only the old one's jobs."""
+    from tests.integration.pipeline.jobs import spec
 
     gate = tmp_path / "gate"
     blocked = TransformSpec(functools.partial(plugins.WaitForFile, str(gate)))
-    old = SourceStage(engine, spec("replaced-old"), "task-replaced-0")
-    new = SourceStage(engine, spec("replaced-new", transforms=(blocked,)), "task-replaced-0")
+    old = SourceJob(engine, spec("replaced-old"), "task-replaced-0")
+    new = SourceJob(engine, spec("replaced-new", transforms=(blocked,)), "task-replaced-0")
     records = [SourceRecord(None, None, "t", f"v{i}") for i in range(4)]
     tracker = engine.session().sparkContext.statusTracker()
     worker, outcome, _ = run_on_a_thread(new, records)
     try:
         job = running_job(tracker, "task-replaced-0")
-        old.cancel()  # the replaced stage's late cancel
+        old.cancel()  # the replaced batch job's late cancel
         assert tracker.getJobInfo(job).status == "RUNNING"
     finally:
         gate.touch()

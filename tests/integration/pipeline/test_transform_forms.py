@@ -38,13 +38,13 @@ from connect_lite.api import (
     logical,
 )
 from connect_lite.control.components import transform_chain
-from connect_lite.pipeline import SinkStage, SourceStage, SparkEngine
+from connect_lite.pipeline import SinkJob, SourceJob, SparkEngine
 from connect_lite.pipeline import column_plan as expressions
 from connect_lite.plugins.registry import Plugins
-from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
+from connect_lite.protocol.job_spec import JobSpec, TransformSpec
 from tests.chain_config import chain_config
 from tests.integration.pipeline import plugins
-from tests.integration.pipeline.stages import Message, spec
+from tests.integration.pipeline.jobs import Message, spec
 
 pytestmark = pytest.mark.integration
 
@@ -322,8 +322,8 @@ def test_forms_agree(engine: SparkEngine, case: Case, data: str) -> None:
     specs = _transform_specs(case.config)
     expected = _apply_each(specs, records)
 
-    stage = SinkStage(engine, spec(f"forms-{case.name}-{data}", transforms=specs), "forms")
-    result = stage.transform(records, tolerate_errors=True)
+    job = SinkJob(engine, spec(f"forms-{case.name}-{data}", transforms=specs), "forms")
+    result = job.transform(records, tolerate_errors=True)
     arrow = list(result.records)
     for error in result.errors:
         assert error.index is not None
@@ -347,8 +347,8 @@ def _produced(p: Any) -> tuple[Any, ...]:
     return (p.index, p.topic, p.partition, p.timestamp, key, value, p.headers)
 
 
-def _stage_spec(name: str, specs: tuple[TransformSpec, ...], columns: bool) -> StageSpec:
-    return StageSpec(
+def _job_spec(name: str, specs: tuple[TransformSpec, ...], columns: bool) -> JobSpec:
+    return JobSpec(
         name,
         plugins.PickleConverter,
         plugins.PickleConverter,
@@ -383,9 +383,9 @@ def test_stages_give_the_same_records_in_both_forms(engine: SparkEngine, case: C
     messages = _messages(records)
     sink_results = []
     for columns in (True, False):
-        stage = SinkStage(engine, _stage_spec(f"sink-{case.name}-{columns}", specs, columns), "s")
-        sink_results.append(stage.run(messages, tolerate_errors=True))
-        assert stage.compiled_batches == int(columns)
+        job = SinkJob(engine, _job_spec(f"sink-{case.name}-{columns}", specs, columns), "s")
+        sink_results.append(job.run(messages, tolerate_errors=True))
+        assert job.compiled_batches == int(columns)
     assert sink_results[0].records == sink_results[1].records == expected
     assert sink_results[0].dropped == sink_results[1].dropped
 
@@ -401,9 +401,9 @@ def test_stages_give_the_same_records_in_both_forms(engine: SparkEngine, case: C
         return
     produced = []
     for columns in (True, False):
-        stage = SourceStage(engine, _stage_spec(f"src-{case.name}-{columns}", specs, columns), "s")
-        result = stage.run(sources, tolerate_errors=True)
-        assert stage.compiled_batches == int(columns)
+        job = SourceJob(engine, _job_spec(f"src-{case.name}-{columns}", specs, columns), "s")
+        result = job.run(sources, tolerate_errors=True)
+        assert job.compiled_batches == int(columns)
         produced.append([_produced(p) for p in result.records])
     assert produced[0] == produced[1]
     assert len(produced[0]) == len(expected)
@@ -421,15 +421,15 @@ def _assert_every_source_record_fails(
     """InsertField's offset.field on source records: Kafka's DataException for each record,
     in both forms; raised by default, and reported per record when errors are tolerated."""
     for columns in (True, False):
-        stage = SourceStage(engine, _stage_spec(f"src-{case.name}-{columns}", specs, columns), "s")
+        job = SourceJob(engine, _job_spec(f"src-{case.name}-{columns}", specs, columns), "s")
         with pytest.raises(DataError, match=re.escape(NOT_A_SINK_RECORD)) as raised:
-            stage.run(sources)
-        assert raised.value.stage == "TRANSFORMATION"  # type: ignore[attr-defined]
+            job.run(sources)
+        assert raised.value.job == "TRANSFORMATION"  # type: ignore[attr-defined]
         assert raised.value.record_index == 0  # type: ignore[attr-defined]
-        tolerated = stage.run(sources, tolerate_errors=True)
+        tolerated = job.run(sources, tolerate_errors=True)
         assert tolerated.records == []
         assert [e.index for e in tolerated.errors] == list(range(len(sources)))
-        assert {(e.stage, e.message) for e in tolerated.errors} == {
+        assert {(e.job, e.message) for e in tolerated.errors} == {
             ("TRANSFORMATION", NOT_A_SINK_RECORD)
         }
 
@@ -438,15 +438,15 @@ FIRST_SINK_BATCH = """
 import json
 import tests.integration.pipeline.conftest as conftest
 import tests.integration.pipeline.test_transform_forms as forms
-from connect_lite.pipeline import SinkStage, SparkEngine
+from connect_lite.pipeline import SinkJob, SparkEngine
 
-engine = SparkEngine(conftest.SPARK_CONF)  # lazy: no session until a stage needs one,
+engine = SparkEngine(conftest.SPARK_CONF)  # lazy: no session until a batch job needs one,
 try:  # as for a worker's first batch while its background start is still under way
     case = next(c for c in forms.CASES if c.name == "regex-router")
     specs = forms._transform_specs(case.config)
-    stage = SinkStage(engine, forms._stage_spec("first", specs, True), "s")
-    result = stage.run(forms._messages(forms._struct_records()), tolerate_errors=True)
-    print(json.dumps({"compiled": stage.compiled_batches, "records": len(result.records)}))
+    batch job = SinkJob(engine, forms._stage_spec("first", specs, True), "s")
+    result = batch job.run(forms._messages(forms._struct_records()), tolerate_errors=True)
+    print(json.dumps({"compiled": batch job.compiled_batches, "records": len(result.records)}))
 finally:
     engine.stop()
 """

@@ -43,7 +43,7 @@ def test_while_a_batch_is_in_the_stage_the_next_grows_until_the_stage_is_done() 
         return polls.pop(0)
 
     batch = collect_batch(fetch, Batching(10, 500), lambda: False, lambda: next(busy_answers))
-    assert batch == [1, 2, 3, 4, 9]  # empty fetches do not end it while the stage runs
+    assert batch == [1, 2, 3, 4, 9]  # empty fetches do not end it while the batch job runs
     assert waits == [IN_FLIGHT_SLICE_S] * 5 + [0.0]  # short waits; the last takes what waits
 
 
@@ -108,11 +108,11 @@ def test_finish_delivers_drop_forgets_and_close_waits() -> None:
 
 def test_a_failed_stage_raises_when_its_batch_is_delivered() -> None:
     def run(batch: list[int]) -> int:
-        raise ValueError("stage failed")
+        raise ValueError("batch job failed")
 
     pipeline = BatchPipeline("test", run, lambda b, r: None)
     pipeline.advance([1])
-    with pytest.raises(ValueError, match="stage failed"):
+    with pytest.raises(ValueError, match="batch job failed"):
         pipeline.advance([])
     pipeline.close()
 

@@ -291,7 +291,7 @@ MESSAGES = [
 def test_tolerance_all_skips_counts_and_sends_the_original_bytes_to_the_dlq() -> None:
     producer = FakeProducer()
     h, counters = handler(True, producer)
-    h.stage_errors([stage_error(3), stage_error(1)], retries=2, original=MESSAGES.__getitem__)
+    h.job_errors([stage_error(3), stage_error(1)], retries=2, original=MESSAGES.__getitem__)
     assert [s["key"] for s in producer.sent] == [b"k1", b"k3"]  # input order
     sent = producer.sent[0]
     assert sent["value"] == b"v1" and sent["timestamp"] == 1700000000000
@@ -323,7 +323,7 @@ def test_tolerance_none_reports_the_first_error_then_fails_naming_stage_and_reco
     producer = FakeProducer()
     h, counters = handler(False, producer)
     with pytest.raises(ToleranceExceededError, match="Tolerance exceeded in error handler") as e:
-        h.stage_errors([stage_error(4), stage_error(2)], original=MESSAGES.__getitem__)
+        h.job_errors([stage_error(4), stage_error(2)], original=MESSAGES.__getitem__)
     cause = e.value.__cause__
     assert isinstance(cause, DataError)
     assert "VALUE_CONVERTER" in str(cause) and "topic='in', partition=0, offset=2" in str(cause)
@@ -336,14 +336,14 @@ def test_a_component_that_cannot_be_built_is_never_tolerated() -> None:
     h, _ = handler(True)
     fatal = RecordError(None, VALUE_CONVERTER, "C", "E", "factory broke", "trace", "ConnectError")
     with pytest.raises(Exception, match="factory broke"):
-        h.stage_errors([fatal])
+        h.job_errors([fatal])
 
 
 def test_dlq_failures_and_missing_originals_are_counted() -> None:
     producer = FakeProducer(error=RuntimeError("broker down"))
     h, counters = handler(True, producer)
-    h.stage_errors([stage_error(0)], original=MESSAGES.__getitem__)
-    h.stage_errors([stage_error(1)])  # no original message known
+    h.job_errors([stage_error(0)], original=MESSAGES.__getitem__)
+    h.job_errors([stage_error(1)])  # no original message known
     producer.poll()
     snap = counters.snapshot()
     assert snap["deadletterqueue-produce-requests"] == 2
@@ -360,7 +360,7 @@ class RefusingProducer(FakeProducer):
 def test_a_refused_dlq_produce_is_counted_and_the_task_goes_on() -> None:
     producer = RefusingProducer()
     h, counters = handler(True, producer)
-    h.stage_errors([stage_error(0), stage_error(1)], original=MESSAGES.__getitem__)
+    h.job_errors([stage_error(0), stage_error(1)], original=MESSAGES.__getitem__)
     snap = counters.snapshot()
     assert snap["deadletterqueue-produce-requests"] == 2
     assert snap["deadletterqueue-produce-failures"] == 2

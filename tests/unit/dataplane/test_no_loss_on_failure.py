@@ -22,17 +22,17 @@ from connect_lite.dataplane.sink_task import WorkerSinkTask
 from connect_lite.dataplane.source_task import WorkerSourceTask
 from connect_lite.dataplane.task import WorkerTask
 from connect_lite.kafka.consumer import ConsumedMessage
-from connect_lite.pipeline.record_errors import StageExecutionError
-from connect_lite.pipeline.sink_stage import SinkBatchResult
-from connect_lite.pipeline.source_stage import SourceBatchResult
+from connect_lite.pipeline.record_errors import JobFailedError
+from connect_lite.pipeline.sink_job import SinkBatchResult
+from connect_lite.pipeline.source_job import SourceBatchResult
 from connect_lite.protocol.states import State, TargetState
 from connect_lite.storage.memory import open_memory_stores
 from tests.unit.dataplane.fake_producer import DeliveringProducer
-from tests.unit.dataplane.test_sink_redelivery import TP0, FakeConsumer, FakeStage, message
+from tests.unit.dataplane.test_sink_redelivery import TP0, FakeConsumer, FakeJob, message
 
 PER_BATCH = 3
 PARTITION = {"file": "in.txt"}
-JOB_FAILED = "Job aborted due to stage failure: executor lost"
+JOB_FAILED = "Job aborted due to batch job failure: executor lost"
 
 
 class RecordingStatus:
@@ -115,8 +115,8 @@ def eventually(condition: Callable[[], bool]) -> None:
         time.sleep(0.005)  # waiting for a condition
 
 
-class FailingStage:
-    """Counts its runs (started jobs); run ``failing`` raises StageExecutionError (not
+class FailingJob:
+    """Counts its runs (started jobs); run ``failing`` raises JobFailedError (not
     retriable: Spark is reachable, the job itself failed) once ``fail_when()`` holds."""
 
     def __init__(self, failing: int | None, fail_when: Callable[[], bool]) -> None:
@@ -128,10 +128,10 @@ class FailingStage:
         self.runs += 1
         if self.runs == self.failing:
             eventually(self.fail_when)
-            raise StageExecutionError(JOB_FAILED)
+            raise JobFailedError(JOB_FAILED)
 
 
-class FailingSourceStage(FailingStage):
+class FailingSourceJob(FailingJob):
     """The batch's Spark job: passes the values through, unless it fails."""
 
     def __init__(self, failing: int | None = None, fail_when: Callable[[], bool] = bool) -> None:
@@ -150,7 +150,7 @@ class FailingSourceStage(FailingStage):
 
 def source_task(
     plugin: SourceTask,
-    stage: FailingSourceStage,
+    job: FailingSourceJob,
     producer_factory: Callable[..., Any],
     offsets: Any,
     status: RecordingStatus,
@@ -158,7 +158,7 @@ def source_task(
     return WorkerSourceTask(
         plugin=plugin,
         task_config={},
-        stage=stage,
+        job=job,
         producer_factory=producer_factory,
         offsets=offsets,
         flush_interval_ms=0,  # offsets are committed at every turn of the loop
@@ -178,11 +178,11 @@ def test_a_failed_spark_job_fails_the_source_task_and_commits_nothing_of_its_bat
     def ready(returned: int) -> bool:
         if returned in (1, 2):  # batches 1 and 2 go on once acknowledged and committed
             return stores.offsets.get("c", PARTITION) == last_offset_of(returned)
-        return returned == 0 or stage.runs == returned  # once the batch before is in its job
+        return returned == 0 or job.runs == returned  # once the batch before is in its job
 
     plugin = GatedSource(ready)
-    # Batch 3's job fails once batch 4 was polled: batch 4 goes to the stage behind it.
-    stage = FailingSourceStage(3, lambda: plugin.returned == 4)
+    # Batch 3's job fails once batch 4 was polled: batch 4 goes to the batch job behind it.
+    job = FailingSourceJob(3, lambda: plugin.returned == 4)
 
     def batch_4_started() -> None:  # so that closing the task cannot cancel it unstarted
         in_flight = task._pipeline._in_flight
@@ -190,14 +190,14 @@ def test_a_failed_spark_job_fails_the_source_task_and_commits_nothing_of_its_bat
             eventually(lambda: in_flight.result.running() or in_flight.result.done())
 
     status = RecordingStatus(on_failed=batch_4_started)
-    task = source_task(plugin, stage, lambda **_: producer, stores.offsets, status)
+    task = source_task(plugin, job, lambda **_: producer, stores.offsets, status)
     task.start()
     wait_until_failed(task)
 
     assert plugin.returned == 4  # the precondition: batch 4 was polled while batch 3 ran
     state, trace = status.reports[-1]
     assert state is State.FAILED and trace is not None
-    assert f"StageExecutionError: {JOB_FAILED}" in trace
+    assert f"JobFailedError: {JOB_FAILED}" in trace
     assert stores.offsets.all("c") == [(PARTITION, last_offset_of(2))]
     assert producer.values == values_of(1) + values_of(2)  # nothing of batch 3, or after it
 
@@ -209,7 +209,7 @@ def test_a_failed_produce_fails_the_source_task_and_its_offsets_are_never_writte
     """Batch 2's second record is reported failed by the producer: batch 1's offsets were
     committed, and neither batch 2's nor batch 3's (delivered after it) ever are."""
     stores = open_memory_stores()
-    stage, status = FailingSourceStage(), RecordingStatus()
+    job, status = FailingSourceJob(), RecordingStatus()
     producers: list[DeliveringProducer] = []
 
     def producer_factory(on_error: Callable[[Any], None] | None = None) -> DeliveringProducer:
@@ -219,10 +219,10 @@ def test_a_failed_produce_fails_the_source_task_and_its_offsets_are_never_writte
     def ready(returned: int) -> bool:
         if returned == 1:
             return stores.offsets.get("c", PARTITION) == last_offset_of(1)
-        return stage.runs >= returned
+        return job.runs >= returned
 
     plugin = plugin_class(ready)
-    task = source_task(plugin, stage, producer_factory, stores.offsets, status)
+    task = source_task(plugin, job, producer_factory, stores.offsets, status)
     task.start()
     wait_until_failed(task)
 
@@ -259,7 +259,7 @@ def test_a_produce_refused_part_way_through_a_batch_commits_nothing_of_it(
     """Batch 2's first record is produced, its second refused: the task fails, and batch 2's
     offsets are never written (its last record never reached Kafka)."""
     stores = open_memory_stores()
-    stage, status = FailingSourceStage(), RecordingStatus()
+    job, status = FailingSourceJob(), RecordingStatus()
     producers: list[QueueFullProducer] = []
 
     def producer_factory(on_error: Callable[[Any], None] | None = None) -> QueueFullProducer:
@@ -272,7 +272,7 @@ def test_a_produce_refused_part_way_through_a_batch_commits_nothing_of_it(
         return returned == 0
 
     plugin = plugin_class(ready)
-    task = source_task(plugin, stage, producer_factory, stores.offsets, status)
+    task = source_task(plugin, job, producer_factory, stores.offsets, status)
     task.start()
     wait_until_failed(task)
 
@@ -302,18 +302,18 @@ def test_a_batch_is_produced_while_the_next_batch_runs_in_its_job() -> None:
     """Batch 1's produce waits for batch 2's job to start: it can only, and the task goes on,
     if produce and the next job overlap. Both are produced in order and committed."""
     stores = open_memory_stores()
-    stage, status = FailingSourceStage(), RecordingStatus()
+    job, status = FailingSourceJob(), RecordingStatus()
     producers: list[BlockingProducer] = []
 
     def producer_factory(on_error: Callable[[Any], None] | None = None) -> BlockingProducer:
-        producers.append(BlockingProducer(lambda: bool(producers[0].went) or stage.runs == 2))
+        producers.append(BlockingProducer(lambda: bool(producers[0].went) or job.runs == 2))
         return producers[-1]
 
     def ready(returned: int) -> bool:  # batch 2 once batch 1 is in its job, then no more
-        return returned == 0 or (returned == 1 and stage.runs == 1)
+        return returned == 0 or (returned == 1 and job.runs == 1)
 
     plugin = GatedSource(ready)
-    task = source_task(plugin, stage, producer_factory, stores.offsets, status)
+    task = source_task(plugin, job, producer_factory, stores.offsets, status)
     task.start()
     eventually(lambda: stores.offsets.get("c", PARTITION) == last_offset_of(2))
     task.stop()
@@ -330,7 +330,7 @@ def test_a_produce_that_fails_while_the_next_batch_runs_fails_both() -> None:
     """Batch 1's produce is refused part way while batch 2 is polled and in its job: the
     task fails, nothing of batch 2 is produced and no offset is written."""
     stores = open_memory_stores()
-    stage, status = FailingSourceStage(), RecordingStatus()
+    job, status = FailingSourceJob(), RecordingStatus()
     producers: list[QueueFullProducer] = []
 
     class RefusedOnceBatch2Polled(QueueFullProducer):
@@ -343,8 +343,8 @@ def test_a_produce_that_fails_while_the_next_batch_runs_fails_both() -> None:
         producers.append(RefusedOnceBatch2Polled(b"b1r1", on_error))
         return producers[-1]
 
-    plugin = GatedSource(lambda returned: returned == 0 or (returned == 1 and stage.runs == 1))
-    task = source_task(plugin, stage, producer_factory, stores.offsets, status)
+    plugin = GatedSource(lambda returned: returned == 0 or (returned == 1 and job.runs == 1))
+    task = source_task(plugin, job, producer_factory, stores.offsets, status)
     task.start()
     wait_until_failed(task)
 
@@ -374,7 +374,7 @@ class GatedConsumer(FakeConsumer):
         return self.batches[self.fetched - 1]
 
 
-class FailingSinkStage(FailingStage, FakeStage):
+class FailingSinkJob(FailingJob, FakeJob):
     """The batch's Spark job: each message becomes a SinkRecord, unless it fails."""
 
     def run(self, messages: list[Any], tolerate_errors: bool = False) -> SinkBatchResult:
@@ -404,16 +404,16 @@ def test_a_failed_spark_job_fails_the_sink_task_and_commits_nothing_past_the_las
     def ready(fetched: int) -> bool:
         if fetched in (1, 2):  # batches 1 and 2 go on once handed to put and committed
             return bool(consumer.commits) and consumer.commits[-1] == {TP0: fetched * 2}
-        return fetched == 0 or stage.runs == fetched  # once the batch before is in its job
+        return fetched == 0 or job.runs == fetched  # once the batch before is in its job
 
     consumer = GatedConsumer(batches, ready)
-    # Batch 3's job fails once batch 4 was fetched: batch 4 is in the stage behind it.
-    stage = FailingSinkStage(3, lambda: consumer.fetched == 4)
+    # Batch 3's job fails once batch 4 was fetched: batch 4 is in the batch job behind it.
+    job = FailingSinkJob(3, lambda: consumer.fetched == 4)
     task = WorkerSinkTask(
         plugin=plugin,
         task_config={"topics": "t"},
         subscription=SinkSubscription.of_task({"topics": "t"}),
-        stage=stage,  # type: ignore[arg-type]
+        job=job,  # type: ignore[arg-type]
         consumer_factory=lambda: consumer,
         flush_interval_ms=0,  # offsets are committed at every turn of the loop
         batching=Batching(max_records=100, max_wait_ms=10),
@@ -428,7 +428,7 @@ def test_a_failed_spark_job_fails_the_sink_task_and_commits_nothing_past_the_las
     assert consumer.fetched == 4  # the precondition: batch 4 was fetched while batch 3 ran
     state, trace = status.reports[-1]
     assert state is State.FAILED and trace is not None
-    assert f"StageExecutionError: {JOB_FAILED}" in trace
+    assert f"JobFailedError: {JOB_FAILED}" in trace
     assert plugin.put_offsets == [[0, 1], [2, 3]]
     assert consumer.commits == [{TP0: 2}, {TP0: 4}]
     assert task.current == {TP0: 4}

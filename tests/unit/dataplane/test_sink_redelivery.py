@@ -14,7 +14,7 @@ from connect_lite.config.batching import Batching
 from connect_lite.config.connector_config import SinkSubscription
 from connect_lite.dataplane.sink_task import WorkerSinkTask
 from connect_lite.kafka.consumer import ConsumedMessage
-from connect_lite.pipeline.sink_stage import SinkBatchResult
+from connect_lite.pipeline.sink_job import SinkBatchResult
 from connect_lite.protocol.states import TargetState
 
 TP0, TP1 = TopicPartition("t", 0), TopicPartition("t", 1)
@@ -68,7 +68,7 @@ class FakeConsumer:
         pass
 
 
-class FakeStage:
+class FakeJob:
     """Converts each message into a SinkRecord at once (the Spark job is not the subject)."""
 
     job_group = "group"
@@ -120,7 +120,7 @@ def sink_task(plugin: SinkTask, consumer: FakeConsumer) -> WorkerSinkTask:
         plugin=plugin,
         task_config={"topics": "t"},
         subscription=SinkSubscription.of_task({"topics": "t"}),
-        stage=FakeStage(),  # type: ignore[arg-type]
+        job=FakeJob(),  # type: ignore[arg-type]
         consumer_factory=lambda: consumer,
         flush_interval_ms=60_000,
         batching=Batching(max_records=100, max_wait_ms=1000),
@@ -145,7 +145,7 @@ def test_the_same_records_are_handed_over_again_and_nothing_overtakes_them() -> 
     consumer, plugin = FakeConsumer(), FlakySink(failures=2)
     consumer.queue = [[message(TP0, 0), message(TP0, 1)], [message(TP0, 2)]]
     task = sink_task(plugin, consumer)
-    task.iteration()  # batch 1 into the stage
+    task.iteration()  # batch 1 into the batch job
     task.iteration()  # batch 1 to put: refused; batch 2 now in flight behind it
     assert plugin.calls == [[(0, 0), (0, 1)]]
     assert consumer.paused == {TP0, TP1}  # nothing new is fetched while it waits

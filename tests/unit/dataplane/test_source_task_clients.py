@@ -13,7 +13,7 @@ from connect_lite.config.topic_creation import TopicCreation
 from connect_lite.dataplane.source_task import WorkerSourceTask
 from connect_lite.dataplane.topic_creation import TopicCreator
 from connect_lite.kafka.admin import TopicDescription
-from connect_lite.pipeline.source_stage import SourceBatchResult
+from connect_lite.pipeline.source_job import SourceBatchResult
 from connect_lite.protocol.states import State, TargetState
 from connect_lite.storage.memory import open_memory_stores
 from tests.unit.dataplane.fake_producer import RecordingProducer
@@ -75,7 +75,7 @@ def test_a_stopped_source_task_closes_its_producer_and_its_topic_creators_admin(
     task = WorkerSourceTask(
         plugin=OnceSource([SourceRecord({"p": 0}, {"o": 0}, "new-topic", "v")]),
         task_config={},
-        stage=PassThrough(),
+        job=PassThrough(),
         producer_factory=lambda **_: producer,
         offsets=open_memory_stores().offsets,
         topic_creator=TopicCreator(admin, creation),  # type: ignore[arg-type]

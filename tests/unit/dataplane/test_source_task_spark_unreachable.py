@@ -14,7 +14,7 @@ from connect_lite.dataplane import spark_retry
 from connect_lite.dataplane.source_task import WorkerSourceTask
 from connect_lite.pipeline.cluster_watch import Backoff
 from connect_lite.pipeline.session import SparkUnavailableError
-from connect_lite.pipeline.source_stage import SourceBatchResult
+from connect_lite.pipeline.source_job import SourceBatchResult
 from connect_lite.protocol.states import State, TargetState
 from connect_lite.storage.memory import open_memory_stores
 from tests.unit.dataplane.fake_producer import RecordingProducer
@@ -55,11 +55,11 @@ def test_the_task_stays_running_says_why_and_sends_the_same_batch(
 ) -> None:
     monkeypatch.setattr(spark_retry, "Backoff", lambda: Backoff(0.01, 0.01))
     stores = open_memory_stores()
-    status, stage, producer = RecordingStatus(), LostTwice(), RecordingProducer()
+    status, job, producer = RecordingStatus(), LostTwice(), RecordingProducer()
     task = WorkerSourceTask(
         plugin=OnceSource([SourceRecord({"p": 0}, {"o": i}, "t", f"v{i}") for i in range(3)]),
         task_config={},
-        stage=stage,
+        job=job,
         producer_factory=lambda **_: producer,
         offsets=stores.offsets,
         flush_interval_ms=60_000,
@@ -75,12 +75,12 @@ def test_the_task_stays_running_says_why_and_sends_the_same_batch(
         deadline = time.monotonic() + 10
         while not producer.values and time.monotonic() < deadline:
             time.sleep(0.01)  # waiting for a condition: the batch's records produced
-        assert producer.values, stage.runs
+        assert producer.values, job.runs
     finally:
         task.stop()
         assert task.join(10)
     assert producer.values == [b"v0", b"v1", b"v2"]
-    assert stage.runs == [["v0", "v1", "v2"]] * 3  # the same batch, nothing skipped
+    assert job.runs == [["v0", "v1", "v2"]] * 3  # the same batch, nothing skipped
     assert not task.failed
     states = [state for state, _ in status.reports]
     assert states == [State.RUNNING] * 3

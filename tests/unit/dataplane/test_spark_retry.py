@@ -10,7 +10,7 @@ import pytest
 
 from connect_lite.dataplane.spark_retry import SparkRetry
 from connect_lite.pipeline.cluster_watch import Backoff
-from connect_lite.pipeline.record_errors import StageCancelledError
+from connect_lite.pipeline.record_errors import JobCancelledError
 from connect_lite.pipeline.session import SparkStartError, SparkUnavailableError
 
 LOG = logging.getLogger("test.spark_retry")
@@ -18,7 +18,7 @@ LOST = SparkUnavailableError("Spark is unreachable: no executor for 30 s")
 
 
 class Scripted:
-    """A stage that raises the queued errors in turn, then returns the batch's length."""
+    """A batch job that raises the queued errors in turn, then returns the batch's length."""
 
     def __init__(self, errors: list[Exception]) -> None:
         self.errors = errors
@@ -32,7 +32,7 @@ class Scripted:
 
 
 def retry(
-    stage: Scripted, stop_after: int | None = None
+    job: Scripted, stop_after: int | None = None
 ) -> tuple[SparkRetry[int, int], list[object], list[float]]:
     reports: list[object] = []
     waits: list[float] = []
@@ -44,14 +44,14 @@ def retry(
     def report(error: BaseException | None) -> None:
         reports.append(None if error is None else str(error))
 
-    return SparkRetry(stage, report, wait, LOG, Backoff(1.0, 8.0)), reports, waits
+    return SparkRetry(job, report, wait, LOG, Backoff(1.0, 8.0)), reports, waits
 
 
 def test_the_same_batch_runs_again_with_backoff_until_spark_is_back() -> None:
-    stage = Scripted([LOST, LOST, LOST, LOST, LOST])
-    run, reports, waits = retry(stage)
+    job = Scripted([LOST, LOST, LOST, LOST, LOST])
+    run, reports, waits = retry(job)
     assert run([1, 2, 3]) == 3
-    assert stage.runs == [[1, 2, 3]] * 6  # nothing skipped: the batch itself, again
+    assert job.runs == [[1, 2, 3]] * 6  # nothing skipped: the batch itself, again
     assert waits == [1, 2, 4, 8, 8]
     assert reports == [str(LOST), None]  # said once while unreachable, cleared once back
     assert run.unreachable is None
@@ -59,10 +59,10 @@ def test_the_same_batch_runs_again_with_backoff_until_spark_is_back() -> None:
 
 def test_a_new_reason_is_reported_and_the_backoff_restarts_after_a_success() -> None:
     other = SparkUnavailableError("Spark is unreachable: the application was stopped")
-    stage = Scripted([LOST, other])
-    run, reports, waits = retry(stage)
+    job = Scripted([LOST, other])
+    run, reports, waits = retry(job)
     run([1])
-    stage.errors = [LOST]
+    job.errors = [LOST]
     run([2])
     assert reports == [str(LOST), str(other), None, str(LOST), None]
     assert waits == [1, 2, 1]
@@ -83,9 +83,9 @@ def test_other_errors_are_not_retried() -> None:
 
 
 def test_a_stopping_task_ends_the_retries_without_the_batch() -> None:
-    stage = Scripted([LOST] * 10)
-    run, _, waits = retry(stage, stop_after=2)
-    with pytest.raises(StageCancelledError) as stopped:
+    job = Scripted([LOST] * 10)
+    run, _, waits = retry(job, stop_after=2)
+    with pytest.raises(JobCancelledError) as stopped:
         run([1])
     assert stopped.value.__cause__ is LOST
-    assert len(stage.runs) == 2 and waits == [1, 2]
+    assert len(job.runs) == 2 and waits == [1, 2]

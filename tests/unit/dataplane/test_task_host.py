@@ -177,7 +177,7 @@ from connect_lite.storage.memory import open_memory_stores
 plan = pickle.load(open(sys.argv[1], "rb"))
 stores = open_memory_stores()
 task = build_task(plan, TaskServices(SparkEngine(), None, stores.offsets, None))
-spec = task.stage.spec
+spec = task.job.spec
 print(type(task).__name__, type(task.plugin).__name__, type(spec.value_converter()).__name__,
       [type(t.factory()).__name__ for t in spec.transforms], task.plugin.__class__.__module__)
 """

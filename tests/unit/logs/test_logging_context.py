@@ -23,7 +23,7 @@ from connect_lite.logs.context import (
     logging_context,
 )
 from connect_lite.logs.setup import KafkaFormatter
-from connect_lite.pipeline.source_stage import SourceBatchResult
+from connect_lite.pipeline.source_job import SourceBatchResult
 from connect_lite.protocol.states import TargetState
 from connect_lite.storage.memory import open_memory_stores
 from tests.unit.dataplane.fake_producer import RecordingProducer
@@ -108,7 +108,7 @@ class ChattySource(SourceTask):
         plugin_log.warning("stopping")
 
 
-class FakeStage:
+class FakeJob:
     """Runs on the batch pipeline's own thread; logs there as a stage would."""
 
     def run(self, batch: list[SourceRecord], tolerate_errors: bool) -> SourceBatchResult:
@@ -125,7 +125,7 @@ def test_a_plugins_own_log_lines_carry_the_task_context_on_every_thread(lines: L
     task = WorkerSourceTask(
         plugin=ChattySource(),
         task_config={"topic": "t"},
-        stage=FakeStage(),
+        job=FakeJob(),
         producer_factory=RecordingProducer,
         offsets=stores.offsets,
         flush_interval_ms=60_000,

@@ -9,7 +9,7 @@ import textwrap
 import pyarrow as pa
 import pytest
 
-from connect_lite.pipeline.record_errors import StageExecutionError
+from connect_lite.pipeline.record_errors import JobFailedError
 from connect_lite.pipeline.transfer import _ARROW_SCHEMA, _row, split
 
 
@@ -39,7 +39,7 @@ def test_a_payload_over_arrows_binary_limit_is_refused() -> None:
         def __len__(self) -> int:
             return 2**31
 
-    with pytest.raises(StageExecutionError, match="over Arrow's 2,147,483,647-byte limit"):
+    with pytest.raises(JobFailedError, match="over Arrow's 2,147,483,647-byte limit"):
         _row(0, Huge(b"x"))
 
 

@@ -1,4 +1,4 @@
-"""The sink stage's view of consumed messages: rows as they are, chunks as columns."""
+"""The sink batch job's view of consumed messages: rows as they are, chunks as columns."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from connect_lite.api.records import TopicPartition
 from connect_lite.kafka import ConsumedMessage
 from connect_lite.pipeline.chunks import SinkInput
-from connect_lite.pipeline.sink_stage import SinkBatchResult, _rows
+from connect_lite.pipeline.sink_job import SinkBatchResult, _rows
 
 
 @dataclass

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from connect_lite.plugins.types import PluginRef
+from connect_lite.protocol.job_spec import JobSpec
 from connect_lite.protocol.plan import Component, TaskPlan
-from connect_lite.protocol.stage_spec import StageSpec
 from connect_lite.protocol.states import TargetState
 
 
@@ -23,7 +23,7 @@ def plan(connector: str = "c", task: int = 0) -> TaskPlan:
         target=TargetState.RUNNING,
         task_class=PluginRef(None, "x", "Y"),
         task_config={},
-        spec=StageSpec("s", _nothing, _nothing, _nothing),
+        spec=JobSpec("s", _nothing, _nothing, _nothing),
         job_group=f"connect-lite:{connector}-{task}",
         flush_interval_ms=1000,
         components=(Component("value_converter", "", "StringConverter", "4.1"),),

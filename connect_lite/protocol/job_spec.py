@@ -1,4 +1,4 @@
-"""What a stage runs: its converter and transform factories, and its error settings."""
+"""What a batch job runs: its converter and transform factories, and its error settings."""
 
 from __future__ import annotations
 
@@ -36,15 +36,15 @@ class TransformSpec:
 
 
 @dataclass(frozen=True)
-class StageSpec:
-    """What a stage runs: converter factories (already configured) and the transform chain.
+class JobSpec:
+    """What a batch job runs: converter factories (already configured) and the transform chain.
 
-    ``stage_id`` keys the per-worker-process component cache, so it must be unique among
-    live stages (e.g. ``"<connector>-<task>"``); each new SourceStage/SinkStage instance
+    ``job_id`` keys the per-worker-process component cache, so it must be unique among
+    live batch jobs (e.g. ``"<connector>-<task>"``); each new SourceJob/SinkJob instance
     rebuilds its components once, even under an id used before.
     """
 
-    stage_id: str
+    job_id: str
     key_converter: Callable[[], Converter]
     value_converter: Callable[[], Converter]
     header_converter: Callable[[], HeaderConverter]

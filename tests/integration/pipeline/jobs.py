@@ -1,4 +1,4 @@
-"""Helpers shared by the stage tests: spec builders and a consumed-message stand-in."""
+"""Helpers shared by the batch job tests: spec builders and a consumed-message stand-in."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
+from connect_lite.protocol.job_spec import JobSpec, TransformSpec
 from tests.integration.pipeline import plugins
 
 
 @dataclass
 class Message:
-    """What the Kafka consumer hands the sink stage."""
+    """What the Kafka consumer hands the sink batch job."""
 
     topic: str
     partition: int
@@ -25,7 +25,7 @@ class Message:
 
 
 def spec(
-    stage_id: str,
+    job_id: str,
     value: Any = plugins.Utf8Converter,
     transforms: tuple[TransformSpec, ...] = (),
     key: Any = plugins.Utf8Converter,
@@ -34,13 +34,13 @@ def spec(
     key_fail_on: str | None = None,
     value_fail_on: str | None = None,
     value_args: tuple[Any, ...] = (),
-) -> StageSpec:
-    """A StageSpec of test converters; factories log their builds to ``builds``."""
+) -> JobSpec:
+    """A JobSpec of test converters; factories log their builds to ``builds``."""
     cfg = {"fail_on": value_fail_on} if value_fail_on else {}
     key_cfg = {"fail_on": key_fail_on} if key_fail_on else {}
     value_factory = functools.partial(plugins.build, value, builds, *value_args, **cfg)
-    return StageSpec(
-        stage_id,
+    return JobSpec(
+        job_id,
         functools.partial(plugins.key_build, key, builds, **key_cfg),
         value_factory,
         functools.partial(plugins.Utf8HeaderConverter, header_fail_on),

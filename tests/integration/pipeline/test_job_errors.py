@@ -1,4 +1,4 @@
-"""Failures inside a stage come back as clean ConnectErrors naming the stage and the record."""
+"""Failures inside a batch job come back as clean ConnectErrors naming the stage and the record."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import functools
 import pytest
 
 from connect_lite.api import ConfigError, DataError, Headers, RetriableError, SourceRecord
-from connect_lite.pipeline import SinkStage, SourceStage, SparkEngine
-from connect_lite.protocol.stage_spec import TransformSpec
+from connect_lite.pipeline import SinkJob, SourceJob, SparkEngine
+from connect_lite.protocol.job_spec import TransformSpec
 from tests.integration.pipeline import plugins
-from tests.integration.pipeline.stages import Message, spec
+from tests.integration.pipeline.jobs import Message, spec
 
 pytestmark = pytest.mark.integration
 
@@ -26,7 +26,7 @@ def raises_from(stage, batch, cls: type[Exception]) -> Exception:
 
 
 def test_key_converter_error_on_source(engine: SparkEngine):
-    stage = SourceStage(engine, spec("err-key", key_fail_on="boom"), "task-err-key")
+    stage = SourceJob(engine, spec("err-key", key_fail_on="boom"), "task-err-key")
     batch = [source(i, "v", key="boom" if i == 33 else "k", kafka_partition=4) for i in range(50)]
     err = raises_from(stage, batch, DataError)
     assert str(err).startswith("Error in stage KEY_CONVERTER (")
@@ -37,7 +37,7 @@ def test_key_converter_error_on_source(engine: SparkEngine):
 
 
 def test_value_converter_error_on_sink_keeps_the_connect_error_class(engine: SparkEngine):
-    stage = SinkStage(engine, spec("err-value", value_fail_on="boom"), "task-err-value")
+    stage = SinkJob(engine, spec("err-value", value_fail_on="boom"), "task-err-value")
     batch = [Message("t", 2, 100 + i, None, b"boom" if i == 7 else b"ok") for i in range(20)]
     err = raises_from(stage, batch, RetriableError)
     assert "Error in stage VALUE_CONVERTER" in str(err)
@@ -46,7 +46,7 @@ def test_value_converter_error_on_sink_keeps_the_connect_error_class(engine: Spa
 
 
 def test_vectorized_converter_failure_names_the_record(engine: SparkEngine):
-    stage = SourceStage(
+    stage = SourceJob(
         engine, spec("err-vec", plugins.BatchUtf8Converter, value_fail_on="bad"), "task-err-vec"
     )
     err = raises_from(
@@ -56,30 +56,30 @@ def test_vectorized_converter_failure_names_the_record(engine: SparkEngine):
 
 
 def test_header_converter_error_on_both_sides(engine: SparkEngine):
-    src = SourceStage(engine, spec("err-h1", header_fail_on="bad"), "task-err-h")
+    src = SourceJob(engine, spec("err-h1", header_fail_on="bad"), "task-err-h")
     err = raises_from(src, [source(0, "v", headers=Headers().add("bad", 1))], DataError)
     assert "Error in stage HEADER_CONVERTER" in str(err)
-    sink = SinkStage(engine, spec("err-h2", header_fail_on="bad"), "task-err-h")
+    sink = SinkJob(engine, spec("err-h2", header_fail_on="bad"), "task-err-h")
     err = raises_from(sink, [Message("t", 0, 5, None, b"v", [("bad", b"1")])], DataError)
     assert "Error in stage HEADER_CONVERTER" in str(err) and "offset=5" in str(err)
 
 
 def test_transformation_and_predicate_errors(engine: SparkEngine):
-    tx = SourceStage(
+    tx = SourceJob(
         engine, spec("err-tx", transforms=(TransformSpec(plugins.UpperValue),)), "task-err-tx"
     )
     err = raises_from(tx, [source(0, "fine"), source(1, "explode")], DataError)
     assert "Error in stage TRANSFORMATION" in str(err) and "UpperValue" in str(err)
     assert "KeyError" in str(err) and err.record_index == 1
     gated = (TransformSpec(plugins.UpperValue, functools.partial(plugins.TopicIs, "x")),)
-    pred = SinkStage(engine, spec("err-pred", transforms=gated), "task-err-pred")
+    pred = SinkJob(engine, spec("err-pred", transforms=gated), "task-err-pred")
     err = raises_from(pred, [Message("bad-topic", 0, 9, None, b"v")], DataError)
     assert "Error in stage PREDICATE" in str(err) and "TopicIs" in str(err)
     assert "RuntimeError: predicate failed" in str(err)
 
 
 def test_tolerated_errors_are_reported_and_the_rest_goes_through(engine: SparkEngine):
-    stage = SinkStage(engine, spec("err-tol", value_fail_on="boom"), "task-err-tol")
+    stage = SinkJob(engine, spec("err-tol", value_fail_on="boom"), "task-err-tol")
     batch = [Message("t", 0, i, None, b"boom" if i in (3, 8) else b"ok") for i in range(10)]
     result = stage.run(batch, tolerate_errors=True)
     assert [e.index for e in result.errors] == [3, 8]
@@ -93,7 +93,7 @@ def test_failing_factory_is_a_clean_error(engine: SparkEngine):
     def broken() -> None:
         raise ConfigError("missing option 'x'")
 
-    stage = SourceStage(
+    stage = SourceJob(
         engine, spec("err-build", transforms=(TransformSpec(broken),)), "task-err-build"
     )
     err = raises_from(stage, [source(0, "v")], ConfigError)

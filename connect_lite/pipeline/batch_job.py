@@ -1,10 +1,10 @@
-"""What both batch stages share: the driver side of running a batch as one Spark job.
+"""What both batch jobs share: the driver side of running a batch as one Spark job.
 
-Components are described by picklable zero-argument factories (stage_spec.py) and built
-lazily in Spark's Python workers, once per worker process and stage (executor.py). The
+Components are described by picklable zero-argument factories (job_spec.py) and built
+lazily in Spark's Python workers, once per worker process and batch job (executor.py). The
 driver pickles the batch into one chunk per partition and runs one job (transfer.py); the
 record-level work on a chunk is in chunk_work.py, and what a chunk carries in chunks.py.
-The stages themselves are in source_stage.py and sink_stage.py.
+The batch jobs themselves are in source_job.py and sink_job.py.
 
 Throughput of ``run`` on the shared 2-core machine (local[2], ~70-100-byte values, no
 transforms, 1,000,000 records per size; ``python -m tests.integration.pipeline.bench_stage``).
@@ -41,11 +41,11 @@ from connect_lite.pipeline.chunks import (
     RecordsChunk,
 )
 from connect_lite.pipeline.executor import gc_paused
-from connect_lite.pipeline.record_errors import RecordError, StageCancelledError
+from connect_lite.pipeline.record_errors import JobCancelledError, RecordError
 from connect_lite.pipeline.session import SparkEngine
 from connect_lite.pipeline.transfer import chunk_bounds, dumps, run_job
 from connect_lite.protocol.host import LastBatch
-from connect_lite.protocol.stage_spec import Chain, StageSpec
+from connect_lite.protocol.job_spec import Chain, JobSpec
 
 
 @dataclass
@@ -61,24 +61,24 @@ class TransformResult(Generic[R]):
 log = logging.getLogger(__name__)
 
 
-class BatchStage:
+class BatchJob:
     """Shared driver-side plumbing: job group, chunking, error raising."""
 
     kind = ""
 
-    def __init__(self, engine: SparkEngine, spec: StageSpec, job_group: str) -> None:
+    def __init__(self, engine: SparkEngine, spec: JobSpec, job_group: str) -> None:
         self.engine = engine
         self.spec = spec
         self.job_group = job_group
-        self._token = uuid.uuid4().hex  # a new stage instance rebuilds its components
+        self._token = uuid.uuid4().hex  # a new batch job instance rebuilds its components
         self._driver_chain: Chain | None = None
         self.compiled_batches = 0  # batches whose chain ran as Spark column expressions
         self._cancelled = False
 
     def cancel(self) -> None:
-        """Cancel this stage's running job, and every later one (its task is stopping)."""
+        """Cancel this batch job's running job, and every later one (its task is stopping)."""
         self._cancelled = True
-        self.engine.cancel(self.job_group, owner=self.spec.stage_id)
+        self.engine.cancel(self.job_group, owner=self.spec.job_id)
 
     def last_batch(self) -> LastBatch | None:
         """The scheduler pool and executors of this task's last finished batch."""
@@ -88,7 +88,7 @@ class BatchStage:
         """No job starts once the task stopped: e.g. a batch that waited for Spark's start
         while its task was asked to stop (Spark may be stopping too by then)."""
         if self._cancelled:
-            raise StageCancelledError(f"The stage of {self.spec.stage_id} was cancelled")
+            raise JobCancelledError(f"The batch job of {self.spec.job_id} was cancelled")
 
     def _run_chunks(
         self, n: int, make_payload: Callable[[int, int], ChunkInput], kind: str | None = None
@@ -98,27 +98,27 @@ class BatchStage:
         it failed because Spark's cluster is unreachable, SparkUnavailableError."""
         try:
             return self._run_chunks_once(n, make_payload, kind or self.kind)
-        except StageCancelledError:
+        except JobCancelledError:
             raise
         except Exception as error:
             self.engine.raise_if_unavailable(error)  # a lost cluster: the task tries later
             if not self.engine.recover():
                 raise
-        log.warning("Running the batch of %s again on a new SparkSession", self.spec.stage_id)
+        log.warning("Running the batch of %s again on a new SparkSession", self.spec.job_id)
         return self._run_chunks_once(n, make_payload, kind or self.kind)
 
     def _run_chunks_once(
         self, n: int, make_payload: Callable[[int, int], ChunkInput], kind: str
     ) -> list[tuple[int, ChunkResult]]:
         bounds = chunk_bounds(n, self.engine.default_parallelism)
-        description = f"connect-lite {kind} stage {self.spec.stage_id}: {n} records"
-        with self.engine.job_group(self.job_group, description, self.spec.stage_id) as group:
+        description = f"connect-lite {kind} batch job {self.spec.job_id}: {n} records"
+        with self.engine.job_group(self.job_group, description, self.spec.job_id) as group:
             self._check_cancelled()
             payloads = [dumps(make_payload(a, b)) for a, b in bounds]
             results = run_job(self.engine, group, self._shipped_spec(), self._token, payloads)
         return list(zip((a for a, _ in bounds), results, strict=True))
 
-    def _shipped_spec(self) -> StageSpec:
+    def _shipped_spec(self) -> JobSpec:
         """The spec for a job: its plugin locations shipped to the executors first, when the
         master is not local (once per SparkContext; see shipping.py)."""
         self.spec = self.engine.ship(self.spec)

@@ -1,4 +1,4 @@
-"""The stages pick the column form for batches with a schema, and fall back to Arrow."""
+"""The batch jobs pick the column form for batches with a schema, and fall back to Arrow."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 
 from connect_lite.api import Schema, SchemaBuilder, SchemaType, SourceRecord, Struct
 from connect_lite.control.components import transform_chain
-from connect_lite.pipeline import SinkStage, SourceStage, SparkEngine
+from connect_lite.pipeline import SinkJob, SourceJob, SparkEngine
 from connect_lite.plugins.registry import Plugins
-from connect_lite.protocol.stage_spec import TransformSpec
+from connect_lite.protocol.job_spec import TransformSpec
 from tests.chain_config import chain_config
 from tests.integration.pipeline import plugins
-from tests.integration.pipeline.stages import Message, spec
+from tests.integration.pipeline.jobs import Message, spec
 
 pytestmark = pytest.mark.integration
 
@@ -53,7 +53,7 @@ def _specs(config: dict[str, str] = CHAIN) -> tuple[TransformSpec, ...]:
 
 
 def test_source_batch_with_a_schema_runs_as_columns(engine: SparkEngine) -> None:
-    stage = SourceStage(
+    job = SourceJob(
         engine,
         spec("cols-src", plugins.JsonStructConverter, _specs()),
         "task-cols-src",
@@ -68,8 +68,8 @@ def test_source_batch_with_a_schema_runs_as_columns(engine: SparkEngine) -> None
         )
         for i in range(5)
     ]
-    result = stage.run(records)
-    assert stage.compiled_batches == 1
+    result = job.run(records)
+    assert job.compiled_batches == 1
     assert result.dropped == [2]
     assert [(r.index, r.topic) for r in result.records] == [(i, "people") for i in (0, 1, 3, 4)]
     assert [json.loads(r.value or b"") for r in result.records] == [
@@ -78,7 +78,7 @@ def test_source_batch_with_a_schema_runs_as_columns(engine: SparkEngine) -> None
 
 
 def test_sink_batch_with_a_schema_runs_as_columns(engine: SparkEngine) -> None:
-    stage = SinkStage(
+    job = SinkJob(
         engine,
         spec("cols-sink", plugins.JsonStructConverter, _specs(), value_args=(PERSON,)),
         "task-cols-sink",
@@ -88,8 +88,8 @@ def test_sink_batch_with_a_schema_runs_as_columns(engine: SparkEngine) -> None:
             {"id": i, "name": f"n{i}"}).encode())
         for i in range(4)
     ]  # fmt: skip
-    result = stage.run(messages)
-    assert stage.compiled_batches == 1
+    result = job.run(messages)
+    assert job.compiled_batches == 1
     assert result.dropped == [1] and result.indices == [0, 2, 3]
     assert [r.topic for r in result.records] == ["people"] * 3
     assert [r.value for r in result.records] == [
@@ -99,15 +99,15 @@ def test_sink_batch_with_a_schema_runs_as_columns(engine: SparkEngine) -> None:
 
 
 def test_schemaless_and_failing_batches_use_the_arrow_form(engine: SparkEngine) -> None:
-    stage = SinkStage(engine, spec("cols-schemaless", plugins.JsonStructConverter, _specs()), "t")
+    job = SinkJob(engine, spec("cols-schemaless", plugins.JsonStructConverter, _specs()), "t")
     messages = [Message("people-raw", 0, i, None, json.dumps({"id": i, "name": "x"}).encode())
                 for i in range(3)]  # fmt: skip
-    result = stage.run(messages)
-    assert stage.compiled_batches == 0
+    result = job.run(messages)
+    assert job.compiled_batches == 0
     assert [r.value for r in result.records] == [{"id": i, "name": "", "origin": "lab"}
                                                  for i in range(3)]  # fmt: skip
 
-    failing = SinkStage(
+    failing = SinkJob(
         engine,
         spec("cols-bad", plugins.JsonStructConverter, _specs(), value_args=(PERSON,)),
         "task-cols-bad",
@@ -115,7 +115,7 @@ def test_schemaless_and_failing_batches_use_the_arrow_form(engine: SparkEngine) 
     bad = [*messages, Message("people-raw", 0, 9, None, b"{not json")]
     outcome = failing.run(bad, tolerate_errors=True)
     assert [e.index for e in outcome.errors] == [3]
-    assert outcome.errors[0].stage == "VALUE_CONVERTER"
+    assert outcome.errors[0].job == "VALUE_CONVERTER"
     assert outcome.indices == [0, 1, 2]
 
 
@@ -126,7 +126,7 @@ def test_sink_rows_that_do_not_fit_the_columns_run_in_the_arrow_form(
     tombstone goes through apply (InsertField passes it through, as Kafka), and the records
     keep their input order."""
     no_mask = {**CHAIN, "transforms": "route,insert,drop"}
-    stage = SinkStage(
+    job = SinkJob(
         engine,
         spec("cols-mixed", plugins.JsonStructConverter, _specs(no_mask), value_args=(PERSON,)),
         "task-cols-mixed",
@@ -136,8 +136,8 @@ def test_sink_rows_that_do_not_fit_the_columns_run_in_the_arrow_form(
             {"id": i, "name": f"n{i}"}).encode())
         for i in range(5)
     ]  # fmt: skip
-    result = stage.run(messages)
-    assert stage.compiled_batches == 1
+    result = job.run(messages)
+    assert job.compiled_batches == 1
     assert result.indices == [0, 1, 2, 3, 4]
     assert [r.kafka_offset for r in result.records] == [0, 1, 2, 3, 4]
     assert result.records[2].value is None and result.records[2].topic == "people"
@@ -155,12 +155,12 @@ def test_the_column_form_can_be_turned_off(engine: SparkEngine) -> None:
     ]  # fmt: skip
     results = []
     for columns in (True, False):
-        stage_spec = dataclasses.replace(
+        job_spec = dataclasses.replace(
             spec(f"cols-switch-{columns}", plugins.JsonStructConverter, _specs()), columns=columns
         )
-        stage = SourceStage(engine, stage_spec, f"task-cols-switch-{columns}")
-        results.append(stage.run(records).records)
-        assert stage.compiled_batches == (1 if columns else 0)
+        job = SourceJob(engine, job_spec, f"task-cols-switch-{columns}")
+        results.append(job.run(records).records)
+        assert job.compiled_batches == (1 if columns else 0)
     assert results[0] == results[1]
 
 
@@ -174,7 +174,7 @@ def test_a_schema_with_defaults_stays_in_the_arrow_form(engine: SparkEngine) -> 
         .field("name", SchemaBuilder.of(SchemaType.STRING).optional().default_value("?").build())
         .build()
     )
-    stage = SourceStage(
+    job = SourceJob(
         engine, spec("cols-defaults", plugins.JsonStructConverter, _specs()), "task-cols-def"
     )
     records = [
@@ -182,8 +182,8 @@ def test_a_schema_with_defaults_stays_in_the_arrow_form(engine: SparkEngine) -> 
                      value_schema=with_default)
         for i in range(2)
     ]  # fmt: skip
-    result = stage.run(records)
-    assert stage.compiled_batches == 0
+    result = job.run(records)
+    assert job.compiled_batches == 0
     assert [json.loads(r.value or b"") for r in result.records] == [
         {"id": i, "name": "", "origin": "lab"} for i in range(2)
     ]

@@ -1,4 +1,4 @@
-"""SinkStage: converters, then transforms and predicates, for batches of consumed messages."""
+"""SinkJob: converters, then transforms and predicates, for batches of consumed messages."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from connect_lite.api.components import Converter
 from connect_lite.api.data import Headers
 from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.pipeline import column_compilers, column_plan
+from connect_lite.pipeline.batch_job import BatchJob, where_sink
 from connect_lite.pipeline.chunk_work import TIMESTAMP_TYPES
 from connect_lite.pipeline.chunks import (
     ChunkResult,
@@ -28,8 +29,7 @@ from connect_lite.pipeline.chunks import (
 )
 from connect_lite.pipeline.columns import decoder
 from connect_lite.pipeline.executor import gc_paused
-from connect_lite.pipeline.record_errors import RecordError, StageExecutionError
-from connect_lite.pipeline.stage import BatchStage, where_sink
+from connect_lite.pipeline.record_errors import JobFailedError, RecordError
 from connect_lite.pipeline.transfer import map_sink_rows, to_arrow
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ class SinkBatchResult:
         return out
 
 
-class SinkStage(BatchStage):
+class SinkJob(BatchJob):
     """Converters, then transforms and predicates, for batches of consumed messages."""
 
     kind = "sink"
@@ -142,12 +142,12 @@ class SinkStage(BatchStage):
             return None
         if planned is None:
             return None
-        description = f"connect-lite sink stage {self.spec.stage_id}: {len(rows)} rows as columns"
+        description = f"connect-lite sink batch job {self.spec.job_id}: {len(rows)} rows as columns"
         try:
-            with self.engine.job_group(self.job_group, description, self.spec.stage_id) as group:
+            with self.engine.job_group(self.job_group, description, self.spec.job_id) as group:
                 self._check_cancelled()
                 table = to_arrow(group, planned.selected)
-        except StageExecutionError as e:  # e.g. a value Spark rejects: the Arrow form isolates it
+        except JobFailedError as e:  # e.g. a value Spark rejects: the Arrow form isolates it
             log.warning("Column form of the transforms failed, using the Arrow form: %s", e)
             return None
         result = self._collect_columns(rows, planned, table)

@@ -1,4 +1,4 @@
-"""SourceStage: transforms and predicates, then converters, for batches of SourceRecords."""
+"""SourceJob: transforms and predicates, then converters, for batches of SourceRecords."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from typing import Any
 
 from connect_lite.api.records import SourceRecord
 from connect_lite.pipeline import column_compilers, column_plan
+from connect_lite.pipeline.batch_job import BatchJob, where_source
 from connect_lite.pipeline.chunk_work import SOURCE_FIELDS, SOURCE_RECORD_FIELDS
 from connect_lite.pipeline.chunks import ChunkResult, SerializedHeaders, SourceChunk, SourceInput
 from connect_lite.pipeline.executor import gc_paused
-from connect_lite.pipeline.record_errors import RecordError, StageCancelledError
-from connect_lite.pipeline.stage import BatchStage, where_source
+from connect_lite.pipeline.record_errors import JobCancelledError, RecordError
 from connect_lite.pipeline.transfer import OUTPUT_SCHEMA, collect_source_chunks, map_source_rows
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ class SourceBatchResult:
         return out
 
 
-class SourceStage(BatchStage):
+class SourceJob(BatchJob):
     """Transforms, predicates and converters for batches of SourceRecords, one job per batch."""
 
     kind = "source"
@@ -108,15 +108,15 @@ class SourceStage(BatchStage):
             OUTPUT_SCHEMA,
         )
         n = len(records)
-        description = f"connect-lite source stage {self.spec.stage_id}: {n} records as columns"
+        description = f"connect-lite source batch job {self.spec.job_id}: {n} records as columns"
         try:
             with (
                 gc_paused(),
-                self.engine.job_group(self.job_group, description, self.spec.stage_id) as group,
+                self.engine.job_group(self.job_group, description, self.spec.job_id) as group,
             ):
                 self._check_cancelled()
                 chunks = collect_source_chunks(group, mapped)
-        except StageCancelledError:
+        except JobCancelledError:
             raise
         except Exception as e:
             log.warning("Column form of the transforms failed, using the Arrow form: %s", e)

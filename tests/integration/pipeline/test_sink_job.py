@@ -1,4 +1,4 @@
-"""SinkStage on a real local SparkSession: bytes to SinkRecords, transforms, offsets."""
+"""SinkJob on a real local SparkSession: bytes to SinkRecords, transforms, offsets."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 
 from connect_lite.api import Header, Headers, Schema, SinkRecord, Struct, TopicPartition
 from connect_lite.kafka import ConsumedMessage
-from connect_lite.pipeline import SinkStage, SparkEngine
-from connect_lite.protocol.stage_spec import TransformSpec
+from connect_lite.pipeline import SinkJob, SparkEngine
+from connect_lite.protocol.job_spec import TransformSpec
 from tests.integration.pipeline import plugins
-from tests.integration.pipeline.stages import Message, spec
+from tests.integration.pipeline.jobs import Message, spec
 
 pytestmark = pytest.mark.integration
 
@@ -20,12 +20,12 @@ STR = Schema.OPTIONAL_STRING_SCHEMA
 
 
 def test_bytes_become_sink_records_with_headers(engine: SparkEngine):
-    stage = SinkStage(engine, spec("sink-basic"), "task-sink-basic")
+    job = SinkJob(engine, spec("sink-basic"), "task-sink-basic")
     messages = [
         Message("t", 0, 10, b"k", b"v", [("h", b"1"), ("n", None)], 5, 1),
         Message("t", 1, 3, None, None, None, 6, "LogAppendTime"),
     ]
-    result = stage.run(messages)
+    result = job.run(messages)
     assert result.records == [
         SinkRecord(
             "t",
@@ -47,12 +47,12 @@ def test_bytes_become_sink_records_with_headers(engine: SparkEngine):
 
 def test_the_consumers_messages_give_the_same_records(engine: SparkEngine):
     """ConsumedMessage rows travel as they are, in columns; the records are the same."""
-    stage = SinkStage(engine, spec("sink-consumed"), "task-sink-consumed")
+    job = SinkJob(engine, spec("sink-consumed"), "task-sink-consumed")
     messages = [
         ConsumedMessage("t", 0, 10, b"k", b"v", [("h", b"1")], 5, "CreateTime"),
         ConsumedMessage("t", 1, 3, None, None, [], None, "NoTimestampType"),
     ]
-    result = stage.run(messages)
+    result = job.run(messages)
     assert result.records == [
         SinkRecord("t", 0, 10, "k", "v", STR, STR, 5, "CreateTime",
                    Headers((Header("h", "1", STR),))),
@@ -64,7 +64,7 @@ def test_the_consumers_messages_give_the_same_records(engine: SparkEngine):
 def test_struct_values_and_a_struct_transform(engine: SparkEngine):
     schema = plugins.person_schema()
     transforms = (TransformSpec(plugins.UpperValue),)
-    stage = SinkStage(
+    job = SinkJob(
         engine,
         spec("sink-struct", plugins.JsonStructConverter, transforms, value_args=(schema,)),
         "task-sink-struct",
@@ -72,7 +72,7 @@ def test_struct_values_and_a_struct_transform(engine: SparkEngine):
     messages = [
         Message("p", 0, i, None, json.dumps({"id": i, "name": f"n{i}"}).encode()) for i in range(4)
     ]
-    result = stage.run(messages)
+    result = job.run(messages)
     assert [r.value for r in result.records] == [
         Struct(schema, {"id": i, "name": f"N{i}"}) for i in range(4)
     ]
@@ -80,8 +80,8 @@ def test_struct_values_and_a_struct_transform(engine: SparkEngine):
 
 
 def test_schemaless_json_values(engine: SparkEngine):
-    stage = SinkStage(engine, spec("sink-json", plugins.JsonStructConverter), "task-sink-json")
-    result = stage.run([Message("j", 0, 0, None, b'{"a":[1,2],"b":null}')])
+    job = SinkJob(engine, spec("sink-json", plugins.JsonStructConverter), "task-sink-json")
+    result = job.run([Message("j", 0, 0, None, b'{"a":[1,2],"b":null}')])
     assert result.records[0].value == {"a": [1, 2], "b": None}
     assert result.records[0].value_schema is None
 
@@ -93,14 +93,14 @@ def test_drops_predicates_order_and_offsets_of_everything(engine: SparkEngine):
         ),
         TransformSpec(plugins.UpperValue, functools.partial(plugins.TopicIs, "a"), negate=True),
     )
-    stage = SinkStage(engine, spec("sink-tx", transforms=transforms), "task-sink-tx")
+    job = SinkJob(engine, spec("sink-tx", transforms=transforms), "task-sink-tx")
     messages = [
         Message(
             "a" if i % 2 else "b", i % 3, i, None, (f"x{i}" if i % 4 == 1 else f"v{i}").encode()
         )
         for i in range(1_001)
     ]
-    result = stage.run(messages)
+    result = job.run(messages)
     dropped = [i for i in range(1_001) if i % 4 == 1]  # topic "a" and contains "x"
     assert result.dropped == dropped
     assert result.indices == [i for i in range(1_001) if i not in set(dropped)]
@@ -125,13 +125,13 @@ def test_drops_predicates_order_and_offsets_of_everything(engine: SparkEngine):
 
 def test_all_dropped_still_reports_offsets(engine: SparkEngine):
     transforms = (TransformSpec(functools.partial(plugins.DropIfContains, "")),)
-    stage = SinkStage(engine, spec("sink-none", transforms=transforms), "task-sink-none")
-    result = stage.run([Message("t", 0, i, None, b"v") for i in range(7)])
+    job = SinkJob(engine, spec("sink-none", transforms=transforms), "task-sink-none")
+    result = job.run([Message("t", 0, i, None, b"v") for i in range(7)])
     assert result.records == [] and result.dropped == list(range(7))
     assert result.next_offsets() == {TopicPartition("t", 0): 7}
 
 
 def test_vectorized_to_connect_batch(engine: SparkEngine):
-    stage = SinkStage(engine, spec("sink-vec", plugins.BatchUtf8Converter), "task-sink-vec")
+    job = SinkJob(engine, spec("sink-vec", plugins.BatchUtf8Converter), "task-sink-vec")
     messages = [Message(f"t{i % 2}", 0, i, None, f"v{i}".encode()) for i in range(300)]
-    assert [r.value for r in stage.run(messages).records] == [f"v{i}" for i in range(300)]
+    assert [r.value for r in job.run(messages).records] == [f"v{i}" for i in range(300)]

@@ -1,4 +1,4 @@
-"""Throughput of SourceStage.run and SinkStage.run (run by hand: python -m ...bench_stage)."""
+"""Throughput of SourceJob.run and SinkJob.run (run by hand: python -m ...bench_stage)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 from pyspark import cloudpickle
 
 from connect_lite.api import SourceRecord
-from connect_lite.pipeline import SinkStage, SourceStage, SparkEngine
-from connect_lite.protocol.stage_spec import StageSpec
+from connect_lite.pipeline import SinkJob, SourceJob, SparkEngine
+from connect_lite.protocol.job_spec import JobSpec
 from tests.integration.pipeline import plugins
 
 cloudpickle.register_pickle_by_value(plugins)
@@ -41,13 +41,13 @@ def main() -> None:
     engine = SparkEngine({"spark.master": args.master})
     engine.session()
     conv = plugins.Utf8Converter if args.kind == "string" else plugins.JsonStructConverter
-    spec = StageSpec(
+    spec = JobSpec(
         f"bench-{args.kind}",
         functools.partial(plugins.key_build, plugins.Utf8Converter),
         functools.partial(plugins.build, conv),
         plugins.Utf8HeaderConverter,
     )
-    src, sink = SourceStage(engine, spec, "bench"), SinkStage(engine, spec, "bench")
+    src, sink = SourceJob(engine, spec, "bench"), SinkJob(engine, spec, "bench")
 
     def value(i: int) -> Any:
         v = {"id": i, "name": "x" * 40, "score": i * 0.5, "ok": True}
@@ -64,11 +64,11 @@ def main() -> None:
     src.run(pool[:1000])
     sink.run(msgs[:1000])  # warm-up: workers and components
     for size in (int(s) for s in args.sizes.split(",")):
-        for name, stage, data in (("source", src, pool), ("sink", sink, msgs)):
+        for name, job, data in (("source", src, pool), ("sink", sink, msgs)):
             done, start = 0, time.perf_counter()
             while done < args.total:
                 n = min(size, args.total - done)
-                stage.run(data[:n])
+                job.run(data[:n])
                 done += n
             elapsed = time.perf_counter() - start
             print(

@@ -1,4 +1,4 @@
-"""A stage whose transform comes from a plugin location runs on a real Spark standalone cluster.
+"""A batch job whose transform comes from a plugin location runs on a real Spark standalone cluster.
 
 The cluster (a master and two 1-core workers from the pyspark wheel) is the session's
 ``spark_standalone``. The transform, ``stamp.StampTransformation`` of tests/plugins/stamp-*,
@@ -22,10 +22,10 @@ import pytest
 
 from connect_lite.api import Schema, SourceRecord
 from connect_lite.control import components
-from connect_lite.pipeline import SourceStage, SparkEngine
+from connect_lite.pipeline import SourceJob, SparkEngine
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
-from connect_lite.protocol.stage_spec import StageSpec, TransformSpec
+from connect_lite.protocol.job_spec import JobSpec, TransformSpec
 from connect_lite.testing.spark_cluster import SparkCluster
 from tests.integration.cluster.properties import spark_conf
 
@@ -54,7 +54,7 @@ def engine(spark_standalone: SparkCluster) -> Iterator[SparkEngine]:
     engine.stop()
 
 
-def stamp_spec(plugins: Plugins, stage_id: str, version: str) -> StageSpec:
+def stamp_spec(plugins: Plugins, job_id: str, version: str) -> JobSpec:
     """A spec as the worker builds it: converters by their Kafka names, and the stamp
     transform at ``version``, with the plugin locations its components come from."""
     chosen: components.Chosen = []
@@ -64,8 +64,8 @@ def stamp_spec(plugins: Plugins, stage_id: str, version: str) -> StageSpec:
     )
     desc = plugins.find(STAMP, [PluginType.TRANSFORMATION], version)
     chosen.append(("transform", "stamp", desc))
-    return StageSpec(
-        stage_id,
+    return JobSpec(
+        job_id,
         key,
         value,
         header,
@@ -87,8 +87,8 @@ def records(n: int) -> list[SourceRecord]:
     ]
 
 
-def stamps(stage: SourceStage, n: int) -> list[dict[str, Any]]:
-    result = stage.run(records(n))
+def stamps(job: SourceJob, n: int) -> list[dict[str, Any]]:
+    result = job.run(records(n))
     assert [r.index for r in result.records] == list(range(n))
     return [json.loads(r.value or b"") for r in result.records]
 
@@ -102,8 +102,8 @@ def shipped_under(cluster: SparkCluster, file: str) -> Path | None:
 def test_a_plugin_transform_runs_on_the_executors_from_the_shipped_location(
     spark_standalone: SparkCluster, engine: SparkEngine, plugins: Plugins
 ) -> None:
-    stage = SourceStage(engine, stamp_spec(plugins, "stamp-1", "1.0.0"), "cluster:stamp-1")
-    out = stamps(stage, 40)
+    job = SourceJob(engine, stamp_spec(plugins, "stamp-1", "1.0.0"), "cluster:stamp-1")
+    out = stamps(job, 40)
     assert [s["value"] for s in out] == [f"v{i}" for i in range(40)]
     assert {s["version"] for s in out} == {"1.0.0"}
     assert os.getpid() not in {s["pid"] for s in out}
@@ -125,23 +125,23 @@ def test_a_plugin_transform_runs_on_the_executors_from_the_shipped_location(
 def test_two_versions_of_one_plugin_run_side_by_side_on_the_same_executors(
     spark_standalone: SparkCluster, engine: SparkEngine, plugins: Plugins
 ) -> None:
-    stages = {
-        version: SourceStage(
+    jobs = {
+        version: SourceJob(
             engine, stamp_spec(plugins, f"side-{version}", version), f"cluster:side-{version}"
         )
         for version in ("1.0.0", "2.0.0")
     }
-    seen: dict[str, list[dict[str, Any]]] = {version: [] for version in stages}
+    seen: dict[str, list[dict[str, Any]]] = {version: [] for version in jobs}
     failures: list[BaseException] = []
 
     def run(version: str) -> None:
         try:
             for _ in range(3):  # both connectors' batches at once, several times
-                seen[version].extend(stamps(stages[version], 20))
+                seen[version].extend(stamps(jobs[version], 20))
         except BaseException as error:
             failures.append(error)
 
-    threads = [threading.Thread(target=run, args=(v,)) for v in stages]
+    threads = [threading.Thread(target=run, args=(v,)) for v in jobs]
     for thread in threads:
         thread.start()
     for thread in threads:
