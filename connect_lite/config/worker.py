@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverte
 DEFAULT_LISTENER = "http://127.0.0.1:8083"
 DEFAULT_SPARK_MASTER = "local[*]"
 
-_LISTENER = re.compile(r"^(https?)://(\[[0-9A-Fa-f:.%]+\]|[^:/\[\]\s]*):(\d+)$", re.IGNORECASE)
+_LISTENER = re.compile(r"^(https?)://(\[[0-9A-Fa-f:.%]+\]|[^:/\[\]\s]*):(\d+)/?$", re.IGNORECASE)
 
 PASSTHROUGH_PREFIXES: dict[str, str] = {
     "producer.": "Passed to the producers of source tasks and of dead letter queues.",
@@ -71,12 +72,49 @@ def optional(validator: Validator) -> Validator:
     return check
 
 
-def parse_listener(text: str) -> tuple[str, str, int] | None:
-    """``(scheme, host, port)`` of ``http(s)://host:port``, or None if it is not one."""
+@dataclass(frozen=True)
+class Listener:
+    """One REST listener, ``http(s)://host:port``: the one grammar of ``listeners``, for the
+    worker config and the REST server alike. ``written_host`` is the host as written: empty
+    (every interface, as in Kafka) or an IPv6 address in brackets. Port 0 asks for a free port."""
+
+    written_host: str
+    port: int
+    scheme: str = "http"
+
+    @property
+    def host(self) -> str:
+        """The address to bind: brackets off, every interface for an empty host."""
+        return self.written_host.strip("[]") or "0.0.0.0"
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{self.written_host or '0.0.0.0'}:{self.port}"
+
+    @property
+    def loopback(self) -> bool:
+        if self.host.lower() == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+
+def parse_listener(text: str) -> Listener | None:
+    """The listener ``text`` names, or None if it is not ``http(s)://host:port``."""
     match = _LISTENER.match(text.strip())
     if not match or int(match.group(3)) > 65535:
         return None
-    return match.group(1).lower(), match.group(2), int(match.group(3))
+    return Listener(match.group(2), int(match.group(3)), match.group(1).lower())
+
+
+def listener_of(text: str) -> Listener:
+    """The listener ``text`` names; ConfigError if it is not ``http(s)://host:port``."""
+    listener = parse_listener(text)
+    if listener is None:
+        raise ConfigError(f"Could not parse listener {text}: expected http(s)://host:port")
+    return listener
 
 
 def _validate_listeners(name: str, value: Any) -> str | None:
@@ -417,19 +455,6 @@ def replaced_key_warnings(props: Mapping[str, str]) -> list[str]:
     ]
 
 
-@dataclass(frozen=True)
-class Listener:
-    """One REST listener."""
-
-    scheme: str
-    host: str  # as written; may be empty (all interfaces) or a bracketed IPv6 address
-    port: int
-
-    @property
-    def url(self) -> str:
-        return f"{self.scheme}://{self.host}:{self.port}"
-
-
 class WorkerConfig:
     """A validated worker configuration. Unknown keys are kept in ``raw`` and allowed."""
 
@@ -557,7 +582,7 @@ class WorkerConfig:
 
     def parsed_listeners(self) -> list[Listener]:
         parsed = (parse_listener(text) for text in self.listeners)
-        return [Listener(*item) for item in parsed if item is not None]
+        return [listener for listener in parsed if listener is not None]
 
     def rest_security(self) -> RestSecurity:
         """The REST edge's settings; ConfigError naming the key if a file cannot be read."""
@@ -571,7 +596,7 @@ class WorkerConfig:
     def worker_id(self, bound_host: str, bound_port: int) -> str:
         """``host:port``: advertised host/port, else the first listener's, else what was bound."""
         listener = self.parsed_listeners()[0]
-        host = self.rest_advertised_host_name or listener.host or bound_host
+        host = self.rest_advertised_host_name or listener.written_host or bound_host
         port = self.rest_advertised_port
         if port is None:
             port = listener.port or bound_port
@@ -655,6 +680,7 @@ __all__ = [
     "Listener",
     "ReplacedKey",
     "WorkerConfig",
+    "listener_of",
     "optional",
     "parse_listener",
     "plugin_modules_of",

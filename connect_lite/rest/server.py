@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import ipaddress
 import logging
 import os
 import re
@@ -24,15 +23,14 @@ import ssl
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from cheroot import server as cheroot_server
 from cheroot import wsgi
 from cheroot.ssl.builtin import BuiltinSSLAdapter
 
 from connect_lite.api.errors import ConfigError, ConnectError
+from connect_lite.config.worker import Listener, listener_of
 from connect_lite.rest.edge import LOOPBACK_ENVIRON
 from connect_lite.rest.slow_clients import Deadlines, LingeringCloses, TimedBody
 
@@ -61,37 +59,6 @@ connections wait a second or more for a SYN to be sent again)."""
 SHUTDOWN_TIMEOUT_S = 2
 MAX_HEADER_BYTES = 64 * 1024
 """The request line and headers together; longer ones get 414 or 413 from the server."""
-
-
-@dataclass(frozen=True)
-class Listener:
-    """One ``http(s)://host:port`` listener; port 0 asks for a free port."""
-
-    host: str
-    port: int
-    scheme: str = "http"
-
-    @property
-    def loopback(self) -> bool:
-        if self.host.lower() == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(self.host).is_loopback
-        except ValueError:
-            return False
-
-
-def parse_listener(listener: str) -> Listener:
-    """Parse a ``listeners`` entry; an empty host means every interface, as in Kafka."""
-    parts = urlsplit(listener.strip())
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if scheme not in ("http", "https") or port is None or parts.path not in ("", "/"):
-        raise ConfigError(f"Could not parse listener {listener}: expected http(s)://host:port")
-    return Listener(parts.hostname or "0.0.0.0", port, scheme)
 
 
 class _DeadlineRequest(cheroot_server.HTTPRequest):
@@ -240,7 +207,7 @@ class RestServer:
     ) -> None:
         if not listeners:
             raise ConfigError("At least one REST listener is required")
-        self._listeners = [parse_listener(listener) for listener in listeners]
+        self._listeners = [listener_of(listener) for listener in listeners]
         if tls_context is None and any(lis.scheme == "https" for lis in self._listeners):
             raise ConfigError("An https listener needs a TLS context (ssl.keystore.*)")
         self._tls_context = tls_context

@@ -15,9 +15,10 @@ import urllib.request
 import pytest
 
 from connect_lite.api.errors import ConfigError, ConnectError
+from connect_lite.config.worker import Listener, listener_of
 from connect_lite.logs.loggers import Loggers
 from connect_lite.rest import RestServer, create_app
-from connect_lite.rest.server import Listener, bind_failure, parse_listener
+from connect_lite.rest.server import bind_failure
 
 from .fake_herder import NOT_FOUND, FakeHerder
 
@@ -118,26 +119,29 @@ def test_every_bind_failure_names_the_listeners_key(code: int, why: str) -> None
 @pytest.mark.parametrize(
     "listener, expected",
     [
-        ("http://127.0.0.1:8083", Listener("127.0.0.1", 8083)),
-        ("HTTP://localhost:0", Listener("localhost", 0)),
-        ("http://:8083", Listener("0.0.0.0", 8083)),
-        ("http://[::1]:9000/", Listener("::1", 9000)),
+        ("http://127.0.0.1:8083", ("127.0.0.1", Listener("127.0.0.1", 8083))),
+        ("HTTP://localhost:0", ("localhost", Listener("localhost", 0))),
+        ("http://:8083", ("0.0.0.0", Listener("", 8083))),
+        ("http://[::1]:9000/", ("::1", Listener("[::1]", 9000))),
     ],
 )
-def test_parse_listener(listener: str, expected: Listener) -> None:
-    assert parse_listener(listener) == expected
+def test_parse_listener(listener: str, expected: tuple[str, Listener]) -> None:
+    host, parsed = expected
+    assert listener_of(listener) == parsed
+    assert listener_of(listener).host == host
 
 
 @pytest.mark.parametrize("listener", ["127.0.0.1:8083", "http://host", "ftp://h:1", "http://h:x"])
 def test_bad_listeners_are_config_errors(listener: str) -> None:
     with pytest.raises(ConfigError, match="Could not parse listener"):
-        parse_listener(listener)
+        listener_of(listener)
 
 
 def test_https_listeners_are_parsed() -> None:
-    assert parse_listener("https://h:8443") == Listener("h", 8443, "https")
-    assert parse_listener("https://127.0.0.1:0").loopback
-    assert not parse_listener("http://0.0.0.0:1").loopback
+    assert listener_of("https://h:8443") == Listener("h", 8443, "https")
+    assert listener_of("https://127.0.0.1:0").loopback
+    assert listener_of("https://[::1]:0").loopback
+    assert not listener_of("http://0.0.0.0:1").loopback
 
 
 def test_https_needs_a_tls_context(loggers: Loggers) -> None:
