@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import ssl
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -16,6 +17,7 @@ from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.override_policy import client_passwords
 from connect_lite.config.properties import ConnectorFile
 from connect_lite.config.resolution import ConfigResolver, Redactor
+from connect_lite.config.rest_security import RestSecurity
 from connect_lite.config.worker import (
     WorkerConfig,
     plugin_modules_of,
@@ -99,102 +101,158 @@ def start_worker(props: Mapping[str, str], connectors: Sequence[ConnectorFile]) 
     file fails before anything starts); on any failure, stop what was started and re-raise."""
     parts = StartedParts()
     try:
-        return _start(dict(props), connectors, parts)
+        return _Startup(dict(props), parts).run(connectors)
     except BaseException:
         parts.stop()
         raise
 
 
-def _start(
-    props: dict[str, str], connectors: Sequence[ConnectorFile], parts: StartedParts
-) -> RunningWorker:
-    timer = StartupTimer()
-    redactor = Redactor()
-    redactor.add_passwords(client_passwords(props))
-    parts.add("log redaction", install_redaction(redactor))
-    # Plugins first: config providers are plugins, and the worker's own keys may refer to them.
-    with timer.phase("plugins"):
-        plugins = Plugins(plugin_path_of(props), plugin_modules=plugin_modules_of(props))
-    resolver = load_config_providers(props, plugins, redactor)
-    parts.add("config providers", resolver.close)
-    props = resolve_worker_props(props, resolver)
-    config = WorkerConfig(props)
-    for warning in replaced_key_warnings(config.raw):
-        log.warning("%s", warning)
-    # Keystores and the credentials file are read first: a bad one fails before anything starts.
-    security = config.rest_security()
-    tls = server_context(security.tls) if security.tls is not None else None
-    # The state file next, before the broker starts or Kafka is contacted: a second worker on
-    # a file another one owns, or a damaged or newer file, stops here having done nothing.
-    # Stopped last, so the file stays owned until everything else has stopped.
-    with timer.phase("state file"):
-        stores = _open_state_file(config)
-    if stores.close is not None:
-        parts.add("state store", stores.close)
-    # The REST listeners next, before anything slow: a taken port stops the start at once,
-    # having started nothing. Until the herder exists, /health answers 503 "starting" (as
-    # Kafka's does) and every other route 503.
-    starting = StartingHerder()
-    loggers = Loggers()
-    with timer.phase("REST"):
-        server = RestServer(create_app(starting, loggers, security), config.listeners, tls)
-        server.start()
-    parts.add("REST server", server.stop)
-    # Java before the broker, Kafka and Spark: without it Spark cannot run, so nothing starts.
-    starting.step = "Checking Java."
-    with timer.phase("Java"):
-        check_java()
-    broker = None
-    if config.embedded_broker_enable:
+class _Startup:
+    """The worker's start, step by step, in this order: what can fail fast goes first, and
+    what is slow (Spark, Kafka) starts early, beside the rest. Each started part is added to
+    ``parts``, which stops them in reverse."""
+
+    def __init__(self, props: dict[str, str], parts: StartedParts) -> None:
+        self.props = props
+        self.parts = parts
+        self.timer = StartupTimer()
+        self.redactor = Redactor()
+        self.starting = StartingHerder()
+        """Until the herder exists, /health answers 503 "starting" with the step, as Kafka's."""
+        self.loggers = Loggers()
+
+    def run(self, connectors: Sequence[ConnectorFile]) -> RunningWorker:
+        plugins, resolver, config = self.read_config()
+        security, tls = self.read_security(config)
+        stores = self.open_state_file(config)
+        server = self.start_rest(config, security, tls)
+        self.check_java()
+        broker = self.embedded_broker(config)
+        data_plane = self.start_data_plane(config)
+        if broker is not None:
+            self.start_broker(broker, config)
+        cluster_id = self.connect_to_kafka(config)
+        herder = self.start_herder(
+            config, stores, plugins, data_plane, cluster_id, resolver, server, connectors
+        )
+        herder.ready()
+        log.info("%s", self.timer.summary(spark_progress(data_plane.engine)))
+        gc.collect()
+        gc.freeze()  # start-up's objects are never garbage: no collection looks at them again
+        return RunningWorker(herder, server.url, self.parts, broker)
+
+    def read_config(self) -> tuple[Plugins, ConfigResolver, WorkerConfig]:
+        """The plugins first (config providers are plugins, and the worker's own keys may
+        refer to them), then the worker config, built once, with its references resolved."""
+        self.redactor.add_passwords(client_passwords(self.props))
+        self.parts.add("log redaction", install_redaction(self.redactor))
+        with self.timer.phase("plugins"):
+            plugins = Plugins(
+                plugin_path_of(self.props), plugin_modules=plugin_modules_of(self.props)
+            )
+        resolver = load_config_providers(self.props, plugins, self.redactor)
+        self.parts.add("config providers", resolver.close)
+        config = WorkerConfig(resolve_worker_props(self.props, resolver))
+        for warning in replaced_key_warnings(config.raw):
+            log.warning("%s", warning)
+        return plugins, resolver, config
+
+    def read_security(self, config: WorkerConfig) -> tuple[RestSecurity, ssl.SSLContext | None]:
+        """Keystores and the credentials file: a bad one fails before anything starts."""
+        security = config.rest_security()
+        return security, server_context(security.tls) if security.tls is not None else None
+
+    def open_state_file(self, config: WorkerConfig) -> Stores:
+        """Before the broker starts or Kafka is contacted: a second worker on a file another
+        one owns, or a damaged or newer file, stops here having done nothing. Stopped last, so
+        the file stays owned until everything else has stopped."""
+        with self.timer.phase("state file"):
+            stores = _open_state_file(config)
+        if stores.close is not None:
+            self.parts.add("state store", stores.close)
+        return stores
+
+    def start_rest(
+        self, config: WorkerConfig, security: RestSecurity, tls: ssl.SSLContext | None
+    ) -> RestServer:
+        """Before anything slow: a taken port stops the start at once, having started nothing."""
+        with self.timer.phase("REST"):
+            app = create_app(self.starting, self.loggers, security)
+            server = RestServer(app, config.listeners, tls)
+            server.start()
+        self.parts.add("REST server", server.stop)
+        return server
+
+    def check_java(self) -> None:
+        """Before the broker, Kafka and Spark: without Java, Spark cannot run."""
+        self.starting.step = "Checking Java."
+        with self.timer.phase("Java"):
+            check_java()
+
+    def embedded_broker(self, config: WorkerConfig) -> EmbeddedBroker | None:
+        """The embedded broker, not started yet. Added before the data plane, so stopped after
+        it (a broker not started stops at once): Tansu exits on SIGTERM only once its clients
+        are gone, else it is killed after 5 s."""
+        if not config.embedded_broker_enable:
+            return None
         broker = EmbeddedBroker(
             port=config.embedded_broker_port, niceness=config.data_plane_niceness
         )
-        # Added before the data plane, so stopped after it (a broker not started stops at
-        # once): Tansu exits on SIGTERM only once its clients are gone, else it is killed
-        # after 5 s.
-        parts.add("embedded broker", broker.stop)
-    # The data plane (the tasks and Spark, in a process of their own): Spark takes longest to
-    # start, so it starts now, beside the broker, Kafka and the herder.
-    with timer.phase("data plane"):
-        data_plane = start_data_plane(config)
-    parts.add("data plane", data_plane.close)
-    loggers.peer = data_plane
-    if broker is not None:
-        starting.step = "Starting the embedded broker."
-        with timer.phase("broker"):
+        self.parts.add("embedded broker", broker.stop)
+        return broker
+
+    def start_data_plane(self, config: WorkerConfig) -> DataPlaneProcess:
+        """The tasks and Spark, in a process of their own: Spark takes longest to start, so it
+        starts now, beside the broker, Kafka and the herder."""
+        with self.timer.phase("data plane"):
+            data_plane = start_data_plane(config)
+        self.parts.add("data plane", data_plane.close)
+        self.loggers.peer = data_plane
+        return data_plane
+
+    def start_broker(self, broker: EmbeddedBroker, config: WorkerConfig) -> None:
+        self.starting.step = "Starting the embedded broker."
+        with self.timer.phase("broker"):
             broker.start()
-        props = {
-            # Tansu holds a group join for half the session timeout (Kafka's default: 45 s),
-            # so a sink would wait 22 s for its partitions, and again for each new topic.
-            SESSION_TIMEOUT_KEY: EMBEDDED_SESSION_TIMEOUT_MS,
-            **props,
-            "bootstrap.servers": broker.bootstrap_servers,
-        }
-        config = WorkerConfig(props)
+        # Tansu holds a group join for half the session timeout (Kafka's default: 45 s), so a
+        # sink would wait 22 s for its partitions, and again for each new topic.
+        defaults = {SESSION_TIMEOUT_KEY: EMBEDDED_SESSION_TIMEOUT_MS}
+        config.use_embedded_broker(broker.bootstrap_servers, defaults)
         log.info("Embedded broker listening at %s", broker.bootstrap_servers)
-    starting.step = f"Connecting to Kafka at {','.join(config.bootstrap_servers)}."
-    with timer.phase("Kafka"):
-        cluster_id = connect_to_kafka(config)
-    starting.step = "Starting connectors."
-    with timer.phase("connectors"):
-        worker_id = config.worker_id(server.host, server.port)
-        status = StatusReporter(
-            stores.statuses, worker_id, config.status_retry_policy, redactor=redactor
-        )
-        parts.add("status retries", status.close)
-        herder = build_herder(config, stores, plugins, data_plane, status, cluster_id, resolver)
-        starting.herder = herder
-        parts.add("herder", herder.stop)
-        # Stopped first (stop runs in reverse): no request reaches a stopping herder.
-        parts.add("REST server (stops first)", server.stop)
-        herder.start()
-        for connector in connectors:
-            _create_from_file(herder, connector)
-    herder.ready()
-    log.info("%s", timer.summary(spark_progress(data_plane.engine)))
-    gc.collect()
-    gc.freeze()  # start-up's objects are never garbage: no collection looks at them again
-    return RunningWorker(herder, server.url, parts, broker)
+
+    def connect_to_kafka(self, config: WorkerConfig) -> str:
+        self.starting.step = f"Connecting to Kafka at {','.join(config.bootstrap_servers)}."
+        with self.timer.phase("Kafka"):
+            return connect_to_kafka(config)
+
+    def start_herder(
+        self,
+        config: WorkerConfig,
+        stores: Stores,
+        plugins: Plugins,
+        data_plane: DataPlaneProcess,
+        cluster_id: str,
+        resolver: ConfigResolver,
+        server: RestServer,
+        connectors: Sequence[ConnectorFile],
+    ) -> StandaloneHerder:
+        """The herder, its stored connectors, then those of the command line."""
+        self.starting.step = "Starting connectors."
+        with self.timer.phase("connectors"):
+            worker_id = config.worker_id(server.host, server.port)
+            status = StatusReporter(
+                stores.statuses, worker_id, config.status_retry_policy, redactor=self.redactor
+            )
+            self.parts.add("status retries", status.close)
+            herder = build_herder(config, stores, plugins, data_plane, status, cluster_id, resolver)
+            self.starting.herder = herder
+            self.parts.add("herder", herder.stop)
+            # Stopped first (stop runs in reverse): no request reaches a stopping herder.
+            self.parts.add("REST server (stops first)", server.stop)
+            herder.start()
+            for connector in connectors:
+                _create_from_file(herder, connector)
+        return herder
 
 
 def connect_to_kafka(config: WorkerConfig) -> str:

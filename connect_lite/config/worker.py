@@ -466,9 +466,11 @@ class WorkerConfig:
         """The parsed value (or default) of a declared key."""
         return self._values[key]
 
-    def with_bootstrap_servers(self, servers: str) -> WorkerConfig:
-        """A copy whose bootstrap.servers is ``servers`` (used for the embedded broker)."""
-        return WorkerConfig({**self.raw, "bootstrap.servers": servers})
+    def use_embedded_broker(self, servers: str, defaults: Mapping[str, str]) -> None:
+        """Point this config at the embedded broker once it listens at ``servers``;
+        ``defaults`` fill keys the worker does not set (the consumers' session timeout)."""
+        self.raw = {**defaults, **self.raw, "bootstrap.servers": servers}
+        self._values = _parse_worker(self.raw)
 
     @property
     def bootstrap_servers(self) -> list[str]:

@@ -58,7 +58,9 @@ def test_bootstrap_servers_required_without_embedded_broker() -> None:
 def test_bootstrap_servers_optional_with_embedded_broker() -> None:
     config = WorkerConfig({"embedded.broker.enable": "true"})
     assert config.bootstrap_servers == []
-    assert config.with_bootstrap_servers("127.0.0.1:4567").bootstrap_servers == ["127.0.0.1:4567"]
+    config.use_embedded_broker("127.0.0.1:4567", {"consumer.session.timeout.ms": "6000"})
+    assert config.bootstrap_servers == ["127.0.0.1:4567"]
+    assert config.raw["consumer.session.timeout.ms"] == "6000"
 
 
 def test_one_line_per_problem_naming_the_key() -> None:
