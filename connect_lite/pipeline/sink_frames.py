@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -60,15 +59,6 @@ _LOGICAL: dict[str, Callable[[Schema], pa.DataType]] = {
     logical.TIME: lambda _: pa.int32(),
     logical.DECIMAL: lambda s: pa.decimal128(38, logical.scale_of(s)),
 }
-
-
-@dataclass(frozen=True)
-class SinkFrame:
-    """One run of a batch as a DataFrame: ``positions`` are the records' places in the
-    batch handed to :func:`sink_frames`."""
-
-    positions: list[int]
-    frame: DataFrame
 
 
 def frame_type(schema: Schema) -> pa.DataType | None:
@@ -246,25 +236,11 @@ def sink_frame(
     return engine.session().createDataFrame(frame_table(records, header_converter))
 
 
-def sink_frames(
-    engine: SparkEngine,
-    records: Sequence[SinkRecord],
-    header_converter: HeaderConverter | None,
-) -> list[SinkFrame]:
-    """The batch as DataFrames, one per run of records with the same schemas, in order."""
-    return [
-        SinkFrame(run, sink_frame(engine, [records[i] for i in run], header_converter))
-        for run in schema_runs(records)
-    ]
-
-
 __all__ = [
-    "SinkFrame",
     "frame_table",
     "frame_type",
     "inferred",
     "json_text",
     "schema_runs",
     "sink_frame",
-    "sink_frames",
 ]

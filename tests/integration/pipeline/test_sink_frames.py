@@ -5,13 +5,47 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pytest
+from pyspark.sql import DataFrame
 
-from connect_lite.api import Header, Headers, Schema, SchemaBuilder, SinkRecord, Struct, logical
+from connect_lite.api import (
+    Header,
+    HeaderConverter,
+    Headers,
+    Schema,
+    SchemaBuilder,
+    SinkRecord,
+    Struct,
+    logical,
+)
 from connect_lite.converters.simple_header import SimpleHeaderConverter
 from connect_lite.pipeline import SparkEngine
-from connect_lite.pipeline.sink_frames import sink_frames
+from connect_lite.pipeline.sink_frames import schema_runs, sink_frame
+
+
+@dataclass(frozen=True)
+class SinkFrame:
+    """One run of a batch as a DataFrame: ``positions`` are the records' places in the
+    batch handed to :func:`sink_frames`."""
+
+    positions: list[int]
+    frame: DataFrame
+
+
+def sink_frames(
+    engine: SparkEngine,
+    records: Sequence[SinkRecord],
+    header_converter: HeaderConverter | None,
+) -> list[SinkFrame]:
+    """The batch as DataFrames, one per run of records with the same schemas, in order."""
+    return [
+        SinkFrame(run, sink_frame(engine, [records[i] for i in run], header_converter))
+        for run in schema_runs(records)
+    ]
+
 
 pytestmark = pytest.mark.integration
 

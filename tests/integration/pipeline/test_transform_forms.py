@@ -39,11 +39,11 @@ from connect_lite.api import (
 )
 from connect_lite.control.components import transform_chain
 from connect_lite.pipeline import SinkJob, SourceJob, SparkEngine
-from connect_lite.pipeline import column_plan as expressions
 from connect_lite.plugins.registry import Plugins
 from connect_lite.protocol.job_spec import JobSpec, TransformSpec
 from tests.chain_config import chain_config
 from tests.integration.pipeline import plugins
+from tests.integration.pipeline.column_forms import run_expressions
 from tests.integration.pipeline.jobs import Message, spec
 
 pytestmark = pytest.mark.integration
@@ -331,7 +331,7 @@ def test_forms_agree(engine: SparkEngine, case: Case, data: str) -> None:
     assert arrow == expected
 
     chain = [(s.factory(), None if s.predicate is None else s.predicate(), s.negate) for s in specs]
-    columns = expressions.run_expressions(engine, "forms", chain, records)
+    columns = run_expressions(engine, "forms", chain, records)
     if data == "struct" and case.compiles:
         assert columns is not None, f"{case.name} did not compile"
         for i, (got, want) in enumerate(zip(columns, expected, strict=True)):
