@@ -181,7 +181,7 @@ class BatchJob:
 def where_record(record: SourceRecord | SinkRecord) -> str:
     if isinstance(record, SourceRecord):
         return where_source(record)
-    return where_sink((record.topic, record.kafka_partition, record.kafka_offset))
+    return where_message(record.topic, record.kafka_partition, record.kafka_offset)
 
 
 def where_source(record: SourceRecord) -> str:
@@ -193,5 +193,9 @@ def where_source(record: SourceRecord) -> str:
     )
 
 
-def where_sink(row: tuple[str, int | None, int | None] | MessageRow) -> str:
-    return f"topic='{row[0]}', partition={row[1]}, offset={row[2]}"
+def where_sink(row: MessageRow) -> str:
+    return where_message(row.topic, row.partition, row.offset)
+
+
+def where_message(topic: str, partition: int | None, offset: int | None) -> str:
+    return f"topic='{topic}', partition={partition}, offset={offset}"

@@ -22,6 +22,7 @@ from connect_lite.pipeline.chunks import (
     SinkInput,
     SourceChunk,
     SourceInput,
+    sink_record,
 )
 from connect_lite.pipeline.executor import BuildError, Components
 from connect_lite.pipeline.plugin_calls import (
@@ -39,7 +40,6 @@ from connect_lite.pipeline.record_errors import (
 )
 
 _EMPTY_HEADERS = Headers()
-TIMESTAMP_TYPES: dict[int | str, str] = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
 """confluent-kafka's timestamp type numbers; a name given as a string is kept as it is."""
 
 SOURCE_FIELDS = ("topic", "key", "key_schema", "value", "value_schema", "headers")
@@ -172,10 +172,9 @@ def sink_chunk(comps: Components, chunk: SinkInput) -> SinkChunk | RecordsChunk[
 
     def record(i: int) -> SinkRecord:
         r = chunk.row(i)
-        return SinkRecord(
-            r[0], r[1], r[2], keys[i].value, values[i].value, keys[i].schema, values[i].schema,
-            r[6], TIMESTAMP_TYPES.get(r[7], r[7]), headers[i],
-        )  # fmt: skip
+        return sink_record(
+            r, keys[i].value, keys[i].schema, values[i].value, values[i].schema, headers[i]
+        )
 
     return _chained(comps, ((i, record(i)) for i in kept), failures)
 

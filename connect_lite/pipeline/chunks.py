@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol
+from typing import Any, Generic, NamedTuple, Protocol
 
 from connect_lite.api.data import Headers, Schema
 from connect_lite.api.records import R, SinkRecord, SourceRecord
@@ -19,11 +19,40 @@ from connect_lite.pipeline.record_errors import RecordError
 SerializedHeaders = list[tuple[str, bytes | None]]
 """Headers as Kafka carries them: (key, serialized value) pairs."""
 
-MessageRow = tuple[
-    str, int, int, bytes | None, bytes | None, SerializedHeaders | None, int | None, str
-]
-"""A consumed message as a sink chunk carries it: (topic, partition, offset, key, value,
-headers, timestamp, timestamp_type)."""
+TIMESTAMP_TYPES: dict[int | str, str] = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
+"""Kafka's timestamp types, by librdkafka's number, as SinkRecord names them."""
+"""Headers as Kafka carries them: (key, serialized value) pairs."""
+
+
+class MessageRow(NamedTuple):
+    """A consumed message as a sink batch carries it. The Kafka consumer's messages are
+    tuples of the same fields (``kafka.consumer.ConsumedMessage``), taken as they are."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: SerializedHeaders | None
+    timestamp: int | None
+    timestamp_type: str
+
+
+def sink_record(
+    row: MessageRow,
+    key: Any,
+    key_schema: Schema | None,
+    value: Any,
+    value_schema: Schema | None,
+    headers: Headers,
+) -> SinkRecord:
+    """The SinkRecord of a message, with its key, value and headers converted. (A function,
+    not a method: the Kafka consumer's messages are rows too, without it.)"""
+    timestamp_type = TIMESTAMP_TYPES.get(row.timestamp_type, row.timestamp_type)
+    return SinkRecord(
+        row.topic, row.partition, row.offset, key, value, key_schema, value_schema,
+        row.timestamp, timestamp_type, headers,
+    )  # fmt: skip
 
 
 class Message(Protocol):
@@ -77,15 +106,15 @@ class SinkInput:
     def of(cls, rows: Sequence[MessageRow], base: int = 0, *, meta: bool = True) -> SinkInput:
         """The columns of ``rows``; without ``meta`` when only their conversion is wanted."""
         return cls(
-            [r[0] for r in rows],
-            [r[3] for r in rows],
-            [r[4] for r in rows],
-            [r[5] for r in rows],
+            [r.topic for r in rows],
+            [r.key for r in rows],
+            [r.value for r in rows],
+            [r.headers for r in rows],
             (
-                [r[1] for r in rows],
-                [r[2] for r in rows],
-                [r[6] for r in rows],
-                [r[7] for r in rows],
+                [r.partition for r in rows],
+                [r.offset for r in rows],
+                [r.timestamp for r in rows],
+                [r.timestamp_type for r in rows],
             )
             if meta
             else None,
@@ -96,7 +125,7 @@ class SinkInput:
         """Message ``i`` as a row (the input has ``meta``)."""
         assert self.meta is not None, "a SinkInput without meta has no whole rows"
         partitions, offsets, timestamps, types = self.meta
-        return (
+        return MessageRow(
             self.topics[i], partitions[i], offsets[i], self.keys[i], self.values[i],
             self.headers[i], timestamps[i], types[i],
         )  # fmt: skip

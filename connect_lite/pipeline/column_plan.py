@@ -212,7 +212,7 @@ def plan_sink(
     compiled = _compile(engine, chain, probe, given, typed)
     if compiled is None or not compiled.sides <= typed:
         return None
-    if compiled.needs_timestamp and any(r[6] is None for r in rows):
+    if compiled.needs_timestamp and any(r.timestamp is None for r in rows):
         return None  # the Arrow form reports those records
     fields = _ROW_FIELDS + _side_fields(given, typed)
     fields += [("rest", pa.binary()), ("retries", pa.int64())]

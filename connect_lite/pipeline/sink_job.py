@@ -18,14 +18,15 @@ from connect_lite.api.data import Headers
 from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.pipeline import column_compilers, column_plan
 from connect_lite.pipeline.batch_job import BatchJob, where_sink
-from connect_lite.pipeline.chunk_work import TIMESTAMP_TYPES
 from connect_lite.pipeline.chunks import (
+    TIMESTAMP_TYPES,
     ChunkResult,
     Message,
     MessageRow,
     RecordsChunk,
     SinkChunk,
     SinkInput,
+    sink_record,
 )
 from connect_lite.pipeline.columns import decoder
 from connect_lite.pipeline.executor import gc_paused
@@ -34,7 +35,7 @@ from connect_lite.pipeline.transfer import map_sink_rows, to_arrow
 
 log = logging.getLogger(__name__)
 
-_FIELDS = ("topic", "partition", "offset", "key", "value", "headers", "timestamp", "timestamp_type")
+_FIELDS = MessageRow._fields
 _MESSAGE = operator.attrgetter(*_FIELDS)
 
 
@@ -46,7 +47,7 @@ def _rows(messages: Sequence[Message]) -> Sequence[MessageRow]:
     kind = type(messages[0])
     if getattr(kind, "_fields", None) == _FIELDS and all(type(m) is kind for m in messages):
         return cast("Sequence[MessageRow]", messages)
-    return list(map(_MESSAGE, messages))
+    return [MessageRow(*fields) for fields in map(_MESSAGE, messages)]
 
 
 @dataclass
@@ -64,7 +65,7 @@ class SinkBatchResult:
     def offsets(self) -> list[tuple[str, int, int]]:
         """(topic, partition, offset) of every input (made on demand: the task reads the
         offsets from its own messages)."""
-        return [(r[0], r[1], r[2]) for r in self.inputs]
+        return [(r.topic, r.partition, r.offset) for r in self.inputs]
 
     def next_offsets(self) -> dict[TopicPartition, int]:
         """Per partition, the offset after the last input message (what a commit stores)."""
@@ -106,17 +107,14 @@ class SinkJob(BatchJob):
         try:
             if self._probe_converters is None:
                 self._probe_converters = (self.spec.key_converter(), self.spec.value_converter())
-            key = self._probe_converters[0].to_connect_data(row[0], row[3])
-            value = self._probe_converters[1].to_connect_data(row[0], row[4])
+            key = self._probe_converters[0].to_connect_data(row.topic, row.key)
+            value = self._probe_converters[1].to_connect_data(row.topic, row.value)
         except Exception:
             return None  # the job reports it against the record
         if key.schema is None and value.schema is None:
             return None
-        headers = Headers.of((k, v) for k, v in row[5] or ())  # only their keys matter here
-        return SinkRecord(
-            row[0], row[1], row[2], key.value, value.value, key.schema, value.schema, row[6],
-            TIMESTAMP_TYPES.get(row[7], row[7]), headers,
-        )  # fmt: skip
+        headers = Headers.of((k, v) for k, v in row.headers or ())  # only their keys matter here
+        return sink_record(row, key.value, key.schema, value.value, value.schema, headers)
 
     def _run_as_columns(self, rows: Sequence[MessageRow]) -> SinkBatchResult | None:
         """One job: converters in Python workers emit typed rows, the chain runs as Spark
@@ -173,7 +171,6 @@ class SinkJob(BatchJob):
         empty = Headers()
         for r, i in enumerate(data["idx"]):
             row = rows[i]
-            ts_type = TIMESTAMP_TYPES.get(row[7], row[7])
             rest = data["rest"][r]
             if rest is not None:
                 unfit = pickle.loads(rest)  # a RecordError, or (key, value, headers)
@@ -181,10 +178,7 @@ class SinkJob(BatchJob):
                     result.errors.append(dataclasses.replace(unfit, where=where_sink(row)))
                     continue
                 key, value, headers = unfit
-                record = SinkRecord(
-                    row[0], row[1], row[2], key.value, value.value, key.schema, value.schema,
-                    row[6], ts_type, headers,
-                )  # fmt: skip
+                record = sink_record(row, key.value, key.schema, value.value, value.schema, headers)
                 others.append((i, record))
             elif not data["kept"][r]:
                 result.dropped.append(i)
@@ -197,9 +191,10 @@ class SinkJob(BatchJob):
                 )
                 blob = data["headers"][r]
                 record = SinkRecord(
-                    data["topic"][r], data["partition"][r], row[2], key, value,
+                    data["topic"][r], data["partition"][r], row.offset, key, value,
                     planned.schemas["key"], planned.schemas["value"], data["timestamp"][r],
-                    ts_type, empty if blob is None else pickle.loads(blob),
+                    TIMESTAMP_TYPES.get(row.timestamp_type, row.timestamp_type),
+                    empty if blob is None else pickle.loads(blob),
                 )  # fmt: skip
                 kept.append((i, record))
         if others:  # other schemas than the first message's, or nulls: the Arrow form
@@ -234,11 +229,10 @@ class SinkJob(BatchJob):
             return
         if not isinstance(chunk, SinkChunk):
             return  # the chunk failed as a whole: nothing kept
-        append, ts_name = out.records.append, TIMESTAMP_TYPES.get
+        append = out.records.append
         columns = (chunk.key_schemas, chunk.keys, chunk.value_schemas, chunk.values, chunk.headers)
         for index, ks, kv, vs, vv, hs in zip(kept, *columns, strict=True):
-            r = rows[index]
-            append(SinkRecord(r[0], r[1], r[2], kv, vv, ks, vs, r[6], ts_name(r[7], r[7]), hs))
+            append(sink_record(rows[index], kv, ks, vv, vs, hs))
 
 
 def _unpickled(blob: bytes | None) -> Any:

@@ -8,7 +8,7 @@ import pytest
 
 from connect_lite.api.records import TopicPartition
 from connect_lite.kafka import ConsumedMessage
-from connect_lite.pipeline.chunks import SinkInput
+from connect_lite.pipeline.chunks import MessageRow, SinkInput
 from connect_lite.pipeline.sink_job import SinkBatchResult, _rows
 
 
@@ -51,7 +51,7 @@ def test_no_messages_no_rows():
 
 
 def test_a_chunk_carries_columns_and_gives_back_whole_rows():
-    rows = [tuple(consumed(n)) for n in range(5)]
+    rows = [MessageRow(*consumed(n)) for n in range(5)]
     chunk = SinkInput.of(rows[1:4], base=1)
     assert chunk.topics == ["t"] * 3
     assert chunk.values == [b"v1", b"v2", b"v3"]
@@ -60,7 +60,7 @@ def test_a_chunk_carries_columns_and_gives_back_whole_rows():
 
 
 def test_a_chunk_without_meta_has_no_whole_rows():
-    chunk = SinkInput.of([tuple(consumed(1))], meta=False)
+    chunk = SinkInput.of([MessageRow(*consumed(1))], meta=False)
     assert chunk.meta is None and chunk.keys == [b"k"]
     with pytest.raises(AssertionError):
         chunk.row(0)
