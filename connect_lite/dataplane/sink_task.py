@@ -138,7 +138,7 @@ class WorkerSinkTask(WorkerTask):
         self._started = False
         self._context = _Context(self, task_config)
         self._pipeline: BatchPipeline[Any, SinkBatchResult] = BatchPipeline(
-            f"batch job-{self.id}", self._run_job, self._deliver
+            f"job-{self.id}", self._run_job, self._deliver
         )
         self.errors = build_handler(
             error_handling,
@@ -328,7 +328,7 @@ class WorkerSinkTask(WorkerTask):
 
     def _put_failed(self, error: Exception) -> ConnectError:
         return ConnectError(
-            "Exiting WorkerSinkTask due to unrecoverable exception: error in batch job "
+            "Exiting WorkerSinkTask due to unrecoverable exception: error in stage "
             f"{TASK_PUT} ({public_class_name(type(self.plugin))}): "
             f"{type(error).__qualname__}: {error}"
         )

@@ -93,7 +93,7 @@ class WorkerSourceTask(WorkerTask):
         # _send_lock keeps a commit from acknowledging a batch whose records are still being
         # handed to the producer.
         self._pipeline: BatchPipeline[SourceRecord, None] = BatchPipeline(
-            f"batch job-{self.id}", self._run_and_send, lambda _batch, _none: None
+            f"job-{self.id}", self._run_and_send, lambda _batch, _none: None
         )
         self._sender = ThreadPoolExecutor(1, thread_name_prefix=f"send-{self.id}")
         self._sending: Future[None] | None = None

@@ -167,7 +167,7 @@ def _python_path(given: str | None) -> str:
 
 def owner_tag(owner: str) -> str:
     """The job tag of a batch job's jobs (Spark's tags may not contain commas)."""
-    return "connect-lite-batch job:" + owner.replace(",", "_")
+    return "connect-lite-job:" + owner.replace(",", "_")
 
 
 class JobGroup:

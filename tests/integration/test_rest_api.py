@@ -514,7 +514,7 @@ def test_http_details(worker: WorkerProcess) -> None:
     assert worker.rest.put("/admin/loggers/x", {"level": "LOUD"}).status == 404
 
 
-def test_transforms_and_predicates_run_in_the_stage(worker: WorkerProcess) -> None:
+def test_transforms_and_predicates_run_in_the_batch_job(worker: WorkerProcess) -> None:
     topic = unique("tx")
     out = worker.workdir / f"{topic}.jsonl"
     commits = worker.workdir / f"{topic}.commits"

@@ -17,7 +17,7 @@ from connect_lite.worker_main import StartingHerder, StartupTimer, connect_to_ka
 from tests.unit.rest.fake_herder import FakeHerder
 
 
-def test_before_the_herder_exists_health_is_starting_with_the_stage_and_the_rest_503() -> None:
+def test_before_the_herder_exists_health_is_starting_with_the_step_and_the_rest_503() -> None:
     starting = StartingHerder()
     starting.step = "Connecting to Kafka at 127.0.0.1:9092."
     client = create_app(starting, Loggers()).test_client()

@@ -115,7 +115,7 @@ def test_schemaless_and_failing_batches_use_the_arrow_form(engine: SparkEngine) 
     bad = [*messages, Message("people-raw", 0, 9, None, b"{not json")]
     outcome = failing.run(bad, tolerate_errors=True)
     assert [e.index for e in outcome.errors] == [3]
-    assert outcome.errors[0].job == "VALUE_CONVERTER"
+    assert outcome.errors[0].stage == "VALUE_CONVERTER"
     assert outcome.indices == [0, 1, 2]
 
 

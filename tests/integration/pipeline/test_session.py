@@ -155,7 +155,7 @@ def running_job(tracker: Any, group: str) -> int:
 
 
 @pytest.mark.timeout(240)
-def test_cancel_stops_a_running_stage_from_another_thread(engine: SparkEngine, tmp_path):
+def test_cancel_stops_a_running_job_from_another_thread(engine: SparkEngine, tmp_path):
     """Every record waits for a file that does not exist: only cancel can end the job."""
     gate = tmp_path / "gate"
     blocked = TransformSpec(functools.partial(plugins.WaitForFile, str(gate)))
@@ -200,7 +200,7 @@ def test_split_covers_everything(n: int):
     assert len(bounds) == min(n, 4)
 
 
-def test_a_cancelled_stage_starts_no_later_job(engine: SparkEngine) -> None:
+def test_a_cancelled_job_starts_no_later_spark_job(engine: SparkEngine) -> None:
     """A task asked to stop while its batch waited (e.g. for Spark's start) runs no job."""
     spec = JobSpec(
         "cancelled-early", plugins.Utf8Converter, plugins.Utf8Converter, plugins.Utf8HeaderConverter
@@ -214,7 +214,7 @@ def test_a_cancelled_stage_starts_no_later_job(engine: SparkEngine) -> None:
 
 
 @pytest.mark.timeout(240)
-def test_a_late_cancel_of_a_replaced_stage_leaves_its_successor_running(
+def test_a_late_cancel_of_a_replaced_job_leaves_its_successor_running(
     engine: SparkEngine, tmp_path
 ) -> None:
     """A task's restart makes a new batch job in the same job group (its scheduler pool): the

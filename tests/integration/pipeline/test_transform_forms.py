@@ -373,7 +373,7 @@ def _messages(records: list[SinkRecord]) -> list[Message]:
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.compiles], ids=lambda c: c.name)
-def test_stages_give_the_same_records_in_both_forms(engine: SparkEngine, case: Case) -> None:
+def test_batch_jobs_give_the_same_records_in_both_forms(engine: SparkEngine, case: Case) -> None:
     """The production paths: a source batch and a sink batch (bytes in) with a schema, run
     with the column form and with the Arrow form, give the same results."""
     records = _struct_records()
@@ -424,12 +424,12 @@ def _assert_every_source_record_fails(
         job = SourceJob(engine, _job_spec(f"src-{case.name}-{columns}", specs, columns), "s")
         with pytest.raises(DataError, match=re.escape(NOT_A_SINK_RECORD)) as raised:
             job.run(sources)
-        assert raised.value.job == "TRANSFORMATION"  # type: ignore[attr-defined]
+        assert raised.value.stage == "TRANSFORMATION"  # type: ignore[attr-defined]
         assert raised.value.record_index == 0  # type: ignore[attr-defined]
         tolerated = job.run(sources, tolerate_errors=True)
         assert tolerated.records == []
         assert [e.index for e in tolerated.errors] == list(range(len(sources)))
-        assert {(e.job, e.message) for e in tolerated.errors} == {
+        assert {(e.stage, e.message) for e in tolerated.errors} == {
             ("TRANSFORMATION", NOT_A_SINK_RECORD)
         }
 
@@ -444,9 +444,9 @@ engine = SparkEngine(conftest.SPARK_CONF)  # lazy: no session until a batch job 
 try:  # as for a worker's first batch while its background start is still under way
     case = next(c for c in forms.CASES if c.name == "regex-router")
     specs = forms._transform_specs(case.config)
-    batch job = SinkJob(engine, forms._stage_spec("first", specs, True), "s")
-    result = batch job.run(forms._messages(forms._struct_records()), tolerate_errors=True)
-    print(json.dumps({"compiled": batch job.compiled_batches, "records": len(result.records)}))
+    job = SinkJob(engine, forms._job_spec("first", specs, True), "s")
+    result = job.run(forms._messages(forms._struct_records()), tolerate_errors=True)
+    print(json.dumps({"compiled": job.compiled_batches, "records": len(result.records)}))
 finally:
     engine.stop()
 """

@@ -33,7 +33,7 @@ def test_a_lone_record_goes_at_once() -> None:
     assert batch == [7]
 
 
-def test_while_a_batch_is_in_the_stage_the_next_grows_until_the_stage_is_done() -> None:
+def test_while_a_batch_is_in_its_job_the_next_grows_until_the_job_is_done() -> None:
     polls = [[1], [], [2, 3], [], [4], [9]]
     waits: list[float] = []
     busy_answers = iter([True, True, True, True, True, True, False])
@@ -47,7 +47,7 @@ def test_while_a_batch_is_in_the_stage_the_next_grows_until_the_stage_is_done() 
     assert waits == [IN_FLIGHT_SLICE_S] * 5 + [0.0]  # short waits; the last takes what waits
 
 
-def test_a_finished_stage_ends_the_batch_even_empty() -> None:
+def test_a_finished_job_ends_the_batch_even_empty() -> None:
     busy_answers = iter([True, True, False])
     batch = collect_batch(
         lambda _r, _w: [], Batching(10, 500), lambda: False, lambda: next(busy_answers)
@@ -106,7 +106,7 @@ def test_finish_delivers_drop_forgets_and_close_waits() -> None:
     assert delivered == [[1]]
 
 
-def test_a_failed_stage_raises_when_its_batch_is_delivered() -> None:
+def test_a_failed_job_raises_when_its_batch_is_delivered() -> None:
     def run(batch: list[int]) -> int:
         raise ValueError("batch job failed")
 
@@ -117,7 +117,7 @@ def test_a_failed_stage_raises_when_its_batch_is_delivered() -> None:
     pipeline.close()
 
 
-def test_busy_is_true_only_while_a_batch_is_in_the_stage() -> None:
+def test_busy_is_true_only_while_a_batch_is_in_its_job() -> None:
     release = threading.Event()
     pipeline = BatchPipeline("test", lambda b: release.wait(5), lambda b, r: None)
     assert not pipeline.busy

@@ -128,7 +128,7 @@ class Comps:
     spec: Spec = field(default_factory=Spec)
 
 
-def test_retry_of_reads_the_stage_spec_and_is_none_by_default() -> None:
+def test_retry_of_reads_the_job_spec_and_is_none_by_default() -> None:
     assert retry_of(Comps()) is None
     assert retry_of(object()) is None
     policy = retry_of(Comps(Spec(5000, 2000)))

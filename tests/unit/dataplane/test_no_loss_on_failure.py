@@ -32,7 +32,7 @@ from tests.unit.dataplane.test_sink_redelivery import TP0, FakeConsumer, FakeJob
 
 PER_BATCH = 3
 PARTITION = {"file": "in.txt"}
-JOB_FAILED = "Job aborted due to batch job failure: executor lost"
+JOB_FAILED = "Job aborted due to stage failure: executor lost"
 
 
 class RecordingStatus:
