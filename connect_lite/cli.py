@@ -1,4 +1,5 @@
-"""The command line: ``connect-lite [options] worker.properties [connector files ...]``."""
+"""The command line: ``connect-lite [options] worker.properties [connector files ...]``, and
+``connect-lite consume TOPIC``, which prints what a topic holds."""
 
 from __future__ import annotations
 
@@ -9,13 +10,17 @@ import platform
 import signal
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from connect_lite import __version__
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.properties import ConnectorFile, load_properties
 from connect_lite.logs.setup import LOG_FORMATS, LOG_LEVELS, configure_logging
+
+if TYPE_CHECKING:
+    from connect_lite.kafka import Admin
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +40,23 @@ JSON map with "name", a {"name", "config", "initial_state"} JSON object, or a .p
 all are read before the worker starts. A connector that exists in the state file already is
 kept as stored."""
 
-_EPILOG = """\
+_EPILOG = f"""\
 exit codes: 0 stopped by SIGTERM or SIGINT; 1 bad usage, or a file on the command line cannot
 be read; 2 start-up failure (for example a bad worker config); 3 a connector file is invalid
-or its connector cannot be created."""
+or its connector cannot be created.
+
+{PROG} consume --help: print the records of a topic."""
+
+CONSUME = "consume"
+"""The first argument that runs ``connect-lite consume`` instead of a worker."""
+
+_CONSUME_DESCRIPTION = """\
+Print the values of a topic's records, one a line (UTF-8; "null" for a null value), from the
+beginning of every partition, without a consumer group: like kafka-console-consumer.sh
+--from-beginning. Waits for the topic to exist. With the embedded broker, the worker logs its
+address ("Embedded broker listening at 127.0.0.1:PORT"), or set embedded.broker.port.
+
+exit codes: 0 done; 1 bad usage; 2 the topic did not appear within --timeout-ms."""
 
 
 class _UsageError(Exception):
@@ -124,6 +142,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def build_consume_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=f"{PROG} {CONSUME}",
+        description=_CONSUME_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("topic", help="the topic to read")
+    parser.add_argument(
+        "--bootstrap-server", required=True, metavar="HOST:PORT", help="the Kafka brokers"
+    )
+    parser.add_argument(
+        "--max-messages", type=int, metavar="N", help="exit after N records (default: no limit)"
+    )
+    parser.add_argument(
+        "--timeout-ms",
+        type=int,
+        default=30_000,
+        metavar="MS",
+        help="exit when no record arrived for this long (default: 30000)",
+    )
+    return parser
+
+
 def version_text() -> str:
     """connect-lite's version and those of what it runs on; imports neither Spark nor Java."""
     from connect_lite.kafka.native import client_versions  # imported late: --help stays fast
@@ -148,9 +189,12 @@ def _distribution_version(name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [CONSUME]:
+        return _consume_main(argv[1:])
     parser = build_parser()
     try:
-        args = parser.parse_intermixed_args(sys.argv[1:] if argv is None else argv)
+        args = parser.parse_intermixed_args(argv)
     except _Exit as done:
         return done.status
     except _UsageError as error:
@@ -166,6 +210,88 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{PROG}: {stop}", file=sys.stderr)
         return stop.code
     return _run(props, connectors)
+
+
+def _consume_main(argv: list[str]) -> int:
+    parser = build_consume_parser()
+    try:
+        args = parser.parse_args(argv)
+    except _Exit as done:
+        return done.status
+    except _UsageError as error:
+        parser.print_usage(sys.stderr)
+        print(f"{PROG} {CONSUME}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        count = consume(args.bootstrap_server, args.topic, args.max_messages, args.timeout_ms)
+    except ConnectError as error:
+        print(f"{PROG} {CONSUME}: {error}", file=sys.stderr)
+        return EXIT_STARTUP_FAILED
+    except KeyboardInterrupt:  # Ctrl-C while waiting for the topic
+        count = 0
+    print(f"Processed a total of {count} messages", file=sys.stderr)
+    return 0
+
+
+def consume(servers: str, topic: str, max_messages: int | None, timeout_ms: int) -> int:
+    """Print ``topic``'s record values from the beginning; how many were printed.
+
+    Stops after ``max_messages``, when nothing arrived for ``timeout_ms``, or on Ctrl-C.
+    Raises ConnectError when the topic did not appear within ``timeout_ms``.
+    """
+    from connect_lite.api.records import TopicPartition
+    from connect_lite.kafka import Admin, Consumer  # imported late: --help stays fast
+
+    idle = timeout_ms / 1000
+    deadline = time.monotonic() + idle
+    with Admin({"bootstrap.servers": servers}, timeout=1.0) as admin:
+        partitions = _wait_for_partitions(admin, topic, deadline)
+    if partitions is None:
+        raise ConnectError(
+            f"Topic {topic} did not appear at {servers} within {idle:g} s "
+            "(or no broker answered there)"
+        )
+    consumer = Consumer(
+        {
+            "bootstrap.servers": servers,
+            "group.id": f"{PROG}-{CONSUME}",  # never joined: the partitions are assigned
+            "enable.auto.commit": "false",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    count = 0
+    try:
+        consumer.assign({TopicPartition(topic, p): 0 for p in range(partitions)})
+        while max_messages is None or count < max_messages:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            for message in consumer.poll_batch(10_000, min(left, 0.5)):
+                value = message.value
+                print("null" if value is None else value.decode("utf-8", "replace"), flush=True)
+                count += 1
+                deadline = time.monotonic() + idle
+                if count == max_messages:
+                    break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        consumer.close()
+    return count
+
+
+def _wait_for_partitions(admin: Admin, topic: str, deadline: float) -> int | None:
+    """How many partitions ``topic`` has, once it exists; None if it did not by ``deadline``."""
+    while True:
+        try:
+            described = admin.describe_topic(topic)
+            if described is not None and described.partitions:
+                return described.partitions
+        except ConnectError:
+            pass  # the broker is not up yet, or did not answer in time
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.2)
 
 
 def _prepare(args: argparse.Namespace) -> tuple[dict[str, str], list[ConnectorFile]]:

@@ -1,4 +1,4 @@
-"""The README's example: a source checked in Kafka, a sink checked through the offsets API."""
+"""The docs' testing example: a source checked in Kafka, a sink checked through the offsets API."""
 
 from pathlib import Path
 

@@ -1,10 +1,12 @@
-"""The README's first command on this checkout: worker, embedded broker and demo pipeline;
-and the same command with the optional lake pipeline, read back as the README shows."""
+"""The README's first command on this checkout: worker, embedded broker and demo pipeline; the
+docs' commands that work on the demo, run as written against it (the tour, the offsets, the
+active topics, the plugin versions, the OpenAPI document, the state file); and the same first
+command with the optional lake pipeline, read back as the docs show."""
 
 from __future__ import annotations
 
+import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -12,15 +14,19 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.integration.worker_process import REPO, Rest, wait_for
+from tests.integration.worker_process import REPO, Rest, lines, wait_for
+from tests.unit.docs.doc_blocks import block, run_shell
 
 pytestmark = pytest.mark.integration
 
 DATA = REPO / "data"
 SOURCE = DATA / "demo" / "input.txt"
+TARGET = DATA / "demo" / "output.txt"
+REST = Rest("http://127.0.0.1:8083")
 
 
 def _port_free(port: int) -> bool:
@@ -66,35 +72,168 @@ def stop(proc: subprocess.Popen[bytes], log: Path) -> None:
     assert proc.wait(60) == 0, log.read_text()[-3000:]
 
 
-def test_run_command_copies_the_demo_file_through_kafka(tmp_path: Path) -> None:
+def run(test_id: str) -> str:
+    """Run a docs block in the checkout, as its page says; its output."""
+    done = run_shell(block(test_id).text, REPO)
+    assert done.returncode == 0, (test_id, done.stderr)
+    assert "error_code" not in done.stdout, (test_id, done.stdout)
+    return done.stdout
+
+
+def states() -> dict[str, tuple[str, list[str]]]:
+    status = REST.get("/connectors?expand=status").body
+    return {
+        name: (s["status"]["connector"]["state"], [t["state"] for t in s["status"]["tasks"]])
+        for name, s in status.items()
+    }
+
+
+def all_running() -> bool:
+    return all(c == "RUNNING" and t and set(t) == {"RUNNING"} for c, t in states().values())
+
+
+def output_is(expected: list[str]) -> Any:
+    def check() -> bool:
+        return lines(TARGET) == expected
+
+    check.__doc__ = f"{len(expected)} lines in {TARGET.name}"
+    return check
+
+
+def test_the_two_commands_are_the_scripts_these_tests_and_ci_run() -> None:
+    commands = [line.split("#")[0].strip() for line in block("two-commands").text.splitlines()]
+    assert commands == ["scripts/run.sh", "scripts/test.sh"]
+    assert block("demo-run").text.strip() == "scripts/run.sh"
+
+
+def test_run_command_copies_the_demo_file_and_the_docs_commands_work_on_it(
+    tmp_path: Path,
+) -> None:
     with demo(tmp_path) as (proc, log):
-        target = DATA / "demo" / "output.txt"
 
         def copied() -> bool:
             alive(proc, log)
             # The demo source creates its topic with one partition: an exact, ordered copy.
-            return target.exists() and target.read_text() == SOURCE.read_text()
+            return TARGET.exists() and TARGET.read_text() == SOURCE.read_text()
 
         wait_for(copied, 180, what="the demo output file")
-        assert len(SOURCE.read_text().splitlines()) == 1000
-        status = Rest("http://127.0.0.1:8083").get("/connectors?expand=status").body
-        assert {n: s["status"]["connector"]["state"] for n, s in status.items()} == {
-            "local-file-source": "RUNNING",
-            "local-file-sink": "RUNNING",
+        assert len(lines(SOURCE)) == 1000
+        assert states() == {
+            "local-file-source": ("RUNNING", ["RUNNING"]),
+            "local-file-sink": ("RUNNING", ["RUNNING"]),
         }
+        tour()
+        openapi(tmp_path)
+        offsets()
+        active_topics()
+        plugin_versions()
+        state_file()
         stop(proc, log)
 
 
+def tour() -> None:
+    """The README's tour and Getting started's."""
+    listed = run("readme-tour").splitlines()[0]
+    assert set(json.loads(listed)) == {"local-file-source", "local-file-sink"}
+    wait_for(output_is(lines(SOURCE)), 60, what="the appended line in the output")
+    assert set(json.loads(run("tour"))) == {"local-file-source", "local-file-sink"}
+    run("tour-append")
+    wait_for(output_is(lines(SOURCE)), 60, what="the appended line in the output")
+    assert run("tour-tail") == "one more line\n"
+    assert run("tour-pause") == ""
+    wait_for(all_running, 60, what="both connectors RUNNING after the resume")
+
+
+def openapi(tmp_path: Path) -> None:
+    """The REST API page's command, in a directory of its own."""
+    done = run_shell(block("openapi-json").text, tmp_path)
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "connect-lite.json").read_text())
+    assert document["openapi"] == "3.1.0"
+
+
+def offsets() -> None:
+    """The offsets page: the sink moved back to offset 990, the source reset, a STOPPED
+    connector created and deleted with its offsets."""
+    source = lines(SOURCE)
+    sink_offsets, altered = run("offsets-sink").splitlines()
+    assert json.loads(sink_offsets) == {
+        "offsets": [
+            {
+                "partition": {"kafka_topic": "connect-lite-demo", "kafka_partition": 0},
+                "offset": {"kafka_offset": len(source)},
+            }
+        ]
+    }
+    assert "altered" in json.loads(altered)["message"]
+    # The sink appends what it consumes again: from offset 990 on, twice.
+    wait_for(output_is(source + source[990:]), 120, what="the lines after 990 again")
+    assert states()["local-file-sink"] == ("RUNNING", ["RUNNING"])
+
+    source_offsets, reset = run("offsets-source").splitlines()
+    assert json.loads(source_offsets)["offsets"][0]["partition"] == {
+        "filename": "data/demo/input.txt"
+    }
+    assert "reset" in json.loads(reset)["message"]
+    # The warning: the whole file again, appended by the sink.
+    wait_for(output_is(source + source[990:] + source), 120, what="the input file twice")
+
+    created = run("offsets-parked").splitlines()[0]
+    assert json.loads(created)["name"] == "parked"
+    assert "parked" not in REST.get("/connectors").body
+
+
+def active_topics() -> None:
+    """The active topics page: the answer its comment shows, then a reset."""
+    shown = block("active-topics").text.splitlines()[1]
+    assert shown.startswith("# ")
+    assert json.loads(run("active-topics")) == json.loads(shown.removeprefix("# "))
+    assert REST.get("/connectors/local-file-source/topics").body == {
+        "local-file-source": {"topics": []}
+    }
+
+
+def plugin_versions() -> None:
+    """The plugin versions page: two counters on 1.0.0, one upgraded, then rolled back."""
+
+    def versions(name: str) -> Any:
+        status = REST.get(f"/connectors/{name}/status").body
+        tasks = status["tasks"]
+        running = status["connector"]["state"] == "RUNNING" and [t["state"] for t in tasks] == [
+            "RUNNING"
+        ]
+        return running and (status["connector"]["version"], tasks[0]["version"])
+
+    run("versions-start")
+    for name in ("counter-a", "counter-b"):
+        wait_for(lambda n=name: versions(n) == ("1.0.0", "1.0.0"), 60, what=f"{name} on 1.0.0")
+    run("versions-upgrade")
+    wait_for(lambda: versions("counter-a") == ("2.0.0", "2.0.0"), 60, what="counter-a on 2.0.0")
+    status_a, status_b = (json.loads(line) for line in run("versions-status").splitlines())
+    assert status_a["connector"]["version"] == status_a["tasks"][0]["version"] == "2.0.0"
+    assert status_b["connector"]["version"] == status_b["tasks"][0]["version"] == "1.0.0"
+    run("versions-rollback")
+    wait_for(lambda: versions("counter-a") == ("1.0.0", "1.0.0"), 60, what="counter-a rolled back")
+
+
+def state_file() -> None:
+    """The state file's inspection commands, on the demo's own file while the worker runs
+    (tests/unit/docs/test_readme_state_file.py checks their output in detail)."""
+    tables = run("state-file-inspect")
+    assert "connectors" in tables and "migrations" in tables
+
+
 def readme_spark_read() -> str:
-    """The README's command that reads the demo's lake back with Spark."""
-    text = (REPO / "README.md").read_text()
-    found = re.search(r"^\.venv/bin/python -c '(from pyspark[^\n]*)'$", text, re.MULTILINE)
-    assert found is not None, "the README shows no spark.read of the demo lake"
-    return found.group(1)
+    """The command of the lake sink's section that reads the demo's lake back with Spark."""
+    command = block("lake-read").text.strip()
+    assert command.startswith(".venv/bin/python -c '") and command.endswith("'")
+    return command.removeprefix(".venv/bin/python -c '").removesuffix("'")
 
 
 def test_the_optional_lake_pipeline_writes_parquet_that_spark_reads(tmp_path: Path) -> None:
-    with demo(tmp_path, "scripts/demo/lake-sink.json") as (proc, log):
+    command = block("lake-demo").text.split()
+    assert command[0] == "scripts/run.sh"
+    with demo(tmp_path, *command[1:]) as (proc, log):
         topic_dir = DATA / "demo" / "lake" / "topics" / "connect-lite-demo" / "partition=0"
 
         def files() -> list[Path]:

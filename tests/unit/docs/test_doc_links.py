@@ -1,5 +1,6 @@
 """The README and docs/ link only to files that ship with them, and to headings that exist;
-the paths docs/architecture.md names exist."""
+the paths docs/architecture.md names exist. (``mkdocs build --strict`` checks the site's links
+too, generated pages included; this checks them as GitHub shows the files.)"""
 
 from __future__ import annotations
 
@@ -40,12 +41,14 @@ def relative_links(path: Path) -> list[str]:
 
 def test_there_are_docs_to_check() -> None:
     names = {path.name for path in DOCS}
-    assert {"README.md", "compatibility.md", "architecture.md"} <= names
+    assert {"README.md", "compatibility.md", "architecture.md", "glossary.md"} <= names
+    assert len(DOCS) >= 20
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda path: path.name)
 def test_every_relative_link_points_to_a_shipped_file_and_heading(doc: Path) -> None:
     links = relative_links(doc)
+    assert links, f"{doc.name}: no relative links found: a page of the manual links others"
     for link in links:
         file_part, _, anchor = link.partition("#")
         target = (doc.parent / file_part).resolve() if file_part else doc

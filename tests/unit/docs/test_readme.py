@@ -1,34 +1,40 @@
-"""The README stays true: its commands exist and its config table matches the declaration."""
+"""The README stays short and true: it starts with the two commands, which exist, and CI runs
+the test command and builds the docs site."""
 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
-from connect_lite.config.worker import worker_config_markdown
+from tests.unit.docs.doc_blocks import PAGES, block, blocks
 
 REPO = Path(__file__).resolve().parents[3]
-README = (REPO / "README.md").read_text()
+README = REPO / "README.md"
+MAX_LINES = 300
 
 
 def test_readme_starts_with_the_two_commands() -> None:
-    first_block = re.search(r"```\n(.*?)```", README, re.S)
-    assert first_block is not None
-    commands = [line.split("#")[0].strip() for line in first_block.group(1).splitlines()]
+    first = blocks(README)[0]
+    assert first.test_id == "two-commands"
+    commands = [line.split("#")[0].strip() for line in first.text.splitlines()]
     assert commands == ["scripts/run.sh", "scripts/test.sh"]
     for command in commands:
         assert os.access(REPO / command, os.X_OK), command
 
 
-def test_ci_runs_the_test_command() -> None:
+def test_the_development_page_shows_the_same_two_commands() -> None:
+    assert block("dev-commands").text == block("two-commands").text
+
+
+def test_ci_runs_the_test_command_and_builds_the_site() -> None:
     ci = (REPO / ".ci" / "run").read_text()
     assert "scripts/test.sh" in ci
+    assert ".venv/bin/mkdocs build --strict" in ci
 
 
-def test_worker_config_table_is_generated_from_the_declaration() -> None:
-    section = re.search(
-        r"<!-- worker-config:begin.*?-->\n(.*?)<!-- worker-config:end -->", README, re.S
-    )
-    assert section is not None
-    assert section.group(1).strip() == worker_config_markdown().strip()
+def test_the_readme_is_short_and_links_every_page() -> None:
+    assert len(README.read_text().splitlines()) <= MAX_LINES
+    text = README.read_text()
+    pages = [page for page in PAGES if page.parent.name == "docs" and page.name != "index.md"]
+    unlinked = [page.name for page in pages if f"(docs/{page.name}" not in text]
+    assert unlinked == []

@@ -1,4 +1,5 @@
-"""The README's state file section stays true: its sqlite-utils commands and its message."""
+"""The state file section of docs/running.md stays true: its sqlite-utils commands, run on a
+file a worker owns, and the message a second worker prints."""
 
 from __future__ import annotations
 
@@ -14,20 +15,14 @@ from connect_lite.config.properties import load_properties
 from connect_lite.protocol.states import ConnectorStatus, State
 from connect_lite.storage.base import StateFileInUseError, Stores
 from connect_lite.storage.sqlite import open_sqlite_stores
+from tests.unit.docs.doc_blocks import block
 
 REPO = Path(__file__).resolve().parents[3]
-README = (REPO / "README.md").read_text()
 STATE_FILE = "data/connect-lite.db"
 
 
 def commands() -> list[str]:
-    section = re.search(
-        r"<!-- state-file-inspect:begin.*?-->\n```\n(.*?)```\n<!-- state-file-inspect:end -->",
-        README,
-        re.S,
-    )
-    assert section is not None
-    return section.group(1).strip().splitlines()
+    return block("state-file-inspect").text.strip().splitlines()
 
 
 def table(output: str) -> list[list[str]]:
@@ -97,4 +92,4 @@ def test_the_inspect_commands_work_on_a_file_a_worker_owns(
 
 def test_the_in_use_message_is_the_one_the_worker_prints() -> None:
     error = StateFileInUseError("/home/me/connect-lite/data/connect-lite.db", 12345)
-    assert f"\n  ERROR {error}\n" in README
+    assert block("state-file-in-use").text == f"ERROR {error}\n"
