@@ -30,9 +30,10 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic
+from typing import Any, Generic
 
 from connect_lite.api.records import R, SinkRecord, SourceRecord
+from connect_lite.pipeline import column_compilers
 from connect_lite.pipeline.chunks import (
     ChainInput,
     ChunkInput,
@@ -134,6 +135,53 @@ class BatchJob:
             else dataclasses.replace(e, index=base + e.index, where=where(base + e.index))
             for e in chunk_errors
         ]
+
+    def _run_as_columns(self, batch: Sequence[Any]) -> Any:
+        """One job with the chain as Spark column expressions; None when the batch has no
+        column form. The one fallback rule of both batch jobs: a batch whose column form
+        cannot be planned, or whose job fails for any reason but a cancel, runs in the
+        Arrow form instead, which isolates the records at fault."""
+        chain = self._chain()
+        if chain is None or not column_compilers.chain_has_columns(chain):
+            return None
+        try:
+            planned = self._plan_columns(chain, batch)
+        except Exception as e:
+            log.warning("No column form for this batch, using the Arrow form: %s", e)
+            return None
+        if planned is None:
+            return None
+        description = (
+            f"connect-lite {self.kind} batch job {self.spec.job_id}: "
+            f"{len(batch)} records as columns"
+        )
+        try:
+            with (
+                gc_paused(),
+                self.engine.job_group(self.job_group, description, self.spec.job_id) as group,
+            ):
+                self._check_cancelled()
+                fetched = self._fetch_columns(group, planned)
+        except JobCancelledError:
+            raise
+        except Exception as e:
+            log.warning("Column form of the transforms failed, using the Arrow form: %s", e)
+            return None
+        result = self._collect_columns(batch, planned, fetched)
+        self.compiled_batches += 1
+        return result
+
+    def _plan_columns(self, chain: Chain, batch: Sequence[Any]) -> Any:
+        """The batch's select with the chain as columns, or None (no column form)."""
+        raise NotImplementedError
+
+    def _fetch_columns(self, group: Any, planned: Any) -> Any:
+        """Run the planned select in ``group``; what it brings back to the driver."""
+        raise NotImplementedError
+
+    def _collect_columns(self, batch: Sequence[Any], planned: Any, fetched: Any) -> Any:
+        """The batch result from what the job brought back."""
+        raise NotImplementedError
 
     def _chain(self) -> Chain | None:
         """The transform chain built on the driver (for compiling), or None if it cannot be."""

@@ -16,7 +16,7 @@ import pyarrow as pa
 from connect_lite.api.components import Converter
 from connect_lite.api.data import Headers
 from connect_lite.api.records import SinkRecord, TopicPartition
-from connect_lite.pipeline import column_compilers, column_plan
+from connect_lite.pipeline import column_plan
 from connect_lite.pipeline.batch_job import BatchJob, where_sink
 from connect_lite.pipeline.chunks import (
     TIMESTAMP_TYPES,
@@ -30,7 +30,7 @@ from connect_lite.pipeline.chunks import (
 )
 from connect_lite.pipeline.columns import decoder
 from connect_lite.pipeline.executor import gc_paused
-from connect_lite.pipeline.record_errors import JobFailedError, RecordError
+from connect_lite.pipeline.record_errors import RecordError
 from connect_lite.pipeline.transfer import map_sink_rows, to_arrow
 
 log = logging.getLogger(__name__)
@@ -116,41 +116,24 @@ class SinkJob(BatchJob):
         headers = Headers.of((k, v) for k, v in row.headers or ())  # only their keys matter here
         return sink_record(row, key.value, key.schema, value.value, value.schema, headers)
 
-    def _run_as_columns(self, rows: Sequence[MessageRow]) -> SinkBatchResult | None:
-        """One job: converters in Python workers emit typed rows, the chain runs as Spark
-        column expressions over them. None when the batch has no column form."""
-        chain = self._chain()
-        if chain is None or not column_compilers.chain_has_columns(chain):
-            return None
-        probe = self._probe(rows[0])
+    def _plan_columns(self, chain: Any, batch: Sequence[Any]) -> Any:
+        """Converters in Python workers emit typed rows, the chain runs as Spark column
+        expressions over them (the first message, converted here, gives the schemas)."""
+        probe = self._probe(batch[0])
         if probe is None:
             return None
-        try:
-            planned = column_plan.plan_sink(
-                self.engine,
-                chain,
-                probe,
-                rows,
-                lambda layout: functools.partial(
-                    map_sink_rows, self._shipped_spec(), self._token, layout
-                ),
-            )
-        except Exception as e:
-            log.warning("No column form for this batch, using the Arrow form: %s", e)
-            return None
-        if planned is None:
-            return None
-        description = f"connect-lite sink batch job {self.spec.job_id}: {len(rows)} rows as columns"
-        try:
-            with self.engine.job_group(self.job_group, description, self.spec.job_id) as group:
-                self._check_cancelled()
-                table = to_arrow(group, planned.selected)
-        except JobFailedError as e:  # e.g. a value Spark rejects: the Arrow form isolates it
-            log.warning("Column form of the transforms failed, using the Arrow form: %s", e)
-            return None
-        result = self._collect_columns(rows, planned, table)
-        self.compiled_batches += 1
-        return result
+        return column_plan.plan_sink(
+            self.engine,
+            chain,
+            probe,
+            batch,
+            lambda layout: functools.partial(
+                map_sink_rows, self._shipped_spec(), self._token, layout
+            ),
+        )
+
+    def _fetch_columns(self, group: Any, planned: Any) -> Any:
+        return to_arrow(group, planned.selected)
 
     def _collect_columns(
         self, rows: Sequence[MessageRow], planned: column_plan.SinkPlan, table: pa.Table

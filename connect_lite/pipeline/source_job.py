@@ -5,18 +5,18 @@ from __future__ import annotations
 import functools
 import logging
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
 
 from connect_lite.api.records import SourceRecord
-from connect_lite.pipeline import column_compilers, column_plan
+from connect_lite.pipeline import column_plan
 from connect_lite.pipeline.batch_job import BatchJob, where_source
 from connect_lite.pipeline.chunk_work import SOURCE_FIELDS, SOURCE_RECORD_FIELDS
 from connect_lite.pipeline.chunks import ChunkResult, SerializedHeaders, SourceChunk, SourceInput
 from connect_lite.pipeline.executor import gc_paused
-from connect_lite.pipeline.record_errors import JobCancelledError, RecordError
+from connect_lite.pipeline.record_errors import RecordError
 from connect_lite.pipeline.transfer import OUTPUT_SCHEMA, collect_source_chunks, map_source_rows
 
 log = logging.getLogger(__name__)
@@ -89,48 +89,32 @@ class SourceJob(BatchJob):
         self._raise_first(result.errors, tolerate_errors)
         return result
 
-    def _run_as_columns(self, records: list[SourceRecord]) -> SourceBatchResult | None:
-        """One job: the chain as Spark column expressions, then the converters in Python
-        workers over the rows it kept. None when the batch has no column form (or the job
-        failed for a reason that is no single record's; the Arrow form isolates it)."""
-        chain = self._chain()
-        if chain is None or not column_compilers.chain_has_columns(chain):
-            return None
-        try:
-            planned = column_plan.plan(self.engine, chain, records)
-        except Exception as e:
-            log.warning("No column form for this batch, using the Arrow form: %s", e)
-            return None
+    def _plan_columns(self, chain: Any, batch: Sequence[Any]) -> Any:
+        """The chain as Spark column expressions, then the converters in Python workers over
+        the rows it kept."""
+        planned = column_plan.plan(self.engine, chain, batch)
         if planned is None:
             return None
-        mapped = planned.selected.mapInArrow(
+        return planned.selected.mapInArrow(
             functools.partial(map_source_rows, self._shipped_spec(), self._token, planned.schemas),
             OUTPUT_SCHEMA,
         )
+
+    def _fetch_columns(self, group: Any, planned: Any) -> Any:
+        return collect_source_chunks(group, planned)
+
+    def _collect_columns(self, batch: Sequence[Any], planned: Any, fetched: Any) -> Any:
+        records: list[SourceRecord] = list(batch)
         n = len(records)
-        description = f"connect-lite source batch job {self.spec.job_id}: {n} records as columns"
-        try:
-            with (
-                gc_paused(),
-                self.engine.job_group(self.job_group, description, self.spec.job_id) as group,
-            ):
-                self._check_cancelled()
-                chunks = collect_source_chunks(group, mapped)
-        except JobCancelledError:
-            raise
-        except Exception as e:
-            log.warning("Column form of the transforms failed, using the Arrow form: %s", e)
-            return None
         result = SourceBatchResult(n)
         survivors: set[int] = set()
         with gc_paused():
-            for chunk in chunks:
+            for chunk in fetched:
                 survivors.update(chunk.selected or ())
                 self._collect(records, 0, chunk, result)
         result.rows.sort(key=operator.itemgetter(0))  # partitions come back in any order
         result.errors.sort(key=lambda e: -1 if e.index is None else e.index)
         result.dropped = sorted(set(range(n)) - survivors)
-        self.compiled_batches += 1
         return result
 
     def _convert(self, records: list[SourceRecord], full: bool) -> SourceBatchResult:
