@@ -9,10 +9,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
 
 from connect_lite.api.connector import SinkTask, SourceTask
 from connect_lite.api.errors import ConnectError
+from connect_lite.config.batching import Batching
+from connect_lite.config.error_handling import ErrorHandling
 from connect_lite.dataplane.sink_task import WorkerSinkTask
 from connect_lite.dataplane.source_task import WorkerSourceTask
 from connect_lite.dataplane.task import WorkerTask
@@ -46,21 +48,35 @@ class TaskFactory(Protocol):
     def __call__(self, plan: TaskPlan, services: TaskServices) -> WorkerTask: ...
 
 
+class TaskArgs(TypedDict):
+    """What a source and a sink task are both built with (type-checked where unpacked)."""
+
+    connector: str
+    task: int
+    status: TaskStatusWriter
+    target: TargetState
+    task_config: dict[str, str]
+    flush_interval_ms: int
+    batching: Batching
+    topic_tracker: TopicRecorder | None
+    error_handling: ErrorHandling
+
+
 def build_task(plan: TaskPlan, services: TaskServices) -> WorkerTask:
     """The task runner of a plan (not started). Raises if the plugin cannot be loaded or
     built, or if its class does not match its connector's type."""
     plugin = plan.task_class.load()()
-    common: dict[str, Any] = {
-        "connector": plan.connector,
-        "task": plan.task,
-        "status": services.status,
-        "target": plan.target,
-        "task_config": dict(plan.task_config),
-        "flush_interval_ms": plan.flush_interval_ms,
-        "batching": plan.batching,
-        "topic_tracker": services.topic_tracker,
-        "error_handling": plan.error_handling,
-    }
+    common = TaskArgs(
+        connector=plan.connector,
+        task=plan.task,
+        status=services.status,
+        target=plan.target,
+        task_config=dict(plan.task_config),
+        flush_interval_ms=plan.flush_interval_ms,
+        batching=plan.batching,
+        topic_tracker=services.topic_tracker,
+        error_handling=plan.error_handling,
+    )
     if plan.kind == "source" and isinstance(plugin, SourceTask):
         creator = None
         if plan.topic_creation is not None:
