@@ -113,9 +113,9 @@ def spark_tasks(engine: SparkEngine, group: str) -> int:
     total = 0
     for job in tracker.getJobIdsForGroup(group):
         info = tracker.getJobInfo(job)
-        for job_id in info.stageIds if info else []:
-            job = tracker.getStageInfo(job_id)
-            total += job.numTasks if job else 0
+        for stage_id in info.stageIds if info else []:
+            stage = tracker.getStageInfo(stage_id)  # Spark's stage
+            total += stage.numTasks if stage else 0
     return total
 
 

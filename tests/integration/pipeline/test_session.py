@@ -171,7 +171,7 @@ def test_cancel_stops_a_running_job_from_another_thread(engine: SparkEngine, tmp
     tracker = engine.session().sparkContext.statusTracker()
     worker, outcome, returned = run_on_a_thread(job, records)
     try:
-        job = running_job(tracker, "task-blocked-0")
+        spark_job = running_job(tracker, "task-blocked-0")
         assert not returned.is_set()
         job.cancel()
         assert returned.wait(120), "the batch job did not return after cancel"
@@ -179,7 +179,7 @@ def test_cancel_stops_a_running_job_from_another_thread(engine: SparkEngine, tmp
         gate.touch()  # releases a Python worker Spark has not killed yet
         worker.join(60)
     assert len(outcome) == 1 and isinstance(outcome[0], JobCancelledError), outcome
-    wait_for(lambda: tracker.getJobInfo(job).status == "FAILED")  # cancelled, not completed
+    wait_for(lambda: tracker.getJobInfo(spark_job).status == "FAILED")  # cancelled, not completed
 
 
 def test_cancel_of_an_idle_group_is_harmless(engine: SparkEngine):
@@ -229,11 +229,11 @@ def test_a_late_cancel_of_a_replaced_job_leaves_its_successor_running(
     tracker = engine.session().sparkContext.statusTracker()
     worker, outcome, _ = run_on_a_thread(new, records)
     try:
-        job = running_job(tracker, "task-replaced-0")
+        spark_job = running_job(tracker, "task-replaced-0")
         old.cancel()  # the replaced batch job's late cancel
-        assert tracker.getJobInfo(job).status == "RUNNING"
+        assert tracker.getJobInfo(spark_job).status == "RUNNING"
     finally:
         gate.touch()
         worker.join(120)
     assert len(outcome) == 1 and getattr(outcome[0], "size", None) == 4, outcome
-    assert tracker.getJobInfo(job).status == "SUCCEEDED"
+    assert tracker.getJobInfo(spark_job).status == "SUCCEEDED"
