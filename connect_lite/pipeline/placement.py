@@ -93,18 +93,18 @@ def executors_of_tag(scala_context: Any, tag: str) -> tuple[tuple[str, ...] | No
             continue
         job = info.get()
         final = final and str(job.status().toString()) in _FINISHED
-        for job_id in job.stageIds():
-            executors.update(_spark_stage_executors(tracker, store, job_id))
+        for stage_id in job.stageIds():
+            executors.update(_spark_stage_executors(tracker, store, stage_id))
     return tuple(sorted(executors)), final
 
 
-def _spark_stage_executors(tracker: Any, store: Any, job_id: int) -> set[str]:
+def _spark_stage_executors(tracker: Any, store: Any, stage_id: int) -> set[str]:
     """The executors of every attempt of every task of a Spark stage (none if it was skipped)."""
-    info = tracker.getStageInfo(job_id)
+    info = tracker.getStageInfo(stage_id)
     if info.isEmpty():
         return set()
     found: set[str] = set()
     for attempt in range(int(info.get().currentAttemptId()) + 1):
-        tasks = store.taskList(job_id, attempt, MAX_TASKS)
+        tasks = store.taskList(stage_id, attempt, MAX_TASKS)
         found.update(str(tasks.apply(i).executorId()) for i in range(int(tasks.size())))
     return found

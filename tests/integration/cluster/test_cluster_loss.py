@@ -69,10 +69,10 @@ def executors(engine: SparkEngine) -> int:
 
 
 def both_executors_busy(engine: SparkEngine) -> Any:
-    """A running batch job (SparkStageInfo) with a task on each executor, if there is one now."""
+    """A running Spark stage (SparkStageInfo) with a task on each executor, if there is one."""
     tracker = engine.session().sparkContext.statusTracker()
-    for job_id in tracker.getActiveStageIds():
-        info = tracker.getStageInfo(job_id)
+    for stage_id in tracker.getActiveStageIds():
+        info = tracker.getStageInfo(stage_id)
         if info is not None and info.numActiveTasks >= 2:
             return info
     return None
