@@ -502,14 +502,8 @@ class WorkerSinkTask(WorkerTask):
             self.consumer.resume([tp for tp in self.assigned if tp not in self._paused_by_task])
 
     def on_idle(self) -> None:
-        if self.consumer is None:
-            return
-        # Polling keeps the group membership alive; partitions are paused, but a message
-        # fetched before the pause must not be skipped, so rewind to it.
-        for message in self.consumer.poll_batch(100, 0):
-            tp = TopicPartition(message.topic, message.partition)
-            self._context.rewinds.setdefault(tp, message.offset)
-        self._apply_rewinds()
+        if self.consumer is not None:
+            self._poll_paused(0)
 
     def cancel(self) -> None:
         self.job.cancel()
