@@ -1,8 +1,8 @@
 """What the herder returns to the REST layer: plain values, rendered to JSON by rest/.
 
-The statuses and states are storage's records, ConfigInfos is config's validation answer and
-LastBatch is the pipeline's (each lives at the lowest layer that uses it); they are
-re-exported here so that REST, which talks only to the herder, names them from one place.
+The statuses, states and LastBatch are the protocol's (protocol/states.py, host.py), and
+ConfigInfos is config's validation answer (each lives at the lowest layer that uses it); they
+are re-exported here so that REST, which talks only to the herder, names them from one place.
 """
 
 from __future__ import annotations
