@@ -1,4 +1,4 @@
-"""The worker configuration, declared once: parsing, validation, typed access, README table."""
+"""The worker configuration, declared once: parsing, validation, typed access, the docs' key table."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ one Spark task per chunk, run by Spark's Python workers. Through the JVM, the pa
 written to a file for ``createDataFrame``, copied into Spark's tasks and rows, and copied
 back by ``toArrow``: ten chunks of 2.5 MB took 553 ms in and out that way, and 267 ms
 through files (scripts/bench_spark_tasks.py, with Unix domain sockets to the Python workers;
-the README's Benchmark has the run).
+docs/benchmarks.md has the run).
 
 A reference is ``REF_PREFIX`` then the file's path; a pickle never starts with a zero byte,
 so a payload is either one or the other. A chunk or result that cannot be written (a full

@@ -141,7 +141,7 @@ def effective_conf(conf: dict[str, str]) -> dict[str, str]:
         # The JVM talks to its Python workers over Unix domain sockets, not TCP on loopback:
         # each Python task's exchanges no longer wait on TCP. A job of ten empty mapInArrow
         # tasks took 381 ms over TCP and 229 ms this way (scripts/bench_spark_tasks.py, 2
-        # cores; the README's Benchmark has the run). The sockets go in the engine's private
+        # cores; docs/benchmarks.md has the run). The sockets go in the engine's private
         # directory (SparkEngine._create): over them PySpark asks for no secret.
         merged.setdefault(UNIX_SOCKETS_KEY, "true")
     return merged
