@@ -19,8 +19,8 @@ the watching does not take a core from the worker.
 
 ``--set key=value`` overrides a worker property (repeatable), to compare settings.
 
-With ``--master`` the worker runs on a Spark cluster instead of ``local[2]``, with docs/spark-clusters.md's
-cluster properties (On a Spark cluster), twice: with one executor (``spark.cores.max=1``) and
+With ``--master`` the worker runs on a Spark cluster instead of ``local[2]``, with the cluster
+properties of docs/spark-clusters.md, twice: with one executor (``spark.cores.max=1``) and
 with two (``spark.cores.max=2``), each in a fresh worker; it prints both throughputs and their
 ratio. ``--master cluster`` starts a standalone cluster of two 1-core workers on 127.0.0.1
 from the pyspark wheel for the run (connect_lite.testing.spark_cluster) and stops it after.

@@ -1,4 +1,4 @@
-"""The worker configuration, declared once: parsing, validation, typed access, the docs' key table."""
+"""The worker configuration, declared once: parsing, validation, typed access, the key table."""
 
 from __future__ import annotations
 
