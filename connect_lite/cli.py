@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from connect_lite import __version__
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.properties import ConnectorFile, load_properties
+from connect_lite.logs.context import Verbatim
 from connect_lite.logs.setup import LOG_FORMATS, LOG_LEVELS, configure_logging
 
 if TYPE_CHECKING:
@@ -205,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         props, connectors = _prepare(args)
     except _Stop as stop:
         if stop.code == EXIT_CONNECTOR_FILE_FAILED:
-            log.error("%s", stop)
+            log.error("%s", Verbatim(stop))
         else:
             print(f"{PROG}: {stop}", file=sys.stderr)
         return stop.code
@@ -390,13 +391,13 @@ def _run(props: dict[str, str], connectors: list[ConnectorFile]) -> int:
         print(f"Invalid worker configuration:\n{error}", file=sys.stderr)
         return EXIT_STARTUP_FAILED
     except ConnectorFileError as error:
-        log.error("%s", error)
+        log.error("%s", Verbatim(error))
         return EXIT_CONNECTOR_FILE_FAILED
     except StateFileError as error:
-        log.error("%s", error)  # one line that names the file and what to do; no traceback
+        log.error("%s", Verbatim(error))  # names the file and what to do; no traceback
         return EXIT_STARTUP_FAILED
     except ConnectError as error:
-        log.error("Stopping after startup failure: %s", error)
+        log.error("Stopping after startup failure: %s", Verbatim(error))
         return EXIT_STARTUP_FAILED
     except Exception as error:  # anything else is still one line, and exit 2, not a trace
         log.error("Stopping after startup failure: %s: %s", type(error).__name__, error)

@@ -68,7 +68,15 @@ def escape_record_args(record: logging.LogRecord) -> None:
     record._args_escaped = True
 
 
+class Verbatim(str):
+    """Text of the worker's own, or of its operator (the command line, the worker config),
+    logged as it is: its line breaks are meant (a start-up failure's advice), and no REST
+    user wrote it."""
+
+
 def _escaped(arg: object) -> object:
+    if isinstance(arg, Verbatim):
+        return str(arg)
     if isinstance(arg, str):
         return escape_controls(arg)
     if isinstance(arg, BaseException):
@@ -112,6 +120,7 @@ __all__ = [
     "NO_CONTEXT",
     "ContextFilter",
     "LogContext",
+    "Verbatim",
     "current",
     "escape_controls",
     "escape_record_args",

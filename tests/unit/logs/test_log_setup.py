@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from connect_lite.config.resolution import Redactor
-from connect_lite.logs.context import ContextFilter, logging_context
+from connect_lite.logs.context import ContextFilter, Verbatim, logging_context
 from connect_lite.logs.loggers import TRACE, install_redaction
 from connect_lite.logs.setup import (
     HANDLER_NAME,
@@ -228,3 +228,12 @@ def test_user_supplied_strings_cannot_forge_a_line_of_their_own(
     assert "[bad\\nname|task-0] started" in lines[2]
     assert lines[3].endswith(")") and "with a trace" in lines[3]
     assert lines[4] == "Traceback (most recent call last):"
+
+
+def test_verbatim_text_of_the_worker_keeps_its_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    """A start-up failure's advice is the worker's own text: its line breaks are meant."""
+    configure_logging("INFO")
+    log.error("Stopping after startup failure: %s", Verbatim("no java\nInstall it"))
+    lines = stderr_lines(capsys)
+    assert lines[0].endswith("Stopping after startup failure: no java")
+    assert lines[1].startswith("Install it (connect_lite.test.log_setup:")
