@@ -8,7 +8,7 @@ from typing import Any
 from connect_lite.kafka import ConsumedMessage
 from connect_lite.testing.client import ConnectClient, ConnectRestError, JsonObject
 from connect_lite.testing.kafka_helpers import KafkaHelpers, Record
-from connect_lite.testing.waits import WaitFailed, WaitTimeout, poll
+from connect_lite.testing.waits import WaitFailed, WaitTimeout, describe, poll
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -87,7 +87,7 @@ class ConnectActions:
         return poll(
             lambda: self.client.offsets(name),
             predicate,
-            f"offsets of connector {name!r} to satisfy {_describe(predicate)}",
+            f"offsets of connector {name!r} to satisfy {describe(predicate)}",
             timeout,
         )
 
@@ -142,11 +142,6 @@ class ConnectActions:
 
 def _text(value: bytes | None) -> str | None:
     return value.decode("utf-8", "replace") if value is not None else None
-
-
-def _describe(predicate: Callable[..., Any]) -> str:
-    doc = (getattr(predicate, "__doc__", None) or "").strip()
-    return doc or getattr(predicate, "__name__", repr(predicate))
 
 
 __all__ = ["DEFAULT_TIMEOUT", "ConnectActions"]
