@@ -18,11 +18,13 @@ from connect_lite.kafka.broker import _die_with_parent_hook
 # Runs in the child before the worker: a thread reads the pipe from the parent and, when it
 # closes (the parent exited, however it died), kills the child's whole process group, which
 # holds the worker, Spark's JVM and Spark's Python workers. PR_SET_PDEATHSIG (set in the
-# preexec hook) covers the same case only while the forking thread lives.
+# preexec hook) covers the same case only while the forking thread lives. The thread reads the
+# file descriptor, not sys.stdin: blocked in sys.stdin's reader, it holds that reader's lock,
+# and the interpreter's shutdown aborts the worker (SIGABRT) when it cannot take it.
 _BOOT = """
 import os, signal, sys, threading
 def _watch():
-    while sys.stdin.buffer.read(1):
+    while os.read(0, 1):
         pass
     os.killpg(0, signal.SIGKILL)
 threading.Thread(target=_watch, name="parent-watchdog", daemon=True).start()
