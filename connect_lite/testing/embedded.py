@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from connect_lite.kafka import EmbeddedBroker
 from connect_lite.kafka.broker import free_port
-from connect_lite.testing.actions import ConnectActions
+from connect_lite.testing.actions import DEFAULT_TIMEOUT, ConnectActions
 from connect_lite.testing.client import ConnectClient, HttpClient
 from connect_lite.testing.kafka_helpers import KafkaHelpers
 from connect_lite.testing.metrics import Metrics
@@ -87,6 +87,8 @@ class EmbeddedConnect(ConnectActions):
     - ``connector_files``: connector configs (.properties or .json) on the command line, as in
       ``connect-standalone worker.properties connector1.properties ...``.
     - ``env``: the worker's environment instead of this process's.
+    - ``request_timeout``: of each REST request; ``wait_timeout``: of each wait (wait_running,
+      wait_state...) not given a timeout of its own.
     - The worker process can be started, SIGTERMed, killed (kill -9) and started again on
       the same state file and port: :meth:`start_worker`, :meth:`terminate_worker`,
       :meth:`kill_worker`, :meth:`stop_worker`, :meth:`restart_worker`, with its
@@ -109,6 +111,7 @@ class EmbeddedConnect(ConnectActions):
         startup_timeout: float = 120.0,
         stop_timeout: float = 20.0,
         request_timeout: float = 120.0,
+        wait_timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self._given_bootstrap = bootstrap_servers
         self._start_broker = start_broker and bootstrap_servers is None
@@ -125,6 +128,7 @@ class EmbeddedConnect(ConnectActions):
         self.startup_timeout = startup_timeout
         self.stop_timeout = stop_timeout
         self.request_timeout = request_timeout
+        self.wait_timeout = wait_timeout
         self._broker: EmbeddedBroker | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._exited: list[subprocess.Popen[bytes]] = []
