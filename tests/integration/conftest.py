@@ -14,7 +14,6 @@ from playwright.sync_api import Browser, sync_playwright
 
 from connect_lite.testing import EmbeddedConnect, KafkaHelpers, spark_cluster
 from tests.integration.testkit import worker_options
-from tests.integration.worker_process import WorkerProcess
 
 HERE = Path(__file__).resolve().parent
 
@@ -34,14 +33,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="module")
 def worker(
     bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[WorkerProcess]:
-    """One worker process shared by a test module (Spark starts once per process)."""
+) -> Iterator[EmbeddedConnect]:
+    """One worker shared by a test module (Spark starts once per process), on the session
+    broker, with the testkit's options (``worker_options``)."""
     workdir: Path = tmp_path_factory.mktemp("worker")
-    process = WorkerProcess(workdir, bootstrap_servers).start()
-    try:
-        yield process
-    finally:
-        process.stop()
+    options = worker_options(workdir=workdir)
+    with EmbeddedConnect(bootstrap_servers=bootstrap_servers, **options) as started:
+        yield started
 
 
 @pytest.fixture
