@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
-from tests.integration.testkit import lines, sink_config, unique
+from tests.integration.testkit import create_running, lines, sink_config, unique
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +34,7 @@ def reading(i: int, schema: dict[str, Any] | None = SCHEMA) -> str:
 
 
 def start(worker: EmbeddedConnect, config: dict[str, str]) -> str:
-    return worker.create_running(unique("df"), config, tasks=1)["name"]
+    return create_running(worker, "df", config)
 
 
 def rows(path: Path, count: int) -> list[dict[str, Any]]:

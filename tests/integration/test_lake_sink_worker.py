@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
-from tests.integration.testkit import unique
+from tests.integration.testkit import create_running, unique
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +56,7 @@ def lake_config(topic: str, store: Path, schemas: bool = True, **extra: str) -> 
 
 
 def start(worker: EmbeddedConnect, config: dict[str, str]) -> str:
-    return worker.create_running(unique("lake"), config, tasks=1)["name"]
+    return create_running(worker, "lake", config)
 
 
 def visible(root: Path) -> list[Path]:

@@ -8,6 +8,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from connect_lite.testing import EmbeddedConnect
+
 REPO = Path(__file__).resolve().parents[2]
 TEST_PLUGINS = REPO / "tests" / "plugins"
 
@@ -61,3 +63,9 @@ def sink_config(topic: str, out: Path, **extra: str) -> dict[str, str]:
 def lines(path: Path) -> list[str]:
     """The lines of a file, or none if it does not exist yet."""
     return path.read_text().splitlines() if path.exists() else []
+
+
+def create_running(worker: EmbeddedConnect, prefix: str, config: dict[str, str]) -> str:
+    """Create a connector named ``prefix`` plus random digits and wait until it and its one
+    task run (``worker.create_running``); its name."""
+    return str(worker.create_running(unique(prefix), config, tasks=1)["name"])
