@@ -89,6 +89,8 @@ class EmbeddedConnect(ConnectActions):
     - ``env``: the worker's environment instead of this process's.
     - ``request_timeout``: of each REST request; ``wait_timeout``: of each wait (wait_running,
       wait_state...) not given a timeout of its own.
+    - ``fast_defaults=False``: without :data:`FAST_DEFAULTS`, the worker runs with its own
+      defaults (as in production) where ``worker_properties`` say nothing: for benchmarks.
     - The worker process can be started, SIGTERMed, killed (kill -9) and started again on
       the same state file and port: :meth:`start_worker`, :meth:`terminate_worker`,
       :meth:`kill_worker`, :meth:`stop_worker`, :meth:`restart_worker`, with its
@@ -112,6 +114,7 @@ class EmbeddedConnect(ConnectActions):
         stop_timeout: float = 20.0,
         request_timeout: float = 120.0,
         wait_timeout: float = DEFAULT_TIMEOUT,
+        fast_defaults: bool = True,
     ) -> None:
         self._given_bootstrap = bootstrap_servers
         self._start_broker = start_broker and bootstrap_servers is None
@@ -129,6 +132,7 @@ class EmbeddedConnect(ConnectActions):
         self.stop_timeout = stop_timeout
         self.request_timeout = request_timeout
         self.wait_timeout = wait_timeout
+        self._defaults = dict(FAST_DEFAULTS) if fast_defaults else {}
         self._broker: EmbeddedBroker | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._exited: list[subprocess.Popen[bytes]] = []
@@ -177,7 +181,7 @@ class EmbeddedConnect(ConnectActions):
             self._workdir = Path(tempfile.mkdtemp(prefix="connect-lite-test-"))
             self._own_workdir = True
         props = {
-            **FAST_DEFAULTS,
+            **self._defaults,
             **({"bootstrap.servers": self.bootstrap_servers} if self._has_broker() else {}),
             "listeners": f"http://127.0.0.1:{free_port()}",
             "state.storage.file": str(self._workdir / "connect-lite.db"),

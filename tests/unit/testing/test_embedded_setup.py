@@ -11,7 +11,7 @@ import pytest
 
 import connect_lite.connectors.counter as counter_module
 from connect_lite.config.properties import load_properties
-from connect_lite.testing import BUNDLED_PLUGINS, EmbeddedConnect
+from connect_lite.testing import BUNDLED_PLUGINS, FAST_DEFAULTS, EmbeddedConnect
 from connect_lite.testing.processes import _python_path
 
 REPO = Path(__file__).resolve().parents[3]
@@ -99,3 +99,17 @@ def test_connector_files_and_env_go_to_the_worker_process(
     [(props, workdir, log, files, env)] = started
     assert (props, workdir, log) == (connect.properties_file, tmp_path, connect.log_file)
     assert (files, env) == ([str(tmp_path / "a.json"), "b.properties"], {"ONLY": "this"})
+
+
+def test_fast_defaults_can_be_left_out(tmp_path: Path) -> None:
+    fast = EmbeddedConnect(bootstrap_servers="127.0.0.1:9", workdir=tmp_path / "fast")
+    plain = EmbeddedConnect(
+        bootstrap_servers="127.0.0.1:9", workdir=tmp_path / "plain", fast_defaults=False
+    )
+    for connect in (fast, plain):
+        connect._prepare_workdir()
+    fast_props = load_properties(str(fast.properties_file))
+    plain_props = load_properties(str(plain.properties_file))
+    assert FAST_DEFAULTS.items() <= fast_props.items()
+    assert not FAST_DEFAULTS.keys() & plain_props.keys()
+    assert plain_props["bootstrap.servers"] == "127.0.0.1:9"
