@@ -15,16 +15,9 @@ from connect_lite.pipeline import session as session_module
 from connect_lite.pipeline.cluster_watch import UNREACHABLE_AFTER_S
 from connect_lite.pipeline.session import SparkEngine, SparkStartError, SparkUnavailableError
 from connect_lite.pipeline.shipping import ExecutorMismatchError
+from tests.fakes import FakeClock
 
 MASTER = "spark://127.0.0.1:7077"
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class FakeContext:
@@ -86,7 +79,7 @@ def fake_probes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def cluster_runtime(errors: list[Exception] | None = None) -> tuple[ClusterRuntime, FakeClock]:
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     engine = ClusterRuntime(list(errors or []), clock)
     fake_probes.probe.engine = engine  # type: ignore[attr-defined]
     return engine, clock
@@ -213,7 +206,7 @@ def test_a_handshake_the_keeper_cancelled_is_unavailable() -> None:
 
 
 def test_local_mode_has_no_keeper_and_no_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     engine = ClusterRuntime([RuntimeError("gateway exited")], clock, master="local[2]")
     kept: list[bool] = []
     monkeypatch.setattr(engine, "_keep_watch", lambda: kept.append(True))

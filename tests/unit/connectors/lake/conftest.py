@@ -136,14 +136,6 @@ def visible_offsets(root: Path, topics_dir: str = "topics") -> dict[str, list[in
     }
 
 
-class Clock:
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 class FakeContext(SinkTaskContext):
     """Records what a sink task asks of the worker. ``assigned``: the assignment, if the
     context tells it (else the task goes by the partitions it opened)."""
