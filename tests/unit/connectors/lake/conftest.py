@@ -171,7 +171,9 @@ class _Conf:
         return "UTC"
 
 
-class FakeSession:
+class UtcSession:
+    """A batch's sparkSession as the lake sink reads it: only its time zone, UTC."""
+
     conf = _Conf()
 
 
@@ -193,5 +195,5 @@ class FakeFrame(list[Row]):
 
     def __init__(self, batch: list[Row], value_type: Any = "string") -> None:
         super().__init__(batch)
-        self.sparkSession = FakeSession()
+        self.sparkSession = UtcSession()
         self.schema = _Schema(value_type)
