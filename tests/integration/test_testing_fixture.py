@@ -123,7 +123,9 @@ def test_source_and_sink_state_survives_a_worker_restart(
     assert sink_out.read_text().splitlines() == [f"line-{i}" for i in range(7)]
 
 
-def test_errors_are_typed_and_waits_say_what_they_saw(connect: EmbeddedConnect) -> None:
+def test_errors_are_typed_and_waits_say_what_they_saw(
+    connect: EmbeddedConnect, tmp_path: Path
+) -> None:
     with pytest.raises(ConnectRestError) as missing:
         connect.client.status("nope")
     assert (missing.value.status, missing.value.error_code) == (404, 404)
@@ -136,7 +138,7 @@ def test_errors_are_typed_and_waits_say_what_they_saw(connect: EmbeddedConnect) 
         "NoSuchConnector, available connectors are: "
     )
 
-    connect.client.create("stays-running", {**file_sink(Path("/dev/null"), "quiet")})
+    connect.client.create("stays-running", {**file_sink(tmp_path / "out.txt", "quiet")})
     connect.wait_running("stays-running", tasks=1)
     with pytest.raises(WaitTimeout) as paused:
         connect.wait_state("stays-running", "PAUSED", timeout=1)
@@ -170,7 +172,7 @@ pytest_plugins = ["connect_lite.testing.pytest_plugin"]
 pytestmark = pytest.mark.connect_lite(reuse="module")
 SINK = {
     "connector.class": "FileStreamSink",
-    "file": "/dev/null",
+    "file": str(Path(os.environ["REPORT_FILE"]).with_name("sink.txt")),  # allowed: a temp file
     "topics": "quiet",
     "value.converter": "org.apache.kafka.connect.storage.StringConverter",
 }
