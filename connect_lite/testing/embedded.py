@@ -294,6 +294,7 @@ class EmbeddedConnect(ConnectActions):
             if self._own_workdir and self._workdir is not None:
                 shutil.rmtree(self._workdir, ignore_errors=True)
                 self._own_workdir = False
+                self._workdir = None  # a start after close makes a new one
             with _LIVE_LOCK:
                 _LIVE.discard(self)
 
