@@ -1,9 +1,9 @@
 """Benchmark: latency, cold start, REST responsiveness and memory of a connect-lite worker.
 
 Everything runs in one go against embedded Tansu brokers on 127.0.0.1, with a real worker
-process (python app.py, real Spark), and prints figures, never verdicts. The broker of parts
-1, 2, 4 and 5 is this script's, run at the worker's data.plane.niceness as the worker's own
-embedded broker would be:
+process (EmbeddedConnect on the worker's own defaults, real Spark), and prints figures, never
+verdicts. The broker of parts 1, 2, 4 and 5 is this script's, run at the worker's
+data.plane.niceness as the worker's own embedded broker would be:
 
 1. Single-record end-to-end latency with the worker's default settings (the keys of
    standalone.properties): one line appended to a FileStreamSource's file, timed until it is
@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Message, Producer, TopicPartition
 
@@ -63,10 +64,9 @@ sys.path.insert(0, str(REPO))
 from connect_lite.config.properties import load_properties  # noqa: E402
 from connect_lite.config.worker import WORKER_CONFIG_DEF  # noqa: E402
 from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
-from connect_lite.testing.kafka_helpers import KafkaHelpers  # noqa: E402
+from connect_lite.testing import EmbeddedConnect, KafkaHelpers, free_port  # noqa: E402
 from scripts.bench_pipeline import make_records  # noqa: E402
 from scripts.demo.make_input import make_input  # noqa: E402
-from tests.integration.worker_process import WorkerProcess  # noqa: E402
 
 SHIPPED_PROPERTIES = REPO / "standalone.properties"
 DEMO_CONNECTORS = [REPO / "scripts/demo/file-source.json", REPO / "scripts/demo/file-sink.json"]
@@ -166,25 +166,35 @@ def launch_worker(
     props: Mapping[str, str],
     connector_files: Sequence[Path] = (),
     wait_healthy: bool = True,
-) -> WorkerProcess:
-    """``python app.py`` in ``workdir`` (its cwd) with exactly ``props`` and a free REST port.
-
-    WorkerProcess writes the integration tests' settings; they are replaced by ``props``."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    worker = WorkerProcess(workdir, None, connector_files=[str(f) for f in connector_files])
-    props = {**props, "listeners": f"http://127.0.0.1:{worker.port}"}
-    worker.props_path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+) -> EmbeddedConnect:
+    """The worker in ``workdir`` (its cwd) with ``props`` and a free REST port, on the
+    worker's own defaults (not connect_lite.testing's FAST_DEFAULTS). ``props`` replace what
+    EmbeddedConnect sets (plugin.path, state.storage.file...) where they name the same key."""
+    props = {**props, "listeners": f"http://127.0.0.1:{free_port()}"}
+    worker = EmbeddedConnect(
+        start_broker=False,
+        workdir=workdir,
+        worker_properties=props,
+        connector_files=connector_files,
+        fast_defaults=False,
+    )
     return worker.start(wait_healthy=wait_healthy)
 
 
-def put_connector(worker: WorkerProcess, name: str, config: Mapping[str, str]) -> None:
-    response = worker.rest.put(f"/connectors/{name}/config", dict(config))
+def rest_port(worker: EmbeddedConnect) -> int:
+    port = urlsplit(worker.rest_url).port
+    assert port is not None
+    return port
+
+
+def put_connector(worker: EmbeddedConnect, name: str, config: Mapping[str, str]) -> None:
+    response = worker.http.put(f"/connectors/{name}/config", dict(config))
     if response.status not in (200, 201):
         raise SystemExit(f"PUT /connectors/{name}/config: {response.status} {response.body}")
 
 
 def file_pipeline(
-    worker: WorkerProcess,
+    worker: EmbeddedConnect,
     name: str,
     src: Path,
     topic: str,
@@ -290,7 +300,7 @@ def latency_files(work: Path) -> tuple[Path, Path]:
 
 
 def measure_worker_latency(
-    worker: WorkerProcess, bootstrap: str, work: Path, count: int
+    worker: EmbeddedConnect, bootstrap: str, work: Path, count: int
 ) -> list[Trip]:
     src, out = latency_files(work)
     topic = f"latency-{uuid.uuid4().hex[:8]}"
@@ -462,7 +472,7 @@ class ColdStart:
 
 
 def watch_cold_start(
-    worker: WorkerProcess, began: float, began_wall: float, topic: str, out: Path
+    worker: EmbeddedConnect, began: float, began_wall: float, topic: str, out: Path
 ) -> ColdStart:
     result = ColdStart()
     events = result.events
@@ -476,17 +486,16 @@ def watch_cold_start(
                 raise SystemExit(
                     f"cold start incomplete after {COLD_START_TIMEOUT_S:g} s: {events}"
                 )
-            assert worker.proc is not None
-            if worker.proc.poll() is not None:
-                raise SystemExit(f"the worker exited:\n{worker.log()[-3000:]}")
+            if worker.worker_exit_code is not None:
+                raise SystemExit(f"the worker exited:\n{worker.log_text()[-3000:]}")
             now = time.perf_counter() - began
             if "REST answers GET / 200" not in events:
-                status = rest_answer(worker.port)
+                status = rest_answer(rest_port(worker))
                 if status is not None:
                     events.setdefault("REST listening (any answer to GET /)", now)
                 if status == 200:
                     events["REST answers GET / 200"] = now
-            found = log_events(worker.log(), began_wall)
+            found = log_events(worker.log_text(), began_wall)
             for name, (when, text) in found.items():
                 events.setdefault(name, when)
                 if name == "worker ready (connectors created)":
@@ -523,7 +532,7 @@ def measure_cold_start(work: Path, changes: Mapping[str, str]) -> ColdStart:
     try:
         return watch_cold_start(worker, began, began_wall, source["topic"], out)
     finally:
-        worker.stop()
+        worker.close()
 
 
 def print_cold_start(result: ColdStart) -> None:
@@ -629,7 +638,7 @@ def label(pid: int, root: int, links: Mapping[int, int]) -> str:
     text = " ".join(argv)
     program = Path(argv[0]).name if argv else "?"
     if pid == root:
-        return "worker (python app.py)"
+        return "worker (connect-lite)"
     if "connect_lite.dataplane.main" in text:
         return "data plane (tasks, Spark's driver)"
     if program == "java" and "org.apache.spark" in text:
@@ -728,7 +737,7 @@ class LoadRun:
 
 
 def run_load(
-    worker: WorkerProcess, broker: EmbeddedBroker, work: Path, src: Path, records: int, query: str
+    worker: EmbeddedConnect, broker: EmbeddedBroker, work: Path, src: Path, records: int, query: str
 ) -> LoadRun:
     """Start the file -> Kafka -> file pipeline; query REST and sample memory until every
     line is in the sink's file (it holds the same bytes as the source's).
@@ -736,12 +745,12 @@ def run_load(
     The sink's session timeout is 6 s, as the worker sets it with its own broker: Tansu holds
     a group join for half of it, and Kafka's 45 s default would leave the sink waiting 22 s
     while only the source runs."""
-    assert worker.proc is not None
+    assert worker.worker_pid is not None
     out = work / "load-out.txt"
     size = file_size(src)
     topic = f"load-{uuid.uuid4().hex[:8]}"
     KafkaHelpers(broker.bootstrap_servers).create_topic(topic, partitions=1)
-    memory = MemorySampler(worker.proc.pid, broker.pid)
+    memory = MemorySampler(worker.worker_pid, broker.pid)
     began = time.perf_counter()
     quick_join = {"consumer.override.session.timeout.ms": "6000"}
     file_pipeline(worker, "load", src, topic, out, quick_join)
@@ -752,12 +761,12 @@ def run_load(
             raise SystemExit(f"the pipeline did not finish within {LOAD_TIMEOUT_S:g} s")
         return file_size(out) >= size
 
-    rest = rest_latency(worker.port, query, done)
+    rest = rest_latency(rest_port(worker), query, done)
     seconds = time.perf_counter() - began
     memory.stop()
     progress(f"{AFTER_LOAD_S:g} s with nothing flowing after the load")
     time.sleep(AFTER_LOAD_S)
-    after = memory_snapshot(worker.proc.pid, broker.pid)
+    after = memory_snapshot(worker.worker_pid, broker.pid)
     return LoadRun(rest, memory, seconds, records, after)
 
 
@@ -818,7 +827,7 @@ def main() -> None:
         props = shipped_props(changes)
         print(f"broker {bootstrap}; the worker: standalone.properties with {changes}")
         worker = launch_worker(work / "worker", props)
-        assert worker.proc is not None
+        assert worker.worker_pid is not None
         try:
             trips = measure_worker_latency(worker, bootstrap, work, args.records)
             last_record = time.monotonic()
@@ -834,19 +843,19 @@ def main() -> None:
             for seconds in args.idle_seconds:
                 progress(f"{seconds:g} s with nothing flowing")
                 time.sleep(max(0.0, quiet_from + seconds - time.monotonic()))
-                idle_memory[seconds] = memory_snapshot(worker.proc.pid, broker.pid)
+                idle_memory[seconds] = memory_snapshot(worker.worker_pid, broker.pid)
             idle_for = time.monotonic() - last_record  # the raw baseline ran in between
             progress(f"one record after {idle_for:.0f} s idle")
             after_idle = record_after_idle(work)
             print(f"one record after {idle_for:.0f} s idle: {after_idle * 1000:.0f} ms end to end")
             query = "latency-source"
-            idle_rest = rest_latency(worker.port, query, lambda pairs: pairs >= REST_REQUESTS)
+            idle_rest = rest_latency(rest_port(worker), query, lambda pairs: pairs >= REST_REQUESTS)
             load = None
             if not args.skip_load:
                 progress(f"{args.load_records:,} records file -> Kafka -> file, with REST calls")
                 load = run_load(worker, broker, work, load_src, args.load_records, query)
         finally:
-            worker.stop()
+            worker.close()
         print_rest_latency(query, idle_rest, load.rest if load else None)
         if load:
             rate = load.records / load.seconds

@@ -1,7 +1,7 @@
 """Benchmark: file -> Kafka and Kafka -> file pipelines against the raw confluent-kafka client.
 
 Everything runs in one go on the same embedded broker (Tansu): the raw producer and consumer
-give the baseline, then a real worker process (python app.py, real Spark) runs a
+give the baseline, then a real worker process (EmbeddedConnect, real Spark) runs a
 FileStreamSource and a FileStreamSink over the same JSON records. It prints records/s for each
 and the ratio pipeline / raw client.
 
@@ -63,14 +63,32 @@ from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
 from connect_lite.kafka.clients import CONSUMER_DEFAULTS  # noqa: E402
 from connect_lite.pipeline.session import SparkEngine  # noqa: E402
 from connect_lite.pipeline.transfer import MAX_CHUNK_RECORDS  # noqa: E402
-from connect_lite.testing import spark_cluster  # noqa: E402
+from connect_lite.testing import EmbeddedConnect, spark_cluster, wait_for  # noqa: E402
 from tests.integration.cluster.properties import readme_cluster_properties  # noqa: E402
-from tests.integration.worker_process import WorkerProcess, wait_for  # noqa: E402
 
 CONVERTERS = {
     "string": "org.apache.kafka.connect.storage.StringConverter",
     "json": "org.apache.kafka.connect.json.JsonConverter",
 }
+WORKER_PROPERTIES = {
+    "key.converter": CONVERTERS["string"],
+    "value.converter": CONVERTERS["string"],
+    "offset.flush.interval.ms": "500",
+    "spark.master": "local[2]",
+    "consumer.session.timeout.ms": "6000",
+}
+"""The benchmarks' worker: the worker's own defaults (not connect_lite.testing's FAST_DEFAULTS,
+which trade throughput for start-up time), string converters, Spark on two local cores."""
+
+
+def bench_worker(workdir: Path, bootstrap: str, extra: dict[str, str]) -> EmbeddedConnect:
+    """A worker for a benchmark (not started): WORKER_PROPERTIES, then ``extra``."""
+    return EmbeddedConnect(
+        bootstrap_servers=bootstrap,
+        workdir=workdir,
+        worker_properties={**WORKER_PROPERTIES, **extra},
+        fast_defaults=False,
+    )
 
 
 def make_records(path: Path, count: int) -> int:
@@ -187,10 +205,10 @@ def bare_job(lines: list[bytes]) -> tuple[float, float]:
         engine.stop()
 
 
-def committed_position(worker: WorkerProcess, connector: str) -> int:
+def committed_position(worker: EmbeddedConnect, connector: str) -> int:
     """The committed source offset, from GET /connectors/{name}/offsets (the worker owns the
     state file: a second opener is refused)."""
-    response = worker.rest.get(f"/connectors/{connector}/offsets")
+    response = worker.http.get(f"/connectors/{connector}/offsets")
     assert response.status == 200, response.body
     offsets = [entry["offset"] for entry in response.body["offsets"]]
     return max((o.get("position", 0) for o in offsets), default=0)
@@ -303,7 +321,7 @@ def file_records(path: Path, count: int, size: int) -> tuple[Callable[[], int], 
 
 
 def run_pipelines(
-    worker: WorkerProcess,
+    worker: EmbeddedConnect,
     work: Path,
     src: Path,
     size: int,
@@ -330,7 +348,7 @@ def run_pipelines(
         **source_chain,
     }
     start = time.perf_counter()
-    assert worker.rest.put("/connectors/bench-source/config", source).status == 201
+    assert worker.http.put("/connectors/bench-source/config", source).status == 201
     # Records committed so far (the file's byte position, records being of about one size):
     # Tansu's high watermarks do not count records.
     committed = lambda: committed_position(worker, "bench-source") * count // size  # noqa: E731
@@ -350,20 +368,20 @@ def run_pipelines(
         progress = lambda: parquet_rows(store / "topics")  # noqa: E731
         done = lambda: progress() >= count  # noqa: E731
     start = time.perf_counter()
-    assert worker.rest.put("/connectors/bench-sink/config", sink).status == 201
+    assert worker.http.put("/connectors/bench-sink/config", sink).status == 201
     sink_rate = timed(count, progress, done, start)
     return source_rate, sink_rate
 
 
-def last_batch_executors(worker: WorkerProcess, connector: str) -> int | None:
+def last_batch_executors(worker: EmbeddedConnect, connector: str) -> int | None:
     """How many executors ran the last batch of the connector's task 0 (its status says)."""
-    response = worker.rest.get(f"/connectors/{connector}/status")
+    response = worker.http.get(f"/connectors/{connector}/status")
     tasks = response.body.get("tasks", []) if response.status == 200 else []
     batch = tasks[0].get("spark_last_batch") if tasks else None
     return None if batch is None else batch["executors"]
 
 
-def await_executors(worker: WorkerProcess, src: Path, executors: int) -> None:
+def await_executors(worker: EmbeddedConnect, src: Path, executors: int) -> None:
     """Feed the warm-up source until one of its batches ran on ``executors`` executors: on a
     cluster they register some seconds after the session starts."""
 
@@ -377,18 +395,18 @@ def await_executors(worker: WorkerProcess, src: Path, executors: int) -> None:
     wait_for(used, 180, interval=1.0, what=f"a batch on {executors} executors")
 
 
-def warm_up(worker: WorkerProcess, work: Path, executors: int | None = None) -> None:
+def warm_up(worker: EmbeddedConnect, work: Path, executors: int | None = None) -> None:
     """Start Spark and run its first jobs, so the figures measure steady throughput (on a
     cluster, until a batch ran on every executor the worker is to have)."""
     src = work / "warm.txt"
     make_records(src, 1000)
     out = work / "warm-out.txt"
     topic = f"warm-{uuid.uuid4().hex[:6]}"
-    worker.rest.put(
+    worker.http.put(
         "/connectors/warm-source/config",
         {"connector.class": "FileStreamSource", "file": str(src), "topic": topic},
     )
-    worker.rest.put(
+    worker.http.put(
         "/connectors/warm-sink/config",
         {"connector.class": "FileStreamSink", "file": str(out), "topics": topic},
     )
@@ -396,7 +414,7 @@ def warm_up(worker: WorkerProcess, work: Path, executors: int | None = None) -> 
     if executors is not None:
         await_executors(worker, src, executors)
     for name in ("warm-source", "warm-sink"):
-        worker.rest.delete(f"/connectors/{name}")
+        worker.http.delete(f"/connectors/{name}")
 
 
 def measure(
@@ -413,8 +431,7 @@ def measure(
     extra = {"offset.flush.interval.ms": "200", **(spark or {}), **args.set}
     if args.arrow_form:
         extra["transforms.columns.enable"] = "false"
-    worker = WorkerProcess(work, bootstrap, extra=extra).start()
-    try:
+    with bench_worker(work, bootstrap, extra) as worker:
         warm_up(worker, work, executors)
         return run_pipelines(
             worker,
@@ -426,8 +443,6 @@ def measure(
             args.transforms,
             args.sink,
         )
-    finally:
-        worker.stop()
 
 
 def cluster_runs(

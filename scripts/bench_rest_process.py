@@ -1,6 +1,6 @@
 """Benchmark: the worker's REST API while its data plane is busy, against the floor of the machine.
 
-A real worker (python app.py, real Spark; the broker is this script's, at the worker's
+A real worker (EmbeddedConnect, real Spark; the broker is this script's, at the worker's
 data.plane.niceness like the worker's own embedded one) runs a 1,000,000-record
 file -> Kafka -> file pipeline, and GET requests go in turn to the worker's REST API (a
 connector's status and offsets) and to a second Python process that answers the same
@@ -37,14 +37,14 @@ sys.path.insert(0, str(REPO))
 from connect_lite.config.worker import WORKER_CONFIG_DEF  # noqa: E402
 from connect_lite.kafka.broker import EmbeddedBroker  # noqa: E402
 from connect_lite.storage.sqlite import open_sqlite_reader  # noqa: E402
-from connect_lite.testing.kafka_helpers import KafkaHelpers  # noqa: E402
+from connect_lite.testing import KafkaHelpers, free_port, wait_for  # noqa: E402
 from scripts.bench_latency import (  # noqa: E402
     file_pipeline,
     percentile,
+    rest_port,
     timed_get,
 )
-from scripts.bench_pipeline import make_records  # noqa: E402
-from tests.integration.worker_process import WorkerProcess, wait_for  # noqa: E402
+from scripts.bench_pipeline import bench_worker, make_records  # noqa: E402
 
 REQUESTS = 300
 PAUSE_S = 0.02
@@ -78,12 +78,6 @@ def serve(db: str, port: int) -> None:
     ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def measure(
     targets: list[tuple[str, http.client.HTTPConnection, str]], done: Callable[[int], bool]
 ) -> dict[str, list[float]]:
@@ -111,20 +105,20 @@ def main() -> None:
     niceness = int(extra.get("data.plane.niceness", default))
     with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker(niceness=niceness) as broker:
         work = Path(tmp)
-        worker = WorkerProcess(work, broker.bootstrap_servers, extra)
+        worker = bench_worker(work, broker.bootstrap_servers, extra)
         port = free_port()
         reader: subprocess.Popen[bytes] | None = None
         try:
             worker.start()
             reader = subprocess.Popen(
-                [sys.executable, __file__, "--serve", str(work / "state.db"), str(port)]
+                [sys.executable, __file__, "--serve", str(worker.state_file), str(port)]
             )
             lines = work / "q.txt"
             lines.write_text("a\nb\n")
             config = {"connector.class": "FileStreamSource", "file": str(lines), "topic": "q"}
-            worker.rest.put("/connectors/q/config", config)
-            wait_for(lambda: worker.rest.get("/connectors/q/offsets").body.get("offsets"), 60)
-            own = http.client.HTTPConnection("127.0.0.1", worker.port, timeout=60)
+            worker.http.put("/connectors/q/config", config)
+            wait_for(lambda: worker.http.get("/connectors/q/offsets").body.get("offsets"), 60)
+            own = http.client.HTTPConnection("127.0.0.1", rest_port(worker), timeout=60)
             wait_for(lambda: socket.create_connection(("127.0.0.1", port)).close() or True, 30)
             other = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             targets = [
@@ -155,7 +149,7 @@ def main() -> None:
             if reader is not None:
                 reader.kill()
                 reader.wait()
-            worker.stop()
+            worker.close()
     print(
         f"{args.load_records:,} records file -> Kafka -> file in {seconds:.1f} s "
         f"(data.plane.niceness {niceness}; the broker at it too)"

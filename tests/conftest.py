@@ -1,19 +1,22 @@
-"""Session-wide fixtures: one embedded Tansu broker shared by every test that asks for it."""
+"""Session-wide fixtures: one embedded Tansu broker shared by every test that asks for it.
+
+It is the broker of connect_lite.testing's pytest plugin (``connect_broker``), so the workers
+of the ``connect`` and ``connect_factory`` fixtures and the tests' own clients share it.
+"""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 import pytest
 
 from connect_lite.kafka.broker import EmbeddedBroker
 
+pytest_plugins = ["connect_lite.testing.pytest_plugin"]
+
 
 @pytest.fixture(scope="session")
-def broker() -> Iterator[EmbeddedBroker]:
+def broker(connect_broker: EmbeddedBroker) -> EmbeddedBroker:
     """A started embedded broker on a free loopback port, stopped at the end of the session."""
-    with EmbeddedBroker() as started:
-        yield started
+    return connect_broker
 
 
 @pytest.fixture(scope="session")

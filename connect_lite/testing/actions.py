@@ -8,7 +8,7 @@ from typing import Any
 from connect_lite.kafka import ConsumedMessage
 from connect_lite.testing.client import ConnectClient, ConnectRestError, JsonObject
 from connect_lite.testing.kafka_helpers import KafkaHelpers, Record
-from connect_lite.testing.waits import WaitFailed, WaitTimeout, poll
+from connect_lite.testing.waits import WaitFailed, WaitTimeout, describe, poll
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -24,7 +24,12 @@ def _failed_parts(status: JsonObject) -> list[str]:
 
 
 class ConnectActions:
-    """Waits and Kafka helpers over ``client`` and ``kafka`` (given by the subclass)."""
+    """Waits and Kafka helpers over ``client`` and ``kafka`` (given by the subclass).
+
+    A wait without a ``timeout`` waits ``wait_timeout`` seconds (default: DEFAULT_TIMEOUT).
+    """
+
+    wait_timeout: float = DEFAULT_TIMEOUT
 
     @property
     def client(self) -> ConnectClient:
@@ -34,9 +39,24 @@ class ConnectActions:
     def kafka(self) -> KafkaHelpers:
         raise NotImplementedError
 
+    def _timeout(self, timeout: float | None) -> float:
+        return self.wait_timeout if timeout is None else timeout
+
     # -- connector waits ----------------------------------------------------------------------
+    def create_running(
+        self,
+        name: str,
+        config: dict[str, str],
+        tasks: int | None = None,
+        timeout: float | None = None,
+    ) -> JsonObject:
+        """Create the connector (POST /connectors) and wait until it runs, as
+        :meth:`wait_running` does; its status."""
+        self.client.create(name, config)
+        return self.wait_running(name, tasks, timeout)
+
     def wait_running(
-        self, name: str, tasks: int | None = None, timeout: float = DEFAULT_TIMEOUT
+        self, name: str, tasks: int | None = None, timeout: float | None = None
     ) -> JsonObject:
         """Wait until the connector and its tasks are RUNNING (exactly ``tasks`` of them if
         given, at least one otherwise); fails at once, with the trace, if any is FAILED."""
@@ -55,43 +75,43 @@ class ConnectActions:
 
         want = f"{tasks} task(s)" if tasks is not None else "its tasks"
         what = f"connector {name!r} RUNNING with {want} RUNNING"
-        return poll(lambda: self.client.status(name), done, what, timeout)
+        return poll(lambda: self.client.status(name), done, what, self._timeout(timeout))
 
-    def wait_state(self, name: str, state: str, timeout: float = DEFAULT_TIMEOUT) -> JsonObject:
+    def wait_state(self, name: str, state: str, timeout: float | None = None) -> JsonObject:
         """Wait until the connector's own state is ``state`` (RUNNING, PAUSED, STOPPED, ...)."""
         return poll(
             lambda: self.client.status(name),
             lambda status: status["connector"]["state"] == state,
             f"connector {name!r} in state {state}",
-            timeout,
+            self._timeout(timeout),
         )
 
     def wait_task_state(
-        self, name: str, task: int, state: str, timeout: float = DEFAULT_TIMEOUT
+        self, name: str, task: int, state: str, timeout: float | None = None
     ) -> JsonObject:
         """Wait until task ``task`` of the connector is in ``state``; its status."""
         return poll(
             lambda: self.client.task_status(name, task),
             lambda status: status["state"] == state,
             f"task {task} of connector {name!r} in state {state}",
-            timeout,
+            self._timeout(timeout),
         )
 
     def wait_offsets(
         self,
         name: str,
         predicate: Callable[[list[JsonObject]], bool],
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float | None = None,
     ) -> list[JsonObject]:
         """Wait until ``predicate(offsets)`` holds for GET /connectors/{name}/offsets."""
         return poll(
             lambda: self.client.offsets(name),
             predicate,
-            f"offsets of connector {name!r} to satisfy {_describe(predicate)}",
-            timeout,
+            f"offsets of connector {name!r} to satisfy {describe(predicate)}",
+            self._timeout(timeout),
         )
 
-    def wait_deleted(self, name: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def wait_deleted(self, name: str, timeout: float | None = None) -> None:
         """Wait until the connector no longer exists."""
 
         def gone() -> bool:
@@ -103,7 +123,7 @@ class ConnectActions:
                 raise
             return False
 
-        poll(gone, bool, f"connector {name!r} to be deleted", timeout)
+        poll(gone, bool, f"connector {name!r} to be deleted", self._timeout(timeout))
 
     # -- Kafka ----------------------------------------------------------------------------------
     def create_topic(
@@ -127,9 +147,10 @@ class ConnectActions:
         return self.kafka.consume(topic, count, timeout)
 
     def wait_topic_records(
-        self, topic: str, count: int, timeout: float = DEFAULT_TIMEOUT
+        self, topic: str, count: int, timeout: float | None = None
     ) -> list[ConsumedMessage]:
         """Wait until ``topic`` holds at least ``count`` records; the first ``count``."""
+        timeout = self._timeout(timeout)
         got = self.kafka.consume(topic, count, timeout)
         if len(got) < count:
             last: Any = {
@@ -142,11 +163,6 @@ class ConnectActions:
 
 def _text(value: bytes | None) -> str | None:
     return value.decode("utf-8", "replace") if value is not None else None
-
-
-def _describe(predicate: Callable[..., Any]) -> str:
-    doc = (getattr(predicate, "__doc__", None) or "").strip()
-    return doc or getattr(predicate, "__name__", repr(predicate))
 
 
 __all__ = ["DEFAULT_TIMEOUT", "ConnectActions"]

@@ -1,14 +1,94 @@
-"""A small typed client for the worker's REST API, raising ConnectRestError on any error."""
+"""Clients for the worker's REST API: ConnectClient (typed, raises ConnectRestError) and
+HttpClient (any request; every answer returned, none raised)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from email.message import Message
 from typing import Any
 
 JsonObject = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    """One answer of the worker, whatever its status."""
+
+    status: int
+    body: Any
+    """The decoded JSON body; the text if it is not JSON; None if empty."""
+    headers: Message
+    """The response headers (case-insensitive: ``headers["content-type"]``)."""
+    raw: bytes
+    """The body as sent."""
+
+
+class HttpClient:
+    """Plain HTTP to the worker over urllib: any method, path, body and header.
+
+    For tests of the REST API itself (status codes, headers, error bodies, bad input): every
+    answer is returned as an :class:`HttpResponse`, a 4xx or 5xx one too. Only a failure to
+    talk to the worker at all (refused, reset, timed out) raises, as ``OSError``.
+    """
+
+    def __init__(
+        self, url: str, timeout: float = 60.0, auth: tuple[str, str] | None = None
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.auth = auth
+        """Basic-auth user and password sent with every request, if any."""
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        raw: bytes | None = None,
+        content_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
+    ) -> HttpResponse:
+        """``body`` is sent as JSON, or ``raw`` as is, with ``content_type``."""
+        data = raw if raw is not None else json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        if data is not None:
+            req.add_header("Content-Type", content_type)
+        if self.auth is not None:
+            token = base64.b64encode(f"{self.auth[0]}:{self.auth[1]}".encode()).decode()
+            req.add_header("Authorization", f"Basic {token}")
+        for name, value in (headers or {}).items():
+            req.add_header(name, value)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                return _response(resp.status, resp.read(), resp.headers)
+        except urllib.error.HTTPError as err:
+            return _response(err.code, err.read(), err.headers)
+
+    def get(self, path: str) -> HttpResponse:
+        return self.request("GET", path)
+
+    def post(self, path: str, body: Any = None) -> HttpResponse:
+        return self.request("POST", path, body)
+
+    def put(self, path: str, body: Any = None) -> HttpResponse:
+        return self.request("PUT", path, body)
+
+    def patch(self, path: str, body: Any = None) -> HttpResponse:
+        return self.request("PATCH", path, body)
+
+    def delete(self, path: str) -> HttpResponse:
+        return self.request("DELETE", path)
+
+
+def _response(status: int, raw: bytes, headers: Message) -> HttpResponse:
+    return HttpResponse(status, _decode(raw), headers, raw)
 
 
 class ConnectRestError(Exception):
@@ -31,25 +111,29 @@ class ConnectClient:
     """Kafka Connect's REST API over urllib: create, configure, control, read status and offsets.
 
     Every method returns the decoded JSON body (None for an empty body) and raises
-    :class:`ConnectRestError` for a 4xx or 5xx answer.
+    :class:`ConnectRestError` for a 4xx or 5xx answer. ``auth``: basic-auth user and password.
+    ``http`` is the :class:`HttpClient` underneath, for requests that should not raise.
     """
 
-    def __init__(self, url: str, timeout: float = 60.0) -> None:
-        self.url = url.rstrip("/")
-        self.timeout = timeout
+    def __init__(
+        self, url: str, timeout: float = 60.0, auth: tuple[str, str] | None = None
+    ) -> None:
+        self.http = HttpClient(url, timeout, auth)
+
+    @property
+    def url(self) -> str:
+        return self.http.url
+
+    @property
+    def timeout(self) -> float:
+        return self.http.timeout
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         """One HTTP request; the decoded JSON body, or ConnectRestError."""
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        req.add_header("Accept", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                return _decode(resp.read())
-        except urllib.error.HTTPError as err:
-            raise _error(err.code, err.read(), method, path) from None
+        answer = self.http.request(method, path, body, headers={"Accept": "application/json"})
+        if answer.status >= 400:
+            raise _error(answer.status, answer.raw, method, path)
+        return answer.body
 
     # -- connectors ---------------------------------------------------------------------------
     def connectors(self) -> list[str]:
@@ -160,4 +244,4 @@ def _error(status: int, raw: bytes, method: str, path: str) -> ConnectRestError:
     return ConnectRestError(status, status, str(body), method, path)
 
 
-__all__ = ["ConnectClient", "ConnectRestError", "JsonObject"]
+__all__ = ["ConnectClient", "ConnectRestError", "HttpClient", "HttpResponse", "JsonObject"]

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from connect_lite.kafka.broker import _die_with_parent_hook
@@ -17,11 +18,13 @@ from connect_lite.kafka.broker import _die_with_parent_hook
 # Runs in the child before the worker: a thread reads the pipe from the parent and, when it
 # closes (the parent exited, however it died), kills the child's whole process group, which
 # holds the worker, Spark's JVM and Spark's Python workers. PR_SET_PDEATHSIG (set in the
-# preexec hook) covers the same case only while the forking thread lives.
+# preexec hook) covers the same case only while the forking thread lives. The thread reads the
+# file descriptor, not sys.stdin: blocked in sys.stdin's reader, it holds that reader's lock,
+# and the interpreter's shutdown aborts the worker (SIGABRT) when it cannot take it.
 _BOOT = """
 import os, signal, sys, threading
 def _watch():
-    while sys.stdin.buffer.read(1):
+    while os.read(0, 1):
         pass
     os.killpg(0, signal.SIGKILL)
 threading.Thread(target=_watch, name="parent-watchdog", daemon=True).start()
@@ -61,13 +64,21 @@ def _default_sys_path() -> frozenset[str]:
     return frozenset(os.path.abspath(p) for p in json.loads(shown))
 
 
-def spawn_worker(properties: Path, workdir: Path, log_path: Path) -> subprocess.Popen[bytes]:
-    """Start ``connect_lite.cli.main(properties)`` in a new session, logging to ``log_path``."""
+def spawn_worker(
+    properties: Path,
+    workdir: Path,
+    log_path: Path,
+    connector_files: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start ``connect_lite.cli.main`` (as ``connect-lite properties [connector_files]``) in a
+    new session, logging to ``log_path``; ``env`` replaces this process's environment."""
     hook = _die_with_parent_hook()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": _python_path()}
+    env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
+    env["PYTHONPATH"] = _python_path()
     with open(log_path, "ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-c", _BOOT, str(properties)],
+            [sys.executable, "-c", _BOOT, str(properties), *connector_files],
             cwd=workdir,
             stdin=subprocess.PIPE,
             stdout=log,
@@ -115,8 +126,10 @@ def stop_tree(proc: subprocess.Popen[bytes], graceful_timeout: float) -> int | N
     Leftovers (Spark's JVM, Python workers) are found by process group and by parentage
     recorded before the stop; the call returns once none of them is alive.
     """
-    tree = descendants(proc.pid) if sys.platform.startswith("linux") else set()
-    if proc.poll() is None:
+    # Only a live worker's pid is its own: once reaped, the pid may belong to anyone.
+    running = proc.poll() is None
+    tree = descendants(proc.pid) if running and sys.platform.startswith("linux") else set()
+    if running:
         with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signal.SIGTERM)
         try:

@@ -10,12 +10,16 @@ Enabled by the ``pytest11`` entry point of the connect-lite distribution, or wit
   are deleted, with their offsets, after each test.
 - ``@pytest.mark.connect_lite(plugin_paths=[...], worker_properties={...})`` configures the
   worker (any EmbeddedConnect keyword argument).
+- ``connect_factory`` (function): ``connect_factory(**kwargs)`` makes an EmbeddedConnect (not
+  started) on the session broker unless ``bootstrap_servers`` or ``start_broker`` say
+  otherwise; every one made is closed after the test. For tests that need several workers,
+  a worker on a given state file, or one expected to fail at start-up.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -98,6 +102,26 @@ def connect(
         return
     with EmbeddedConnect(bootstrap_servers=connect_broker.bootstrap_servers, **kwargs) as worker:
         yield worker
+
+
+@pytest.fixture
+def connect_factory(request: pytest.FixtureRequest) -> Iterator[Callable[..., EmbeddedConnect]]:
+    """``connect_factory(**kwargs)``: a new EmbeddedConnect, not started, on the session broker
+    (unless ``bootstrap_servers`` or ``start_broker=False`` is given); closed after the test."""
+    made: list[EmbeddedConnect] = []
+
+    def make(**kwargs: Any) -> EmbeddedConnect:
+        if kwargs.get("start_broker", True) and "bootstrap_servers" not in kwargs:
+            broker: EmbeddedBroker = request.getfixturevalue("connect_broker")
+            kwargs["bootstrap_servers"] = broker.bootstrap_servers
+        made.append(EmbeddedConnect(**kwargs))
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for connect in reversed(made):
+            connect.close()
 
 
 def _delete_all_connectors(worker: EmbeddedConnect) -> None:

@@ -21,7 +21,6 @@ import importlib.util
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,8 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from connect_lite.kafka.broker import free_port
 
 HOST = "127.0.0.1"
 DEFAULT_DIR = Path("data/spark-cluster")
@@ -48,13 +49,6 @@ def spark_home() -> Path:
     if spec is None or spec.origin is None:
         raise SparkClusterError("pyspark is not installed in this Python environment")
     return Path(spec.origin).resolve().parent
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free now."""
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

@@ -69,4 +69,27 @@ def poll(
         time.sleep(interval)
 
 
-__all__ = ["WaitFailed", "WaitTimeout", "poll"]
+def wait_for(
+    condition: Callable[[], T],
+    timeout: float = 60.0,
+    interval: float = 0.1,
+    what: str | None = None,
+) -> T:
+    """Call ``condition`` until it returns a truthy value; return that value.
+
+    For what a test checks by hand (a file's lines, a log line, a process gone):
+    ``wait_for(lambda: len(lines(out)) >= 3, 30, what="3 lines in out.txt")``. As in
+    :func:`poll`, an exception from ``condition`` counts as the last seen state and polling
+    goes on (WaitFailed ends it at once); after ``timeout`` seconds WaitTimeout names ``what``
+    (default: the condition's docstring or name) and the last value seen.
+    """
+    return poll(condition, bool, what or describe(condition), timeout, interval)
+
+
+def describe(function: Callable[..., Any]) -> str:
+    """What a condition or predicate waits for: its docstring, else its name."""
+    doc = (getattr(function, "__doc__", None) or "").strip()
+    return doc or getattr(function, "__name__", repr(function))
+
+
+__all__ = ["WaitFailed", "WaitTimeout", "describe", "poll", "wait_for"]

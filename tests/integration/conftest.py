@@ -1,18 +1,19 @@
-"""Integration fixtures: a real worker process (real Spark, SQLite and broker) per module."""
+"""Integration fixtures: real worker processes (real Spark, SQLite and broker), started through
+connect_lite.testing: one shared by a module (``worker``), or any a test makes (``new_worker``)."""
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
-from connect_lite.testing import spark_cluster
-from connect_lite.testing.kafka_helpers import KafkaHelpers
-from tests.integration.worker_process import WorkerProcess
+from connect_lite.testing import EmbeddedConnect, KafkaHelpers, spark_cluster
+from tests.integration.testkit import worker_options
 
 HERE = Path(__file__).resolve().parent
 
@@ -32,14 +33,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="module")
 def worker(
     bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[WorkerProcess]:
-    """One worker process shared by a test module (Spark starts once per process)."""
+) -> Iterator[EmbeddedConnect]:
+    """One worker shared by a test module (Spark starts once per process), on the session
+    broker, with the testkit's options (``worker_options``)."""
     workdir: Path = tmp_path_factory.mktemp("worker")
-    process = WorkerProcess(workdir, bootstrap_servers).start()
-    try:
-        yield process
-    finally:
-        process.stop()
+    options = worker_options(workdir=workdir)
+    with EmbeddedConnect(bootstrap_servers=bootstrap_servers, **options) as started:
+        yield started
+
+
+@pytest.fixture
+def new_worker(
+    connect_factory: Callable[..., EmbeddedConnect], tmp_path: Path
+) -> Callable[..., EmbeddedConnect]:
+    """``new_worker(**kwargs)``: an EmbeddedConnect, not started, as ``connect_factory`` makes
+    it, with the testkit's options (``worker_options``) and the test's ``tmp_path`` as its
+    default workdir; closed after the test."""
+
+    def make(**kwargs: Any) -> EmbeddedConnect:
+        kwargs.setdefault("workdir", tmp_path)
+        return connect_factory(**worker_options(**kwargs))
+
+    return make
 
 
 @pytest.fixture(scope="session")

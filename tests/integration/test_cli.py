@@ -7,11 +7,13 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.integration.worker_process import REPO, WorkerProcess, free_port, wait_for
+from connect_lite.testing import EmbeddedConnect, wait_for
+from tests.integration.testkit import REPO
 
 pytestmark = pytest.mark.integration
 
@@ -90,7 +92,9 @@ def test_bad_worker_config_stops_with_one_line_per_problem(tmp_path: Path) -> No
     assert any("listeners" in p for p in problems)
 
 
-def test_connector_files_and_sigterm_with_embedded_broker(tmp_path: Path) -> None:
+def test_connector_files_and_sigterm_with_embedded_broker(
+    new_worker: Callable[..., EmbeddedConnect], tmp_path: Path
+) -> None:
     src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
     src.write_text("".join(f"cli line {i}\n" for i in range(100)))
     source_props = tmp_path / "source.properties"
@@ -115,56 +119,49 @@ def test_connector_files_and_sigterm_with_embedded_broker(tmp_path: Path) -> Non
             }
         )
     )
-    worker = WorkerProcess(
-        tmp_path,
-        None,
-        extra={"embedded.broker.enable": "true"},
-        connector_files=[str(source_props), str(sink_json)],
+    worker = new_worker(
+        start_broker=False,
+        worker_properties={"embedded.broker.enable": "true"},
+        connector_files=[source_props, sink_json],
     ).start()
-    try:
-        assert sorted(worker.rest.get("/connectors").body) == ["cli-sink", "cli-source"]
-        wait_for(lambda: dst.exists() and len(dst.read_text().splitlines()) == 100, 120)
-        assert sorted(dst.read_text().splitlines()) == sorted(src.read_text().splitlines())
-        broker_pids = _tansu_children(worker)
-        assert broker_pids, "the embedded broker should run as a child process"
-        log = worker.log()
-        # Kafka's layout, with the context of the connector's and the tasks' own lines
-        layout = r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] INFO \[%s\] %s \([\w.-]+:\d+\)$"
-        for context, message in (
-            ("cli-source|worker", "Starting file source connector reading from .*"),
-            ("cli-source|task-0", "Source task started"),
-            ("cli-sink|task-0", "Sink task started, subscribed to .*"),
-        ):
-            assert re.search(layout % (re.escape(context), message), log, re.M), (context, log)
-        assert worker.terminate() == 0
-        for pid in broker_pids:
-            wait_for(
-                lambda pid=pid: not os.path.exists(f"/proc/{pid}"), 30, what=f"broker {pid} gone"
-            )
-        assert "connect-lite stopped" in worker.log()
-        # its clients closed first (the tasks', the topic creator's, then the data plane's
-        # process), the broker exits on SIGTERM and is not killed
-        assert "still up after SIGTERM" not in worker.log()
-    finally:
-        worker.stop()
+    assert sorted(worker.http.get("/connectors").body) == ["cli-sink", "cli-source"]
+    wait_for(lambda: dst.exists() and len(dst.read_text().splitlines()) == 100, 120)
+    assert sorted(dst.read_text().splitlines()) == sorted(src.read_text().splitlines())
+    broker_pids = _tansu_children(worker)
+    assert broker_pids, "the embedded broker should run as a child process"
+    log = worker.log_text()
+    # Kafka's layout, with the context of the connector's and the tasks' own lines
+    layout = r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] INFO \[%s\] %s \([\w.-]+:\d+\)$"
+    for context, message in (
+        ("cli-source|worker", "Starting file source connector reading from .*"),
+        ("cli-source|task-0", "Source task started"),
+        ("cli-sink|task-0", "Sink task started, subscribed to .*"),
+    ):
+        assert re.search(layout % (re.escape(context), message), log, re.M), (context, log)
+    assert worker.terminate_worker() == 0
+    for pid in broker_pids:
+        wait_for(lambda pid=pid: not os.path.exists(f"/proc/{pid}"), 30, what=f"broker {pid} gone")
+    assert "connect-lite stopped" in worker.log_text()
+    # its clients closed first (the tasks', the topic creator's, then the data plane's
+    # process), the broker exits on SIGTERM and is not killed
+    assert "still up after SIGTERM" not in worker.log_text()
 
 
-def test_a_bad_connector_file_fails_before_anything_starts(tmp_path: Path) -> None:
+def test_a_bad_connector_file_fails_before_anything_starts(
+    new_worker: Callable[..., EmbeddedConnect], tmp_path: Path
+) -> None:
     good = tmp_path / "good.json"
     good.write_text(json.dumps({"name": "good", "connector.class": "FileStreamSink"}))
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"connector.class": "FileStreamSink", "topics": "t"}))
-    worker = WorkerProcess(
-        tmp_path,
-        None,
-        extra={"embedded.broker.enable": "true"},
-        connector_files=[str(good), str(bad)],
-        port=free_port(),
+    worker = new_worker(
+        start_broker=False,
+        worker_properties={"embedded.broker.enable": "true"},
+        connector_files=[good, bad],
     )
     worker.start(wait_healthy=False)
-    assert worker.proc is not None
-    assert worker.proc.wait(60) == 3
-    log = worker.log()
+    assert worker.wait_worker_exit(60) == 3
+    log = worker.log_text()
     [line] = log.splitlines()
     assert re.fullmatch(
         rf"\[[\d :,-]+\] ERROR Invalid connector file {re.escape(str(bad))}: Connector "
@@ -174,25 +171,29 @@ def test_a_bad_connector_file_fails_before_anything_starts(tmp_path: Path) -> No
     )
     for started in ("Embedded broker listening", "Starting Spark session", "State file"):
         assert started not in log
-    assert not (tmp_path / "state.db").exists()
+    assert not worker.state_file.exists()
 
 
-def test_log_format_json_from_the_worker_key(tmp_path: Path) -> None:
+def test_log_format_json_from_the_worker_key(
+    new_worker: Callable[..., EmbeddedConnect], tmp_path: Path
+) -> None:
     bad = tmp_path / "bad.properties"
     bad.write_text("connector.class=FileStreamSink\n")
-    worker = WorkerProcess(tmp_path, None, extra={"log.format": "json"}, connector_files=[str(bad)])
+    worker = new_worker(
+        start_broker=False, worker_properties={"log.format": "json"}, connector_files=[bad]
+    )
     worker.start(wait_healthy=False)
-    assert worker.proc is not None
-    assert worker.proc.wait(60) == 3
-    [line] = worker.log().splitlines()
+    assert worker.wait_worker_exit(60) == 3
+    [line] = worker.log_text().splitlines()
     logged = json.loads(line)
     assert (logged["level"], logged["logger"]) == ("ERROR", "connect_lite.cli")
     assert logged["message"].startswith(f"Invalid connector file {bad}: ")
 
 
-def _tansu_children(worker: WorkerProcess) -> list[int]:
-    assert worker.proc is not None
-    children = Path(f"/proc/{worker.proc.pid}/task/{worker.proc.pid}/children").read_text().split()
+def _tansu_children(worker: EmbeddedConnect) -> list[int]:
+    pid = worker.worker_pid
+    assert pid is not None
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     pids = []
     for pid in children:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()

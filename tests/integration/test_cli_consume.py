@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from connect_lite.testing.kafka_helpers import KafkaHelpers
-from tests.integration.worker_process import REPO
+from tests.integration.testkit import REPO
 
 pytestmark = pytest.mark.integration
 

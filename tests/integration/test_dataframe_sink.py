@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from connect_lite.testing.kafka_helpers import KafkaHelpers
-from tests.integration.worker_process import WorkerProcess, lines, sink_config, unique, wait_for
+from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
+from tests.integration.testkit import create_running, lines, sink_config, unique
 
 pytestmark = pytest.mark.integration
 
@@ -33,8 +33,8 @@ def reading(i: int, schema: dict[str, Any] | None = SCHEMA) -> str:
     return json.dumps(payload if schema is None else {"schema": schema, "payload": payload})
 
 
-def start(worker: WorkerProcess, config: dict[str, str]) -> str:
-    return worker.create_running("df", config)
+def start(worker: EmbeddedConnect, config: dict[str, str]) -> str:
+    return create_running(worker, "df", config)
 
 
 def rows(path: Path, count: int) -> list[dict[str, Any]]:
@@ -42,14 +42,14 @@ def rows(path: Path, count: int) -> list[dict[str, Any]]:
     return [json.loads(line) for line in found]
 
 
-def committed(worker: WorkerProcess, name: str) -> int | None:
-    body = worker.rest.get(f"/connectors/{name}/offsets").body
+def committed(worker: EmbeddedConnect, name: str) -> int | None:
+    body = worker.http.get(f"/connectors/{name}/offsets").body
     offsets = [o["offset"]["kafka_offset"] for o in body["offsets"]]
     return max(offsets) if offsets else None
 
 
 def test_put_dataframe_gets_typed_rows_and_offsets_commit_after_it(
-    worker: WorkerProcess, kafka: KafkaHelpers, tmp_path: Path
+    worker: EmbeddedConnect, kafka: KafkaHelpers, tmp_path: Path
 ) -> None:
     topic, out = unique("df-typed"), tmp_path / "typed.jsonl"
     kafka.create_topic(topic, 1)
@@ -67,7 +67,7 @@ def test_put_dataframe_gets_typed_rows_and_offsets_commit_after_it(
 
 
 def test_schemaless_rows_come_as_json_text_and_an_inferred_struct(
-    worker: WorkerProcess, kafka: KafkaHelpers, tmp_path: Path
+    worker: EmbeddedConnect, kafka: KafkaHelpers, tmp_path: Path
 ) -> None:
     topic, out = unique("df-schemaless"), tmp_path / "schemaless.jsonl"
     kafka.create_topic(topic, 1)
@@ -89,7 +89,7 @@ def test_schemaless_rows_come_as_json_text_and_an_inferred_struct(
 
 @pytest.mark.parametrize("connector_class", ["RecordingSink", "DataFrameSink"])
 def test_a_retriable_error_redelivers_the_same_batch(
-    worker: WorkerProcess, kafka: KafkaHelpers, tmp_path: Path, connector_class: str
+    worker: EmbeddedConnect, kafka: KafkaHelpers, tmp_path: Path, connector_class: str
 ) -> None:
     topic, out, log = unique("df-retry"), tmp_path / "retry.jsonl", tmp_path / "puts.jsonl"
     kafka.create_topic(topic, 1)
@@ -112,11 +112,11 @@ def test_a_retriable_error_redelivers_the_same_batch(
     assert sorted(r["offset"] for r in got) == list(range(10))  # each record exactly once
     calls = [json.loads(line) for line in lines(log)]
     assert calls[0] == calls[1] == calls[2]  # twice refused, then the same records again
-    assert worker.status(name)["tasks"][0]["state"] == "RUNNING"
+    assert worker.client.status(name)["tasks"][0]["state"] == "RUNNING"
 
 
 def test_a_failing_put_dataframe_follows_errors_tolerance(
-    worker: WorkerProcess, kafka: KafkaHelpers, tmp_path: Path
+    worker: EmbeddedConnect, kafka: KafkaHelpers, tmp_path: Path
 ) -> None:
     topic, dlq = unique("df-fail"), unique("df-dlq")
     kafka.create_topic(topic, 1)
@@ -142,13 +142,15 @@ def test_a_failing_put_dataframe_follows_errors_tolerance(
     jobs = {dict(m.headers).get("__connect.errors.stage") for m in dead}
     assert jobs == {b"TASK_PUT"}
     wait_for(lambda: committed(worker, tolerant) == 4, what="skipped offsets committed")
-    assert worker.status(tolerant)["tasks"][0]["state"] == "RUNNING"
+    assert worker.client.status(tolerant)["tasks"][0]["state"] == "RUNNING"
 
     failing = unique("df-fails")
-    response = worker.rest.post("/connectors", {"name": failing, "config": base})
+    response = worker.http.post("/connectors", {"name": failing, "config": base})
     assert response.status == 201, response.body
     task = wait_for(
-        lambda: (t := worker.status(failing)["tasks"]) and t[0]["state"] == "FAILED" and t[0],
+        lambda: (
+            (t := worker.client.status(failing)["tasks"]) and t[0]["state"] == "FAILED" and t[0]
+        ),
         what="task FAILED",
     )
     assert "scripted put failure" in task["trace"]

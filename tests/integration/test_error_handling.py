@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from connect_lite.kafka import ConsumedMessage
-from connect_lite.testing.kafka_helpers import KafkaHelpers
-from tests.integration.worker_process import WorkerProcess, lines, sink_config, unique, wait_for
+from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
+from tests.integration.testkit import lines, sink_config, unique
 
 pytestmark = pytest.mark.integration
 
@@ -33,9 +33,9 @@ def dlq_settings(dlq: str) -> dict[str, str]:
     }
 
 
-def start(worker: WorkerProcess, config: dict[str, str]) -> str:
+def start(worker: EmbeddedConnect, config: dict[str, str]) -> str:
     name = unique("eh")
-    response = worker.rest.post("/connectors", {"name": name, "config": config})
+    response = worker.http.post("/connectors", {"name": name, "config": config})
     assert response.status == 201, response.body
     return name
 
@@ -49,8 +49,8 @@ def headers_of(message: ConsumedMessage) -> dict[str, str]:
     return {k: (v or b"").decode() for k, v in message.headers if k.startswith("__connect.")}
 
 
-def metric(worker: WorkerProcess, name: str, connector: str) -> float | None:
-    text = worker.rest.request("GET", "/metrics").raw.decode()
+def metric(worker: EmbeddedConnect, name: str, connector: str) -> float | None:
+    text = worker.http.request("GET", "/metrics").raw.decode()
     pattern = (
         rf'^kafka_connect_task_error_metrics_{name}\{{connector="{re.escape(connector)}",'
         rf'task="0"\}} ([0-9.e+]+)$'
@@ -59,12 +59,12 @@ def metric(worker: WorkerProcess, name: str, connector: str) -> float | None:
     return float(found.group(1)) if found else None
 
 
-def committed(worker: WorkerProcess, name: str) -> Any:
-    return worker.rest.get(f"/connectors/{name}/offsets").body["offsets"]
+def committed(worker: EmbeddedConnect, name: str) -> Any:
+    return worker.http.get(f"/connectors/{name}/offsets").body["offsets"]
 
 
 def test_tolerance_all_puts_the_good_records_and_sends_the_bad_to_the_dlq(
-    worker: WorkerProcess, bootstrap_servers: str
+    worker: EmbeddedConnect, bootstrap_servers: str
 ) -> None:
     kafka = KafkaHelpers(bootstrap_servers)
     u = unique("eh-all")
@@ -126,13 +126,16 @@ def test_tolerance_all_puts_the_good_records_and_sends_the_bad_to_the_dlq(
         "offset": {"kafka_offset": len(VALUES)},
     }
     wait_for(lambda: committed(worker, name) == [entry], 60, what="offsets past the bad record")
-    assert f"Error encountered in task {name}-0. Executing stage 'VALUE_CONVERTER'" in worker.log()
-    assert f"where consumed record is {{topic='{topic}', partition=0, offset=5" in worker.log()
-    assert worker.status(name)["tasks"][0]["state"] == "RUNNING"
+    assert (
+        f"Error encountered in task {name}-0. Executing stage 'VALUE_CONVERTER'"
+        in worker.log_text()
+    )
+    assert f"where consumed record is {{topic='{topic}', partition=0, offset=5" in worker.log_text()
+    assert worker.client.status(name)["tasks"][0]["state"] == "RUNNING"
 
 
 def test_tolerance_none_fails_the_task_naming_stage_and_record(
-    worker: WorkerProcess, bootstrap_servers: str
+    worker: EmbeddedConnect, bootstrap_servers: str
 ) -> None:
     kafka = KafkaHelpers(bootstrap_servers)
     u = unique("eh-none")
@@ -141,7 +144,7 @@ def test_tolerance_none_fails_the_task_naming_stage_and_record(
     name = start(worker, {**sink_config(topic, out), **JSON_VALUES, **dlq_settings(dlq)})
 
     def failed() -> Any:
-        task = worker.status(name)["tasks"][0]
+        task = worker.client.status(name)["tasks"][0]
         return task if task["state"] == "FAILED" else None
 
     task = wait_for(failed, 120, what="the task FAILED")
@@ -159,7 +162,7 @@ def test_tolerance_none_fails_the_task_naming_stage_and_record(
 
 
 def test_records_reported_by_the_task_go_to_the_dlq(
-    worker: WorkerProcess, bootstrap_servers: str
+    worker: EmbeddedConnect, bootstrap_servers: str
 ) -> None:
     kafka = KafkaHelpers(bootstrap_servers)
     u = unique("eh-errant")
@@ -196,11 +199,11 @@ def test_records_reported_by_the_task_go_to_the_dlq(
     assert headers["__connect.errors.exception.message"] == "marked errant at offset 3"
     assert metric(worker, "deadletterqueue_produce_requests", name) == 2.0
     assert metric(worker, "total_record_failures", name) == 2.0
-    assert worker.status(name)["tasks"][0]["state"] == "RUNNING"
+    assert worker.client.status(name)["tasks"][0]["state"] == "RUNNING"
 
 
 def test_retriable_converter_errors_are_retried_until_they_pass(
-    worker: WorkerProcess, bootstrap_servers: str
+    worker: EmbeddedConnect, bootstrap_servers: str
 ) -> None:
     kafka = KafkaHelpers(bootstrap_servers)
     u = unique("eh-retry")
@@ -220,4 +223,4 @@ def test_retriable_converter_errors_are_retried_until_they_pass(
     assert metric(worker, "total_retries", name) == len(values)
     assert metric(worker, "total_record_failures", name) == len(values)  # the failed attempts
     assert metric(worker, "total_record_errors", name) == 0.0
-    assert worker.status(name)["tasks"][0]["state"] == "RUNNING"
+    assert worker.client.status(name)["tasks"][0]["state"] == "RUNNING"

@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from connect_lite.testing.kafka_helpers import KafkaHelpers
-from tests.integration.worker_process import WorkerProcess, unique, wait_for
+from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
+from tests.integration.testkit import create_running, unique
 
 pytestmark = pytest.mark.integration
 
@@ -54,8 +55,8 @@ def lake_config(topic: str, store: Path, schemas: bool = True, **extra: str) -> 
     }
 
 
-def start(worker: WorkerProcess, config: dict[str, str]) -> str:
-    return worker.create_running("lake", config)
+def start(worker: EmbeddedConnect, config: dict[str, str]) -> str:
+    return create_running(worker, "lake", config)
 
 
 def visible(root: Path) -> list[Path]:
@@ -85,7 +86,7 @@ def wait_rows(root: Path, count: int, timeout: float = 120) -> list[dict[str, An
 
 
 def test_json_with_and_without_schema_lands_as_exactly_the_records_sent(
-    worker: WorkerProcess, kafka: KafkaHelpers, tmp_path: Path
+    worker: EmbeddedConnect, kafka: KafkaHelpers, tmp_path: Path
 ) -> None:
     n = 10_000
     for schemas in (True, False):
@@ -110,7 +111,7 @@ def test_json_with_and_without_schema_lands_as_exactly_the_records_sent(
 
 
 def test_each_partitioner_lays_out_its_directories(
-    worker: WorkerProcess, kafka: KafkaHelpers, tmp_path: Path
+    worker: EmbeddedConnect, kafka: KafkaHelpers, tmp_path: Path
 ) -> None:
     n = 30
     topic = unique("lake-parts")
@@ -157,7 +158,7 @@ def test_each_partitioner_lays_out_its_directories(
 
 
 def test_files_rotate_by_size_and_by_time(
-    worker: WorkerProcess, kafka: KafkaHelpers, tmp_path: Path
+    worker: EmbeddedConnect, kafka: KafkaHelpers, tmp_path: Path
 ) -> None:
     by_size, by_time, by_clock = unique("lake-size"), unique("lake-time"), unique("lake-clock")
     for topic in (by_size, by_time, by_clock):
@@ -207,7 +208,7 @@ def test_files_rotate_by_size_and_by_time(
 
 
 def test_a_kill_9_mid_stream_leaves_every_record_exactly_once(
-    bootstrap_servers: str, kafka: KafkaHelpers, tmp_path: Path
+    new_worker: Callable[..., EmbeddedConnect], kafka: KafkaHelpers, tmp_path: Path
 ) -> None:
     n = 40_000
     topic, store = unique("lake-kill"), tmp_path / "store"
@@ -218,22 +219,17 @@ def test_a_kill_9_mid_stream_leaves_every_record_exactly_once(
         topic, store, **{"flush.size": "700", "rotate.schedule.interval.ms": "2000"}
     )
     config["consumer.override.max.poll.records"] = "3000"  # many batches, many files
-    worker = WorkerProcess(tmp_path, bootstrap_servers).start()
-    try:
-        response = worker.rest.post("/connectors", {"name": "lake", "config": config})
-        assert response.status == 201, response.body
-        root = store / "topics"
-        wait_for(lambda: len(visible(root)) >= 3, 120, interval=0.05, what="the first files")
-        worker.kill()
-    finally:
-        worker.stop()
+    worker = new_worker().start()
+    response = worker.http.post("/connectors", {"name": "lake", "config": config})
+    assert response.status == 201, response.body
+    root = store / "topics"
+    wait_for(lambda: len(visible(root)) >= 3, 120, interval=0.05, what="the first files")
+    worker.kill_worker()
     before = len(rows_in(root))
     assert before < n, "the stream finished before the kill; nothing was tested"
-    restarted = WorkerProcess(tmp_path, bootstrap_servers, port=worker.port).start()
-    try:
-        rows = wait_rows(root, n, timeout=300)
-    finally:
-        restarted.stop()
+    worker.start_worker()  # again, on the same state file
+    rows = wait_rows(root, n, timeout=300)
+    worker.stop_worker()
     ids = Counter(r["id"] for r in rows)
     assert sorted(ids) == list(range(n))
     assert max(ids.values()) == 1, "a record is in the visible files twice"

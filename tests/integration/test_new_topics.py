@@ -9,15 +9,8 @@ from typing import Any
 
 import pytest
 
-from connect_lite.testing.kafka_helpers import KafkaHelpers
-from tests.integration.worker_process import (
-    WorkerProcess,
-    lines,
-    sink_config,
-    source_config,
-    unique,
-    wait_for,
-)
+from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
+from tests.integration.testkit import lines, sink_config, source_config, unique
 
 pytestmark = pytest.mark.integration
 
@@ -29,19 +22,19 @@ def received(out: Path) -> list[tuple[str, Any]]:
 
 
 def test_sinks_see_topics_a_source_creates_after_they_started(
-    worker: WorkerProcess, kafka: KafkaHelpers
+    worker: EmbeddedConnect, kafka: KafkaHelpers
 ) -> None:
     u = unique("late")
     named, matched = f"{u}-named", f"{u}-rx-a"
     by_name, by_regex = worker.workdir / f"{u}-name.jsonl", worker.workdir / f"{u}-regex.jsonl"
-    worker.create_running("sink", sink_config(named, by_name))
+    worker.create_running(unique("sink"), sink_config(named, by_name), tasks=1)
     regex = {**sink_config("", by_regex), "topics": "", "topics.regex": f"{u}-rx-.*"}
-    worker.create_running("sink", regex)
+    worker.create_running(unique("sink"), regex, tasks=1)
     assert not {named, matched} & kafka.list_topics()  # the precondition: neither exists yet
 
     # The sources create the topics by writing to them, in the same worker.
-    worker.create_running("src", source_config(named, **{"max.records": str(RECORDS)}))
-    worker.create_running("src", source_config(matched, **{"max.records": str(RECORDS)}))
+    worker.create_running(unique("src"), source_config(named, **{"max.records": str(RECORDS)}), 1)
+    worker.create_running(unique("src"), source_config(matched, **{"max.records": str(RECORDS)}), 1)
 
     values = [f"value-{n}" for n in range(RECORDS)]
     for out, topic in ((by_name, named), (by_regex, matched)):

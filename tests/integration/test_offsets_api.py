@@ -11,14 +11,8 @@ from confluent_kafka import Consumer
 
 from connect_lite.api.records import TopicPartition
 from connect_lite.kafka.admin import Admin
-from tests.integration.worker_process import (
-    Response,
-    WorkerProcess,
-    sink_config,
-    source_config,
-    unique,
-    wait_for,
-)
+from connect_lite.testing import EmbeddedConnect, HttpResponse, wait_for
+from tests.integration.testkit import sink_config, source_config, unique
 
 pytestmark = pytest.mark.integration
 
@@ -68,8 +62,8 @@ def sink_entry(topic: str, offset: int) -> dict[str, Any]:
 class Api:
     """The requests these tests make, each checked for its status code."""
 
-    def __init__(self, worker: WorkerProcess) -> None:
-        self.rest = worker.rest
+    def __init__(self, worker: EmbeddedConnect) -> None:
+        self.http = worker.http
         self.worker = worker
 
     def create(
@@ -78,26 +72,26 @@ class Api:
         body: dict[str, Any] = {"name": name, "config": config}
         if state:
             body["initial_state"] = state
-        response = self.rest.post("/connectors", body)
+        response = self.http.post("/connectors", body)
         assert response.status == status, response.body
 
     def put(self, name: str, verb: str, status: int) -> None:
-        response = self.rest.put(f"/connectors/{name}/{verb}")
+        response = self.http.put(f"/connectors/{name}/{verb}")
         assert response.status == status, response.body
 
     def offsets(self, name: str) -> list[dict[str, Any]]:
-        response = self.rest.get(f"/connectors/{name}/offsets")
+        response = self.http.get(f"/connectors/{name}/offsets")
         assert response.status == 200, response.body
         return list(response.body["offsets"])
 
-    def alter(self, name: str, offsets: Any) -> Response:
-        return self.rest.patch(f"/connectors/{name}/offsets", {"offsets": offsets})
+    def alter(self, name: str, offsets: Any) -> HttpResponse:
+        return self.http.patch(f"/connectors/{name}/offsets", {"offsets": offsets})
 
-    def reset(self, name: str) -> Response:
-        return self.rest.delete(f"/connectors/{name}/offsets")
+    def reset(self, name: str) -> HttpResponse:
+        return self.http.delete(f"/connectors/{name}/offsets")
 
     def state(self, name: str) -> tuple[str, list[str]]:
-        status = self.worker.status(name)
+        status = self.worker.client.status(name)
         return status["connector"]["state"], [t["state"] for t in status["tasks"]]
 
     def wait_state(self, name: str, state: str, tasks: list[str]) -> None:
@@ -106,20 +100,20 @@ class Api:
     def stop(self, name: str) -> None:
         self.put(name, "stop", 204)
         self.wait_state(name, "STOPPED", [])
-        assert self.rest.get(f"/connectors/{name}/tasks").body == []
+        assert self.http.get(f"/connectors/{name}/tasks").body == []
 
 
 @pytest.fixture(scope="module")
-def api(worker: WorkerProcess) -> Api:
+def api(worker: EmbeddedConnect) -> Api:
     return Api(worker)
 
 
-def assert_answer(response: Response, status: int, message: str) -> None:
+def assert_answer(response: HttpResponse, status: int, message: str) -> None:
     assert (response.status, response.body["message"]) == (status, message), response.body
 
 
 # -- source connectors -----------------------------------------------------------------------
-def test_source_offsets_view_alter_reset_and_resume(api: Api, worker: WorkerProcess) -> None:
+def test_source_offsets_view_alter_reset_and_resume(api: Api, worker: EmbeddedConnect) -> None:
     topic = unique("src")
     out = worker.workdir / f"{topic}.jsonl"
     source = unique("source")
@@ -183,7 +177,7 @@ def fill(api: Api, topic: str, count: int) -> None:
 
 
 def test_sink_offsets_view_alter_reset_and_resume(
-    api: Api, worker: WorkerProcess, bootstrap_servers: str
+    api: Api, worker: EmbeddedConnect, bootstrap_servers: str
 ) -> None:
     topic = new_topic(bootstrap_servers)
     fill(api, topic, 10)
@@ -213,7 +207,7 @@ def test_sink_offsets_view_alter_reset_and_resume(
 
 
 def test_sink_with_an_overridden_consumer_group(
-    api: Api, worker: WorkerProcess, bootstrap_servers: str
+    api: Api, worker: EmbeddedConnect, bootstrap_servers: str
 ) -> None:
     topic = new_topic(bootstrap_servers)
     fill(api, topic, 6)
@@ -232,7 +226,7 @@ def test_sink_with_an_overridden_consumer_group(
 
 
 def test_a_live_group_member_blocks_changes_as_a_zombie_task(
-    api: Api, worker: WorkerProcess, bootstrap_servers: str
+    api: Api, worker: EmbeddedConnect, bootstrap_servers: str
 ) -> None:
     topic = new_topic(bootstrap_servers)
     fill(api, topic, 3)
@@ -288,7 +282,7 @@ def expected_failure(mode: str, kind: str, name: str) -> str:
 @pytest.mark.parametrize("kind", ["source", "sink"])
 @pytest.mark.parametrize("mode", sorted(HOOK_ANSWERS))
 def test_every_answer_of_alter_offsets(
-    api: Api, worker: WorkerProcess, bootstrap_servers: str, kind: str, mode: str
+    api: Api, worker: EmbeddedConnect, bootstrap_servers: str, kind: str, mode: str
 ) -> None:
     name = unique(f"hook-{kind}-{mode}")
     log = worker.workdir / f"{name}.alter.log"
@@ -304,7 +298,7 @@ def test_every_answer_of_alter_offsets(
         seen = [{"partition": [topic, 0], "offset": 7}]
     api.create(name, {**config, "alter.offsets": "false"}, "STOPPED")
     assert_answer(api.alter(name, before), 200, FRAMEWORK_ALTERED)
-    assert worker.rest.put(f"/connectors/{name}/config", config).status == 200
+    assert worker.http.put(f"/connectors/{name}/config", config).status == 200
     api.wait_state(name, "STOPPED", [])  # a reconfiguration keeps the target state
 
     status, altered, reset = HOOK_ANSWERS[mode]
@@ -411,7 +405,7 @@ def test_invalid_sink_offsets(
 def test_invalid_request_bodies(
     api: Api, stopped: dict[str, str], kind: str, raw: bytes, status: int, start: str
 ) -> None:
-    response = api.rest.request("PATCH", f"/connectors/{stopped[kind]}/offsets", raw=raw)
+    response = api.http.request("PATCH", f"/connectors/{stopped[kind]}/offsets", raw=raw)
     assert response.status == status and response.body["message"].startswith(start), response.body
 
 
@@ -448,7 +442,7 @@ def test_sink_offsets_the_broker_cannot_take(api: Api, stopped: dict[str, str]) 
 
 
 def test_unknown_connectors(api: Api) -> None:
-    assert_answer(api.rest.get("/connectors/nope/offsets"), 404, "Connector nope not found")
+    assert_answer(api.http.get("/connectors/nope/offsets"), 404, "Connector nope not found")
     assert_answer(api.alter("nope", [source_entry(1)]), 404, "Connector nope not found")
     assert_answer(api.alter("nope", []), 400, NO_OFFSETS)  # checked before the lookup
     assert_answer(api.reset("nope"), 404, "Connector nope not found")
@@ -459,7 +453,7 @@ def test_every_stopped_state_transition(api: Api) -> None:
     created = unique("created-stopped")
     api.create(created, source_config(unique("t")), "stopped")
     api.wait_state(created, "STOPPED", [])
-    assert api.rest.get(f"/connectors/{created}").body["tasks"] == []
+    assert api.http.get(f"/connectors/{created}").body["tasks"] == []
     api.put(created, "pause", 202)  # stopped -> paused: no tasks until resumed
     api.wait_state(created, "PAUSED", [])
     assert_answer(api.reset(created), 400, not_stopped(created))
@@ -483,14 +477,14 @@ def test_every_stopped_state_transition(api: Api) -> None:
 
 # -- DELETE /connectors/{name}?includeOffsets=true (connect-lite extension) ------------------
 def test_delete_with_include_offsets_leaves_no_ghost(
-    api: Api, worker: WorkerProcess, bootstrap_servers: str
+    api: Api, worker: EmbeddedConnect, bootstrap_servers: str
 ) -> None:
     source, ghost = unique("del-source"), unique("ghost-source")
     for name in (source, ghost):
         api.create(name, source_config(unique("t"), **{"max.records": "5"}))
         wait_for(lambda n=name: api.offsets(n) == [source_entry(5)], 120, what="offsets")
-    assert api.rest.delete(f"/connectors/{source}?includeOffsets=true").status == 204
-    assert api.rest.delete(f"/connectors/{ghost}").status == 204
+    assert api.http.delete(f"/connectors/{source}?includeOffsets=true").status == 204
+    assert api.http.delete(f"/connectors/{ghost}").status == 204
     api.create(source, source_config("unused"), "STOPPED")
     api.create(ghost, source_config("unused"), "STOPPED")
     assert api.offsets(source) == []
@@ -501,13 +495,13 @@ def test_delete_with_include_offsets_leaves_no_ghost(
     sink = unique("del-sink")
     api.create(sink, sink_config(topic, worker.workdir / f"{sink}.jsonl"))
     wait_for(lambda: api.offsets(sink) == [sink_entry(topic, 4)], 120, what="sink offsets")
-    assert api.rest.delete(f"/connectors/{sink}?includeOffsets=TRUE").status == 204
+    assert api.http.delete(f"/connectors/{sink}?includeOffsets=TRUE").status == 204
     admin = Admin({"bootstrap.servers": bootstrap_servers})
     assert admin.list_group_offsets(f"connect-{sink}") == {}
 
     refusing = unique("del-refusing")
     api.create(refusing, source_config("unused", **{"alter.offsets": "unsupported"}), "STOPPED")
     assert api.alter(refusing, [source_entry(1)]).status == 500
-    answer = api.rest.delete(f"/connectors/{refusing}?includeOffsets=true")
+    answer = api.http.delete(f"/connectors/{refusing}?includeOffsets=true")
     assert answer.status == 500 and "doesn't support" in answer.body["message"]
-    assert api.rest.get(f"/connectors/{refusing}").status == 200  # not deleted
+    assert api.http.get(f"/connectors/{refusing}").status == 200  # not deleted

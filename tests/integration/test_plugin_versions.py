@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.worker_process import WorkerProcess, unique, wait_for
+from connect_lite.testing import EmbeddedConnect, wait_for
+from tests.integration.testkit import unique
 
 pytestmark = pytest.mark.integration
 
@@ -47,13 +48,13 @@ def plugin_set(version: str | None) -> dict[str, str]:
     return config
 
 
-def put_config(worker: WorkerProcess, name: str, config: dict[str, str]) -> None:
-    response = worker.rest.put(f"/connectors/{name}/config", config)
+def put_config(worker: EmbeddedConnect, name: str, config: dict[str, str]) -> None:
+    response = worker.http.put(f"/connectors/{name}/config", config)
     assert response.status in (200, 201), response.body
 
 
-def versions_in_status(worker: WorkerProcess, name: str) -> tuple[str, list[str]] | None:
-    response = worker.rest.get(f"/connectors/{name}/status")
+def versions_in_status(worker: EmbeddedConnect, name: str) -> tuple[str, list[str]] | None:
+    response = worker.http.get(f"/connectors/{name}/status")
     if response.status != 200:
         return None
     body = response.body
@@ -66,7 +67,7 @@ def versions_in_status(worker: WorkerProcess, name: str) -> tuple[str, list[str]
     return body["connector"].get("version"), [t.get("version") for t in body["tasks"]]
 
 
-def wait_version(worker: WorkerProcess, name: str, version: str) -> None:
+def wait_version(worker: EmbeddedConnect, name: str, version: str) -> None:
     wait_for(
         lambda: versions_in_status(worker, name) == (version, [version]),
         120,
@@ -78,8 +79,8 @@ def rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def metrics(worker: WorkerProcess) -> str:
-    response = worker.rest.request("GET", "/metrics")
+def metrics(worker: EmbeddedConnect) -> str:
+    response = worker.http.request("GET", "/metrics")
     assert response.status == 200
     return str(response.raw.decode())
 
@@ -93,7 +94,7 @@ def metric_labels(text: str, family: str, connector: str) -> list[dict[str, str]
 
 
 def test_three_versions_of_a_full_plugin_set_run_side_by_side(
-    worker: WorkerProcess, tmp_path: Path
+    worker: EmbeddedConnect, tmp_path: Path
 ) -> None:
     u = unique("kip891")
     names = {}
@@ -150,11 +151,11 @@ def test_three_versions_of_a_full_plugin_set_run_side_by_side(
         assert predicate["predicate"] == "all"
         assert predicate["predicate_version"] == version
     for source, sink in names.values():
-        assert worker.rest.delete(f"/connectors/{source}").status == 204
-        assert worker.rest.delete(f"/connectors/{sink}").status == 204
+        assert worker.http.delete(f"/connectors/{source}").status == 204
+        assert worker.http.delete(f"/connectors/{sink}").status == 204
 
 
-def test_companions_come_from_the_connectors_own_location(worker: WorkerProcess) -> None:
+def test_companions_come_from_the_connectors_own_location(worker: EmbeddedConnect) -> None:
     name = unique("bundle")
     config = {
         "connector.class": SOURCE,
@@ -181,10 +182,10 @@ def test_companions_come_from_the_connectors_own_location(worker: WorkerProcess)
         120,
         what="transform 3.0.0",
     )
-    assert worker.rest.delete(f"/connectors/{name}").status == 204
+    assert worker.http.delete(f"/connectors/{name}").status == 204
 
 
-def test_in_place_upgrade_through_three_versions_and_rollback(worker: WorkerProcess) -> None:
+def test_in_place_upgrade_through_three_versions_and_rollback(worker: EmbeddedConnect) -> None:
     name = unique("upgrade")
     base = {"connector.class": SOURCE, "topic": name, "max.records": "0", **plugin_set(None)}
     steady = unique("steady")  # another connector keeps the old version throughout
@@ -192,20 +193,20 @@ def test_in_place_upgrade_through_three_versions_and_rollback(worker: WorkerProc
     for version in [*VERSIONS, "1.0.0"]:
         put_config(worker, name, {**base, "connector.plugin.version": version})
         wait_version(worker, name, version)
-        task = worker.rest.get(f"/connectors/{name}/tasks/0/status")
+        task = worker.http.get(f"/connectors/{name}/tasks/0/status")
         assert task.status == 200 and task.body["version"] == version
         assert versions_in_status(worker, steady) == ("1.0.0", ["1.0.0"])
     # a range picks the highest installed version inside it
     put_config(worker, name, {**base, "connector.plugin.version": "[1.0.0,3.0.0)"})
     wait_version(worker, name, "2.0.0")
     for connector in (name, steady):
-        assert worker.rest.delete(f"/connectors/{connector}").status == 204
+        assert worker.http.delete(f"/connectors/{connector}").status == 204
 
 
-def test_a_version_nothing_matches_is_rejected_on_create(worker: WorkerProcess) -> None:
+def test_a_version_nothing_matches_is_rejected_on_create(worker: EmbeddedConnect) -> None:
     name = unique("nomatch")
     config = {"connector.class": SOURCE, "connector.plugin.version": "[4.0,)"}
-    response = worker.rest.put(f"/connectors/{name}/config", config)
+    response = worker.http.put(f"/connectors/{name}/config", config)
     assert response.status == 400
     assert (
         "Plugin acme_versioned.VersionedSourceConnector not found that matches the version "
@@ -213,8 +214,8 @@ def test_a_version_nothing_matches_is_rejected_on_create(worker: WorkerProcess) 
     )
 
 
-def validate(worker: WorkerProcess, config: dict[str, str]) -> dict[str, Any]:
-    response = worker.rest.put(
+def validate(worker: EmbeddedConnect, config: dict[str, str]) -> dict[str, Any]:
+    response = worker.http.put(
         "/connector-plugins/VersionedSourceConnector/config/validate", config
     )
     assert response.status == 200, response.body
@@ -224,7 +225,7 @@ def validate(worker: WorkerProcess, config: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def test_validate_attributes_version_errors_as_kafka(worker: WorkerProcess) -> None:
+def test_validate_attributes_version_errors_as_kafka(worker: EmbeddedConnect) -> None:
     base = {"connector.class": SOURCE, "name": "v"}
     newest_first = ["3.0.0", "2.0.0", "1.0.0"]
     missing = validate(worker, {**base, "connector.plugin.version": "(3.0.0,)"})
@@ -269,7 +270,7 @@ def test_validate_attributes_version_errors_as_kafka(worker: WorkerProcess) -> N
     assert TRANSFORM in transforms and PREDICATE not in transforms
 
 
-def test_validate_uses_the_config_definition_of_the_picked_version(worker: WorkerProcess) -> None:
+def test_validate_uses_the_config_definition_of_the_picked_version(worker: EmbeddedConnect) -> None:
     base = {
         "connector.class": SOURCE,
         "name": "v",
@@ -292,14 +293,14 @@ def test_validate_uses_the_config_definition_of_the_picked_version(worker: Worke
     assert old["connector.plugin.version"]["value"]["errors"] == []
 
 
-def test_listing_and_config_of_a_given_version(worker: WorkerProcess) -> None:
-    listed = worker.rest.get("/connector-plugins").body
+def test_listing_and_config_of_a_given_version(worker: EmbeddedConnect) -> None:
+    listed = worker.http.get("/connector-plugins").body
     assert [p["version"] for p in listed if p["class"] == SOURCE] == VERSIONS
-    everything = worker.rest.get("/connector-plugins?connectorsOnly=false").body
+    everything = worker.http.get("/connector-plugins?connectorsOnly=false").body
     assert [p["version"] for p in everything if p["class"] == HEADER_CONVERTER] == VERSIONS
 
     def names(query: str) -> list[str]:
-        response = worker.rest.get(f"/connector-plugins/VersionedSourceConnector/config{query}")
+        response = worker.http.get(f"/connector-plugins/VersionedSourceConnector/config{query}")
         assert response.status == 200, response.body
         return [key["name"] for key in response.body]
 
@@ -308,21 +309,21 @@ def test_listing_and_config_of_a_given_version(worker: WorkerProcess) -> None:
     assert "since.v3" in names("?version=3.0.0")
     assert "since.v3" not in names("?version=1.0.0")
     assert "since.v3" not in names("?version=%5B1.0,3.0)")  # [1.0,3.0) picks 2.0.0
-    transform = worker.rest.get(f"/connector-plugins/{TRANSFORM}/config?version=2.0.0")
+    transform = worker.http.get(f"/connector-plugins/{TRANSFORM}/config?version=2.0.0")
     assert [key["name"] for key in transform.body] == ["header.name"]
 
-    unknown = worker.rest.get("/connector-plugins/VersionedSourceConnector/config?version=9.9")
+    unknown = worker.http.get("/connector-plugins/VersionedSourceConnector/config?version=9.9")
     assert unknown.status == 400
     assert unknown.body["message"] == (
         f"Plugin {SOURCE} not found that matches the version range [9.9], "
         "available versions: [1.0.0, 2.0.0, 3.0.0]"
     )
-    invalid = worker.rest.get("/connector-plugins/VersionedSourceConnector/config?version=(1.0")
+    invalid = worker.http.get("/connector-plugins/VersionedSourceConnector/config?version=(1.0")
     assert invalid.status == 400
     assert invalid.body["message"] == "Invalid version specification: (1.0"
 
 
-def test_the_readme_demo_upgrades_and_rolls_back_one_counter(worker: WorkerProcess) -> None:
+def test_the_readme_demo_upgrades_and_rolls_back_one_counter(worker: EmbeddedConnect) -> None:
     a, b = unique("counter-a"), unique("counter-b")
 
     def counter(name: str, version: str) -> dict[str, str]:
@@ -341,10 +342,10 @@ def test_the_readme_demo_upgrades_and_rolls_back_one_counter(worker: WorkerProce
     assert versions_in_status(worker, b) == ("1.0.0", ["1.0.0"])
     put_config(worker, a, counter(a, "1.0.0"))
     wait_version(worker, a, "1.0.0")
-    listed = worker.rest.get("/connector-plugins").body
+    listed = worker.http.get("/connector-plugins").body
     assert [p["version"] for p in listed if p["class"] == "counter.CounterSourceConnector"] == [
         "1.0.0",
         "2.0.0",
     ]
     for name in (a, b):
-        assert worker.rest.delete(f"/connectors/{name}").status == 204
+        assert worker.http.delete(f"/connectors/{name}").status == 204

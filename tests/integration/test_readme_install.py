@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.worker_process import REPO, free_port
+from connect_lite.testing import free_port
+from tests.integration.testkit import REPO
 from tests.unit.docs.doc_blocks import block, run_shell
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.worker_process import free_port
+from connect_lite.testing import free_port
 from tests.unit.docs.doc_blocks import block, run_shell
 
 pytestmark = pytest.mark.integration

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.worker_process import REPO, Rest, lines, wait_for
+from connect_lite.testing import HttpClient, wait_for
+from tests.integration.testkit import REPO, lines
 from tests.unit.docs.doc_blocks import block, run_shell
 
 pytestmark = pytest.mark.integration
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.integration
 DATA = REPO / "data"
 SOURCE = DATA / "demo" / "input.txt"
 TARGET = DATA / "demo" / "output.txt"
-REST = Rest("http://127.0.0.1:8083")
+REST = HttpClient("http://127.0.0.1:8083")
 
 
 def _port_free(port: int) -> bool:

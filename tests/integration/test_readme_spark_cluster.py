@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.worker_process import REPO
+from tests.integration.testkit import REPO
 from tests.unit.docs.doc_blocks import block, run_shell
 
 pytestmark = pytest.mark.integration

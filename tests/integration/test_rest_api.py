@@ -8,25 +8,18 @@ from pathlib import Path
 import pytest
 
 import connect_lite
-from tests.integration.worker_process import (
-    Metrics,
-    WorkerProcess,
-    lines,
-    sink_config,
-    source_config,
-    unique,
-    wait_for,
-)
+from connect_lite.testing import EmbeddedConnect, Metrics, wait_for
+from tests.integration.testkit import lines, sink_config, source_config, unique
 
 pytestmark = pytest.mark.integration
 
 
-def test_root_and_health(worker: WorkerProcess) -> None:
-    root = worker.rest.get("/")
+def test_root_and_health(worker: EmbeddedConnect) -> None:
+    root = worker.http.get("/")
     assert root.status == 200
     assert set(root.body) == {"version", "commit", "kafka_cluster_id"}
     assert root.body["kafka_cluster_id"]
-    health = worker.rest.get("/health")
+    health = worker.http.get("/health")
     assert health.status == 200
     assert health.body == {
         "status": "healthy",
@@ -34,12 +27,12 @@ def test_root_and_health(worker: WorkerProcess) -> None:
     }
 
 
-def test_file_pipeline_copies_a_file_through_kafka_and_counts_it(worker: WorkerProcess) -> None:
+def test_file_pipeline_copies_a_file_through_kafka_and_counts_it(worker: EmbeddedConnect) -> None:
     src = worker.workdir / "in.txt"
     dst = worker.workdir / "out.txt"
     src.write_text("".join(f"line {i}\n" for i in range(500)))
     topic, source, sink = unique("files"), unique("file-source"), unique("file-sink")
-    created = worker.rest.post(
+    created = worker.http.post(
         "/connectors",
         {
             "name": source,
@@ -51,7 +44,7 @@ def test_file_pipeline_copies_a_file_through_kafka_and_counts_it(worker: WorkerP
         },
     )
     assert created.status == 201, created.body
-    put = worker.rest.put(
+    put = worker.http.put(
         f"/connectors/{sink}/config",
         {"connector.class": "FileStreamSink", "file": str(dst), "topics": topic},
     )
@@ -91,7 +84,7 @@ TASK_ERRORS = [
 ]
 
 
-def counted(worker: WorkerProcess, source: str, sink: str, n: int) -> Metrics | None:
+def counted(worker: EmbeddedConnect, source: str, sink: str, n: int) -> Metrics | None:
     """A scrape once both tasks counted ``n`` records in and out and committed offsets."""
     metrics = worker.metrics()
     src, snk = {"connector": source, "task": "0"}, {"connector": sink, "task": "0"}
@@ -117,13 +110,15 @@ def assert_task_metrics(metrics: Metrics, source: str, sink: str) -> None:
             assert metrics.value(f"kafka_connect_task_error_metrics_{name}", **task) == 0, name
 
 
-def assert_worker_metrics(worker: WorkerProcess, metrics: Metrics, source: str, sink: str) -> None:
+def assert_worker_metrics(
+    worker: EmbeddedConnect, metrics: Metrics, source: str, sink: str
+) -> None:
     store = "kafka_connect_status_backing_store_status_update_"
     assert metrics.value(store + "success_total") > 0
     assert {store + "retry_total", store + "failure_total"} <= {n for n, _, _ in metrics.samples}
-    plugin_classes = {p["class"] for p in worker.rest.get("/connector-plugins").body}
+    plugin_classes = {p["class"] for p in worker.http.get("/connector-plugins").body}
     for connector, kind in ((source, "source"), (sink, "sink")):
-        status = worker.status(connector)
+        status = worker.client.status(connector)
         assert metrics.find("kafka_connect_connector_metrics_status", connector=connector) == [
             ({"connector": connector, "status": "running"}, 1.0)
         ]
@@ -154,9 +149,9 @@ def assert_worker_metrics(worker: WorkerProcess, metrics: Metrics, source: str, 
             assert task[f"{converter}_converter_version"] == connect_lite.__version__
 
 
-def test_create_shapes_and_lookups(worker: WorkerProcess) -> None:
+def test_create_shapes_and_lookups(worker: EmbeddedConnect) -> None:
     name = unique("src")
-    created = worker.rest.post(
+    created = worker.http.post(
         "/connectors", {"name": f"  {name} ", "config": source_config(unique("t"))}
     )
     assert created.status == 201
@@ -165,41 +160,43 @@ def test_create_shapes_and_lookups(worker: WorkerProcess) -> None:
     assert created.body["type"] == "source"
     assert created.body["config"]["name"] == name
     assert created.body["tasks"] == [{"connector": name, "task": 0}]
-    assert name in worker.rest.get("/connectors").body
-    assert worker.rest.get(f"/connectors/{name}").body["tasks"] == [{"connector": name, "task": 0}]
-    assert worker.rest.get(f"/connectors/{name}/config").body["connector.class"] == "ScriptedSource"
-    tasks = worker.rest.get(f"/connectors/{name}/tasks").body
+    assert name in worker.http.get("/connectors").body
+    assert worker.http.get(f"/connectors/{name}").body["tasks"] == [{"connector": name, "task": 0}]
+    assert worker.http.get(f"/connectors/{name}/config").body["connector.class"] == "ScriptedSource"
+    tasks = worker.http.get(f"/connectors/{name}/tasks").body
     assert tasks[0]["id"] == {"connector": name, "task": 0}
     assert tasks[0]["config"]["task.class"] == "testkit.ScriptedSourceTask"
-    status = worker.wait_running(name)
+    status = worker.wait_running(name, tasks=1)
     assert status["type"] == "source"
-    assert status["connector"]["worker_id"] == f"127.0.0.1:{worker.port}"
+    worker_id = worker.rest_url.removeprefix("http://")  # host:port of its REST listener
+    assert worker_id.startswith("127.0.0.1:")
+    assert status["connector"]["worker_id"] == worker_id
     assert status["connector"]["version"] == "1.0.0"
-    task = worker.rest.get(f"/connectors/{name}/tasks/0/status")
+    task = worker.http.get(f"/connectors/{name}/tasks/0/status")
     assert task.status == 200
     assert task.body == {
         "id": 0,
         "state": "RUNNING",
-        "worker_id": f"127.0.0.1:{worker.port}",
+        "worker_id": worker_id,
         "version": "1.0.0",
     }
-    expanded = worker.rest.get("/connectors?expand=status&expand=info").body[name]
+    expanded = worker.http.get("/connectors?expand=status&expand=info").body[name]
     assert expanded["status"]["connector"]["state"] == "RUNNING"
     assert expanded["info"]["name"] == name
-    assert set(worker.rest.get("/connectors?expand=info").body[name]) == {"info"}
+    assert set(worker.http.get("/connectors?expand=info").body[name]) == {"info"}
 
 
-def test_create_errors(worker: WorkerProcess) -> None:
+def test_create_errors(worker: EmbeddedConnect) -> None:
     name = unique("dup")
     assert (
-        worker.rest.post("/connectors", {"name": name, "config": source_config("t")}).status == 201
+        worker.http.post("/connectors", {"name": name, "config": source_config("t")}).status == 201
     )
-    dup = worker.rest.post("/connectors", {"name": name, "config": source_config("t")})
+    dup = worker.http.post("/connectors", {"name": name, "config": source_config("t")})
     assert (dup.status, dup.body) == (
         409,
         {"error_code": 409, "message": f"Connector {name} already exists"},
     )
-    invalid = worker.rest.post(
+    invalid = worker.http.post(
         "/connectors",
         {
             "name": unique("bad"),
@@ -213,14 +210,14 @@ def test_create_errors(worker: WorkerProcess) -> None:
         "You can also find the above list of errors at the endpoint "
         "`/connector-plugins/{connectorType}/config/validate`"
     )
-    unknown = worker.rest.post(
+    unknown = worker.http.post(
         "/connectors", {"name": unique("x"), "config": {"connector.class": "NoSuchConnector"}}
     )
     assert unknown.status == 400
     assert unknown.body["message"].startswith(
         "Failed to find any class that implements Connector and which name matches NoSuchConnector"
     )
-    mismatch = worker.rest.post(
+    mismatch = worker.http.post(
         "/connectors", {"name": "a", "config": {**source_config("t"), "name": "b"}}
     )
     assert mismatch.status == 400
@@ -229,61 +226,61 @@ def test_create_errors(worker: WorkerProcess) -> None:
         == "Connector name configuration (b) doesn't match connector name in the URL (a)"
     )
     for bad in ("", "a/b", "bad\nname"):
-        response = worker.rest.post("/connectors", {"name": bad, "config": source_config("t")})
+        response = worker.http.post("/connectors", {"name": bad, "config": source_config("t")})
         assert response.status == 400, (bad, response.body)
-    assert worker.rest.request("POST", "/connectors", raw=b"{not json").status == 400
-    null_value = worker.rest.post(
+    assert worker.http.request("POST", "/connectors", raw=b"{not json").status == 400
+    null_value = worker.http.post(
         "/connectors", {"name": unique("n"), "config": {**source_config("t"), "topic": None}}
     )
     assert null_value.status == 400
     assert (
         "Null value can not be supplied as the configuration value." in null_value.body["message"]
     )
-    state = worker.rest.post(
+    state = worker.http.post(
         "/connectors", {"name": unique("s"), "config": source_config("t"), "initial_state": "BOGUS"}
     )
     assert state.status == 400
-    assert name in worker.rest.get("/connectors").body
+    assert name in worker.http.get("/connectors").body
 
 
-def test_put_and_patch_config(worker: WorkerProcess) -> None:
+def test_put_and_patch_config(worker: EmbeddedConnect) -> None:
     name = unique("cfg")
-    first = worker.rest.put(f"/connectors/{name}/config", source_config(unique("t")))
+    first = worker.http.put(f"/connectors/{name}/config", source_config(unique("t")))
     assert first.status == 201 and first.headers["Location"].endswith(f"/connectors/{name}")
-    second = worker.rest.put(f"/connectors/{name}/config/", source_config("other"))
+    second = worker.http.put(f"/connectors/{name}/config/", source_config("other"))
     assert second.status == 200
-    assert worker.rest.get(f"/connectors/{name}/config").body["topic"] == "other"
-    patched = worker.rest.patch(
+    assert worker.http.get(f"/connectors/{name}/config").body["topic"] == "other"
+    patched = worker.http.patch(
         f"/connectors/{name}/config", {"topic": "patched", "max.records": None}
     )
     assert patched.status == 200 and patched.body["config"]["topic"] == "patched"
-    assert worker.rest.patch("/connectors/missing/config", {"a": "b"}).status == 404
-    mismatch = worker.rest.put(
+    assert worker.http.patch("/connectors/missing/config", {"a": "b"}).status == 404
+    mismatch = worker.http.put(
         f"/connectors/{name}/config", {**source_config("t"), "name": "other"}
     )
     assert mismatch.status == 400
-    worker.wait_running(name)
+    worker.wait_running(name, tasks=1)
 
 
-def test_pause_resume_stop(worker: WorkerProcess, tmp_path: Path) -> None:
+def test_pause_resume_stop(worker: EmbeddedConnect, tmp_path: Path) -> None:
     topic = unique("t")
     out = worker.workdir / f"{topic}.jsonl"
     source, sink = unique("src"), unique("sink")
     assert (
-        worker.rest.post(
+        worker.http.post(
             "/connectors", {"name": source, "config": source_config(topic, **{"max.records": "50"})}
         ).status
         == 201
     )
     assert (
-        worker.rest.post("/connectors", {"name": sink, "config": sink_config(topic, out)}).status
+        worker.http.post("/connectors", {"name": sink, "config": sink_config(topic, out)}).status
         == 201
     )
     wait_for(lambda: len(lines(out)) == 50, 120, what="50 records in the sink")
-    assert worker.rest.put(f"/connectors/{sink}/pause").status == 202
+    assert worker.http.put(f"/connectors/{sink}/pause").status == 202
     paused = wait_for(
         lambda: (
-            (s := worker.status(sink))["connector"]["state"] == "PAUSED"
+            (s := worker.client.status(sink))["connector"]["state"] == "PAUSED"
             and [t["state"] for t in s["tasks"]] == ["PAUSED"]
             and s
         ),
@@ -292,104 +289,109 @@ def test_pause_resume_stop(worker: WorkerProcess, tmp_path: Path) -> None:
     )
     assert paused["tasks"][0]["id"] == 0
     assert (
-        worker.rest.put(
+        worker.http.put(
             f"/connectors/{source}/config", source_config(topic, **{"max.records": "80"})
         ).status
         == 200
     )
-    assert worker.rest.put(f"/connectors/{sink}/resume").status == 202
-    worker.wait_running(sink)
+    assert worker.http.put(f"/connectors/{sink}/resume").status == 202
+    worker.wait_running(sink, tasks=1)
     wait_for(lambda: len(lines(out)) == 80, 120, what="80 records after resume")
-    assert worker.rest.put(f"/connectors/{source}/stop").status == 204
-    assert worker.rest.put(f"/connectors/{source}/stop").status == 204
-    stopped = worker.status(source)
+    assert worker.http.put(f"/connectors/{source}/stop").status == 204
+    assert worker.http.put(f"/connectors/{source}/stop").status == 204
+    stopped = worker.client.status(source)
     assert stopped["connector"]["state"] == "STOPPED" and stopped["tasks"] == []
-    assert worker.rest.get(f"/connectors/{source}/tasks").body == []
-    assert worker.rest.get(f"/connectors/{source}").body["tasks"] == []
-    assert worker.rest.get(f"/connectors/{source}/config").status == 200
-    assert worker.rest.put(f"/connectors/{source}/resume").status == 202
-    worker.wait_running(source)
+    assert worker.http.get(f"/connectors/{source}/tasks").body == []
+    assert worker.http.get(f"/connectors/{source}").body["tasks"] == []
+    assert worker.http.get(f"/connectors/{source}/config").status == 200
+    assert worker.http.put(f"/connectors/{source}/resume").status == 202
+    worker.wait_running(source, tasks=1)
     for verb in ("pause", "resume", "stop"):
-        missing = worker.rest.put(f"/connectors/missing/{verb}")
+        missing = worker.http.put(f"/connectors/missing/{verb}")
         assert (missing.status, missing.body["message"]) == (404, "Unknown connector missing")
 
 
-def test_restart_variants(worker: WorkerProcess) -> None:
+def test_restart_variants(worker: EmbeddedConnect) -> None:
     name = unique("rst")
     assert (
-        worker.rest.post("/connectors", {"name": name, "config": source_config(unique("t"))}).status
+        worker.http.post("/connectors", {"name": name, "config": source_config(unique("t"))}).status
         == 201
     )
-    worker.wait_running(name)
-    plain = worker.rest.post(f"/connectors/{name}/restart")
+    worker.wait_running(name, tasks=1)
+    plain = worker.http.post(f"/connectors/{name}/restart")
     assert plain.status == 204 and plain.raw == b""
-    worker.wait_running(name)
-    plan = worker.rest.post(f"/connectors/{name}/restart?includeTasks=TRUE")
+    worker.wait_running(name, tasks=1)
+    plan = worker.http.post(f"/connectors/{name}/restart?includeTasks=TRUE")
     assert plan.status == 202
     assert plan.body["connector"]["state"] == "RESTARTING"
     assert [t["state"] for t in plan.body["tasks"]] == ["RESTARTING"]
-    worker.wait_running(name)
-    only_failed = worker.rest.post(f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true")
+    worker.wait_running(name, tasks=1)
+    only_failed = worker.http.post(f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true")
     assert only_failed.status == 202
     assert only_failed.body["connector"]["state"] == "RUNNING"
     assert [t["state"] for t in only_failed.body["tasks"]] == ["RUNNING"]
-    assert worker.rest.post(f"/connectors/{name}/tasks/0/restart").status == 204
-    worker.wait_running(name)
-    missing_task = worker.rest.post(f"/connectors/{name}/tasks/7/restart")
+    assert worker.http.post(f"/connectors/{name}/tasks/0/restart").status == 204
+    worker.wait_running(name, tasks=1)
+    missing_task = worker.http.post(f"/connectors/{name}/tasks/7/restart")
     assert (missing_task.status, missing_task.body["message"]) == (404, f"Task {name}-7 not found")
     assert (
-        worker.rest.post("/connectors/missing/restart").body["message"]
+        worker.http.post("/connectors/missing/restart").body["message"]
         == "Connector missing not found"
     )
     assert (
-        worker.rest.post("/connectors/missing/restart?onlyFailed=true").body["message"]
+        worker.http.post("/connectors/missing/restart?onlyFailed=true").body["message"]
         == "Unknown connector: missing"
     )
 
 
-def test_create_of_a_connector_whose_start_fails_answers_kafkas_500(worker: WorkerProcess) -> None:
+def test_create_of_a_connector_whose_start_fails_answers_kafkas_500(
+    worker: EmbeddedConnect,
+) -> None:
     """Kafka stores the config, fails the connector and answers the create with the error
     (connect-rest.md §1.3): 500 from WorkerConnector's transition callback."""
     name = unique("broken")
     config = source_config("t", **{"fail.on.start": "true"})
-    created = worker.rest.post("/connectors", {"name": name, "config": config})
+    created = worker.http.post("/connectors", {"name": name, "config": config})
     assert (created.status, created.body) == (
         500,
         {"error_code": 500, "message": f"Failed to transition connector {name} to state STARTED"},
     )
 
 
-def test_failures_show_in_status_and_restart_only_failed(worker: WorkerProcess) -> None:
+def test_failures_show_in_status_and_restart_only_failed(worker: EmbeddedConnect) -> None:
     broken = unique("broken")
     config = source_config("t", **{"fail.on.start": "true"})
-    worker.rest.post("/connectors", {"name": broken, "config": config})  # the answer: see above
-    assert worker.rest.get(f"/connectors/{broken}/config").body == {**config, "name": broken}
+    worker.http.post("/connectors", {"name": broken, "config": config})  # the answer: see above
+    assert worker.http.get(f"/connectors/{broken}/config").body == {**config, "name": broken}
     status = wait_for(
-        lambda: (s := worker.status(broken)) and s["connector"]["state"] == "FAILED" and s, 60
+        lambda: (s := worker.client.status(broken)) and s["connector"]["state"] == "FAILED" and s,
+        60,
     )
     assert "scripted connector start failure" in status["connector"]["trace"]
     flaky = unique("flaky")
     assert (
-        worker.rest.post(
+        worker.http.post(
             "/connectors",
             {"name": flaky, "config": source_config(unique("t"), **{"task.fail.after": "30"})},
         ).status
         == 201
     )
     failed = wait_for(
-        lambda: (s := worker.status(flaky))["tasks"] and s["tasks"][0]["state"] == "FAILED" and s,
+        lambda: (
+            (s := worker.client.status(flaky))["tasks"] and s["tasks"][0]["state"] == "FAILED" and s
+        ),
         120,
     )
     assert "scripted task failure after 30 records" in failed["tasks"][0]["trace"]
     assert failed["connector"]["state"] == "RUNNING"
-    plan = worker.rest.post(f"/connectors/{flaky}/restart?includeTasks=true&onlyFailed=true").body
+    plan = worker.http.post(f"/connectors/{flaky}/restart?includeTasks=true&onlyFailed=true").body
     assert plan["connector"]["state"] == "RUNNING"
     assert plan["tasks"][0]["state"] == "RESTARTING"
 
 
-def test_too_many_tasks_fails_the_connector(worker: WorkerProcess) -> None:
+def test_too_many_tasks_fails_the_connector(worker: EmbeddedConnect) -> None:
     name = unique("many")
-    worker.rest.post(
+    worker.http.post(
         "/connectors",
         {
             "name": name,
@@ -397,7 +399,7 @@ def test_too_many_tasks_fails_the_connector(worker: WorkerProcess) -> None:
         },
     )
     status = wait_for(
-        lambda: (s := worker.status(name)) and s["connector"]["state"] == "FAILED" and s, 60
+        lambda: (s := worker.client.status(name)) and s["connector"]["state"] == "FAILED" and s, 60
     )
     assert (
         f"The connector {name} has generated 3 tasks, which is greater than 2"
@@ -405,19 +407,19 @@ def test_too_many_tasks_fails_the_connector(worker: WorkerProcess) -> None:
     )
 
 
-def test_sink_rewind_with_context_offset(worker: WorkerProcess) -> None:
+def test_sink_rewind_with_context_offset(worker: EmbeddedConnect) -> None:
     topic = unique("rw")
     out = worker.workdir / f"{topic}.jsonl"
     source = unique("src")
     assert (
-        worker.rest.post(
+        worker.http.post(
             "/connectors", {"name": source, "config": source_config(topic, **{"max.records": "20"})}
         ).status
         == 201
     )
     probe = worker.workdir / f"{topic}-probe.jsonl"
     assert (
-        worker.rest.post(
+        worker.http.post(
             "/connectors", {"name": unique("probe"), "config": sink_config(topic, probe)}
         ).status
         == 201
@@ -425,7 +427,7 @@ def test_sink_rewind_with_context_offset(worker: WorkerProcess) -> None:
     wait_for(lambda: len(lines(probe)) == 20, 120, what="20 records")
     sink = unique("rewinder")
     assert (
-        worker.rest.post(
+        worker.http.post(
             "/connectors", {"name": sink, "config": sink_config(topic, out, **{"rewind.to": "15"})}
         ).status
         == 201
@@ -439,47 +441,47 @@ def test_sink_rewind_with_context_offset(worker: WorkerProcess) -> None:
     ]
 
 
-def test_delete(worker: WorkerProcess) -> None:
+def test_delete(worker: EmbeddedConnect) -> None:
     name = unique("del")
     assert (
-        worker.rest.post("/connectors", {"name": name, "config": source_config(unique("t"))}).status
+        worker.http.post("/connectors", {"name": name, "config": source_config(unique("t"))}).status
         == 201
     )
-    worker.wait_running(name)
-    deleted = worker.rest.delete(f"/connectors/{name}")
+    worker.wait_running(name, tasks=1)
+    deleted = worker.http.delete(f"/connectors/{name}")
     assert deleted.status == 204
-    assert worker.rest.get(f"/connectors/{name}").body == {
+    assert worker.http.get(f"/connectors/{name}").body == {
         "error_code": 404,
         "message": f"Connector {name} not found",
     }
     assert (
-        worker.rest.get(f"/connectors/{name}/status").body["message"]
+        worker.http.get(f"/connectors/{name}/status").body["message"]
         == f"No status found for connector {name}"
     )
     assert (
-        worker.rest.get(f"/connectors/{name}/tasks/0/status").body["message"]
+        worker.http.get(f"/connectors/{name}/tasks/0/status").body["message"]
         == f"No status found for task {name}-0"
     )
-    assert name not in worker.rest.get("/connectors").body
-    assert worker.rest.delete(f"/connectors/{name}").status == 404
+    assert name not in worker.http.get("/connectors").body
+    assert worker.http.delete(f"/connectors/{name}").status == 404
 
 
-def test_connector_plugins(worker: WorkerProcess) -> None:
-    connectors = worker.rest.get("/connector-plugins").body
+def test_connector_plugins(worker: EmbeddedConnect) -> None:
+    connectors = worker.http.get("/connector-plugins").body
     classes = {p["class"] for p in connectors}
     assert {
         "filestream.source.FileStreamSourceConnector",
         "filestream.sink.FileStreamSinkConnector",
     } <= classes
     assert {p["type"] for p in connectors} == {"source", "sink"}
-    everything = worker.rest.get("/connector-plugins?connectorsOnly=false").body
+    everything = worker.http.get("/connector-plugins?connectorsOnly=false").body
     types = {p["type"] for p in everything}
     assert {"source", "sink", "converter", "header_converter"} <= types
-    config = worker.rest.get("/connector-plugins/FileStreamSource/config")
+    config = worker.http.get("/connector-plugins/FileStreamSource/config")
     assert config.status == 200
     assert {"file", "topic", "batch.size"} <= {k["name"] for k in config.body}
-    assert worker.rest.get("/connector-plugins/Nope/config").status == 404
-    validate = worker.rest.put(
+    assert worker.http.get("/connector-plugins/Nope/config").status == 404
+    validate = worker.http.put(
         "/connector-plugins/FileStreamSourceConnector/config/validate",
         {"connector.class": "FileStreamSource", "name": "v", "topic": "t", "tasks.max": "x"},
     )
@@ -488,7 +490,7 @@ def test_connector_plugins(worker: WorkerProcess) -> None:
     assert validate.body["error_count"] == 2
     by_name = {c["value"]["name"]: c for c in validate.body["configs"]}
     assert "Not a number of type INT" in by_name["tasks.max"]["value"]["errors"][0]
-    mismatch = worker.rest.put(
+    mismatch = worker.http.put(
         "/connector-plugins/FileStreamSink/config/validate", {"connector.class": "FileStreamSource"}
     )
     assert mismatch.status == 400
@@ -498,23 +500,23 @@ def test_connector_plugins(worker: WorkerProcess) -> None:
     )
 
 
-def test_http_details(worker: WorkerProcess) -> None:
-    unknown = worker.rest.get("/no/such/route")
+def test_http_details(worker: EmbeddedConnect) -> None:
+    unknown = worker.http.get("/no/such/route")
     assert unknown.status == 404 and unknown.headers["Content-Type"].startswith("application/json")
     assert unknown.body == {"error_code": 404, "message": "HTTP 404 Not Found"}
-    wrong = worker.rest.request("DELETE", "/connector-plugins")
+    wrong = worker.http.request("DELETE", "/connector-plugins")
     assert wrong.status == 405 and wrong.body["error_code"] == 405
-    assert worker.rest.get("/connectors/").status == 200
-    assert worker.rest.get("/connectors/x/tasks/notanumber/status").status == 404
-    loggers = worker.rest.get("/admin/loggers").body
+    assert worker.http.get("/connectors/").status == 200
+    assert worker.http.get("/connectors/x/tasks/notanumber/status").status == 404
+    loggers = worker.http.get("/admin/loggers").body
     assert "root" in loggers
-    changed = worker.rest.put("/admin/loggers/connect_lite.control.herder", {"level": "DEBUG"})
+    changed = worker.http.put("/admin/loggers/connect_lite.control.herder", {"level": "DEBUG"})
     assert changed.status == 200 and "connect_lite.control.herder" in changed.body
-    assert worker.rest.get("/admin/loggers/connect_lite.control.herder").body["level"] == "DEBUG"
-    assert worker.rest.put("/admin/loggers/x", {"level": "LOUD"}).status == 404
+    assert worker.http.get("/admin/loggers/connect_lite.control.herder").body["level"] == "DEBUG"
+    assert worker.http.put("/admin/loggers/x", {"level": "LOUD"}).status == 404
 
 
-def test_transforms_and_predicates_run_in_the_batch_job(worker: WorkerProcess) -> None:
+def test_transforms_and_predicates_run_in_the_batch_job(worker: EmbeddedConnect) -> None:
     topic = unique("tx")
     out = worker.workdir / f"{topic}.jsonl"
     commits = worker.workdir / f"{topic}.commits"
@@ -537,10 +539,10 @@ def test_transforms_and_predicates_run_in_the_batch_job(worker: WorkerProcess) -
         },
     )
     assert (
-        worker.rest.post("/connectors", {"name": unique("tx-src"), "config": source}).status == 201
+        worker.http.post("/connectors", {"name": unique("tx-src"), "config": source}).status == 201
     )
     assert (
-        worker.rest.post(
+        worker.http.post(
             "/connectors", {"name": unique("tx-sink"), "config": sink_config(topic, out)}
         ).status
         == 201
@@ -556,14 +558,14 @@ def test_transforms_and_predicates_run_in_the_batch_job(worker: WorkerProcess) -
     assert len(sent) == 5 and all(r[2].startswith(f"{topic}/0/") for r in sent)
 
 
-def test_rewind_requested_in_put_replays_without_gaps(worker: WorkerProcess) -> None:
+def test_rewind_requested_in_put_replays_without_gaps(worker: EmbeddedConnect) -> None:
     topic = unique("replay")
     out = worker.workdir / f"{topic}.jsonl"
     source = source_config(topic, **{"max.records": "3000"})
-    assert worker.rest.post("/connectors", {"name": unique("src"), "config": source}).status == 201
+    assert worker.http.post("/connectors", {"name": unique("src"), "config": source}).status == 201
     sink = sink_config(topic, out, **{"replay.once.at": "1000"})
     assert (
-        worker.rest.post("/connectors", {"name": unique("replayer"), "config": sink}).status == 201
+        worker.http.post("/connectors", {"name": unique("replayer"), "config": sink}).status == 201
     )
 
     def offsets() -> list[int]:

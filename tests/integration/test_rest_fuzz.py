@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.worker_process import WorkerProcess
+from connect_lite.testing import EmbeddedConnect
+from tests.integration.testkit import worker_options
 
 pytestmark = pytest.mark.integration
 
@@ -35,21 +36,21 @@ CONFIG = Path(__file__).with_name("schemathesis.toml")
 
 
 @pytest.fixture(scope="module")
-def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:
+def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedConnect]:
     """A worker of its own with the embedded broker: the fuzzer creates and deletes at will."""
     workdir = tmp_path_factory.mktemp("fuzzed")
-    worker = WorkerProcess(workdir, None, {"embedded.broker.enable": "true"}).start()
-    try:
+    options = worker_options(
+        workdir=workdir, start_broker=False, worker_properties={"embedded.broker.enable": "true"}
+    )
+    with EmbeddedConnect(**options) as worker:
         yield worker
-    finally:
-        worker.stop()
 
 
 @pytest.mark.timeout(TIME_LIMIT_S + 60)
 def test_schemathesis_finds_no_undeclared_error_and_no_mismatch(
-    fuzzed: WorkerProcess, tmp_path: Path
+    fuzzed: EmbeddedConnect, tmp_path: Path
 ) -> None:
-    operations = _operations(fuzzed.rest.get("/openapi.json").body)
+    operations = _operations(fuzzed.http.get("/openapi.json").body)
     junit = tmp_path / "junit.xml"
     command = [
         str(SCHEMATHESIS),
@@ -57,7 +58,7 @@ def test_schemathesis_finds_no_undeclared_error_and_no_mismatch(
         "--config-file",
         str(CONFIG),
         "run",
-        fuzzed.rest.base + "/openapi.json",
+        fuzzed.rest_url + "/openapi.json",
         "--max-examples",
         EXAMPLES,
         "--workers",
@@ -87,9 +88,9 @@ def test_schemathesis_finds_no_undeclared_error_and_no_mismatch(
     missing = {op for op in operations if op not in tested} - {"GET /openapi.json"}
     assert "Stateful tests" in tested, output[-5000:]  # the sequences through the links ran
     assert not missing, f"operations schemathesis did not run: {sorted(missing)}\n{output[-5000:]}"
-    health = fuzzed.rest.get("/health")
+    health = fuzzed.http.get("/health")
     assert health.status == 200, health.body
-    assert fuzzed.proc is not None and fuzzed.proc.poll() is None, fuzzed.log()[-3000:]
+    assert fuzzed.worker_exit_code is None, fuzzed.log_text()[-3000:]
 
 
 def _operations(document: dict[str, object]) -> list[str]:

@@ -25,13 +25,8 @@ from typing import Any
 import pytest
 
 from connect_lite.rest.server import BODY_DEADLINE_S
-from tests.integration.worker_process import (
-    REPO,
-    WorkerProcess,
-    free_port,
-    source_config,
-    unique,
-)
+from connect_lite.testing import EmbeddedConnect, free_port, wait_for
+from tests.integration.testkit import REPO, source_config, unique, worker_options
 from tests.tls_certs import PASSWORD, Pki, make_pki
 
 pytestmark = pytest.mark.integration
@@ -52,7 +47,7 @@ class Answer:
 class Secured:
     """The secured worker and how to reach it."""
 
-    worker: WorkerProcess
+    worker: EmbeddedConnect
     pki: Pki
     http_port: int
     https_port: int
@@ -134,32 +129,13 @@ def secured(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) ->
         "access.control.allow.methods": "GET,POST,PUT,DELETE",
         "rest.max.request.bytes": str(MAX_BODY),
     }
-    worker = WorkerProcess(workdir, bootstrap_servers, extra, port=http_port)
-    worker.start(wait_healthy=False)
-    setup = Secured(worker, pki, http_port, https_port)
-    try:
-        _wait_healthy(setup)
-        yield setup
-    finally:
-        worker.stop()
-    log = worker.log()
+    options = worker_options(workdir=workdir, worker_properties=extra, rest_auth=(USER, SECRET))
+    with EmbeddedConnect(bootstrap_servers=bootstrap_servers, **options) as worker:
+        assert worker.rest_url == f"http://127.0.0.1:{http_port}"
+        yield Secured(worker, pki, http_port, https_port)
+    log = worker.log_text()
     assert SECRET not in log and "view-only" not in log
     assert base64.b64encode(f"{USER}:{SECRET}".encode()).decode() not in log
-
-
-def _wait_healthy(setup: Secured) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        assert setup.worker.proc is not None and setup.worker.proc.poll() is None, (
-            setup.worker.log()[-3000:]
-        )
-        try:
-            if setup.call("GET", "/health").status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"secured worker not healthy:\n{setup.worker.log()[-3000:]}")
 
 
 def test_tls_handshake_with_a_client_certificate(secured: Secured) -> None:
@@ -334,8 +310,10 @@ def test_slow_clients_do_not_starve_health_and_time_out(secured: Secured) -> Non
     cuts them off at its header deadline instead of waiting for them forever."""
     request = b"GET /connectors HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + b"p" * 200
     slow = [socket.create_connection(("127.0.0.1", secured.http_port)) for _ in range(16)]
+    ports = {sock.getsockname()[1] for sock in slow}
     closed = threading.Event()
     cut: list[float] = []
+    sending: set[int] = set()
     started = time.monotonic()
 
     def trickle(sock: socket.socket) -> None:
@@ -344,15 +322,21 @@ def test_slow_clients_do_not_starve_health_and_time_out(secured: Secured) -> Non
                 if closed.is_set():
                     return
                 sock.sendall(bytes([byte]))
-                time.sleep(2)
+                sending.add(sock.getsockname()[1])
+                time.sleep(2)  # the pace of a slow client, not a wait
         except OSError:
             cut.append(time.monotonic() - started)
+
+    def all_held() -> bool:
+        """every slow client's bytes read by the server (each holds a request thread)"""
+        unread = _unread_bytes(secured.http_port)
+        return len(sending) == len(ports) and all(unread.get(port) == 0 for port in ports)
 
     threads = [threading.Thread(target=trickle, args=(s,), daemon=True) for s in slow]
     for thread in threads:
         thread.start()
     try:
-        time.sleep(3)  # every slow client holds a request thread by now
+        wait_for(all_held, 30, interval=0.05)
         for _ in range(5):
             assert secured.call("GET", "/health").status == 200
         for thread in threads:
@@ -362,6 +346,17 @@ def test_slow_clients_do_not_starve_health_and_time_out(secured: Secured) -> Non
         closed.set()
         for sock in slow:
             sock.close()
+
+
+def _unread_bytes(server_port: int) -> dict[int, int]:
+    """Client port -> bytes the server has not read yet (its receive queue), for each
+    established connection to ``server_port`` on 127.0.0.1, as Linux lists them."""
+    unread = {}
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        _, local, remote, state, queues, *_ = line.split()
+        if state == "01" and int(local.rsplit(":", 1)[1], 16) == server_port:
+            unread[int(remote.rsplit(":", 1)[1], 16)] = int(queues.split(":")[1], 16)
+    return unread
 
 
 HUGE = 100_000_000

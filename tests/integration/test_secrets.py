@@ -4,6 +4,7 @@ the values, while the state file, REST answers and logs only ever hold the refer
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,14 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.worker_process import (
-    Response,
-    WorkerProcess,
-    lines,
-    sink_config,
-    unique,
-    wait_for,
-)
+from connect_lite.testing import EmbeddedConnect, HttpResponse, wait_for
+from tests.integration.testkit import lines, sink_config, unique, worker_options
 
 pytestmark = pytest.mark.integration
 
@@ -33,12 +28,12 @@ SECRETS = (FILE_SECRET, DIR_SECRET, ENV_SECRET, REFUSED_ENV, ROTATING_SECRET)
 
 @dataclass
 class Secured:
-    worker: WorkerProcess
+    worker: EmbeddedConnect
     secrets_dir: Path
-    answers: list[Response]
+    answers: list[HttpResponse]
 
-    def call(self, method: str, path: str, body: object = None) -> Response:
-        answer = self.worker.rest.request(method, path, body)
+    def call(self, method: str, path: str, body: object = None) -> HttpResponse:
+        answer = self.worker.http.request(method, path, body)
         self.answers.append(answer)
         return answer
 
@@ -57,8 +52,9 @@ class Secured:
 
     def assert_no_secret_leaked(self) -> None:
         """Not in the state file (WAL included), in any REST answer, or in the log."""
-        files = sorted(self.worker.workdir.glob("state.db*"))
-        assert {"state.db", "state.db-wal"} <= {f.name for f in files}  # the worker runs
+        state = self.worker.state_file
+        files = sorted(state.parent.glob(f"{state.name}*"))
+        assert {state.name, f"{state.name}-wal"} <= {f.name for f in files}  # the worker runs
         for path in files:
             data = path.read_bytes()
             for secret in SECRETS:
@@ -68,7 +64,7 @@ class Secured:
         for answer in self.answers:
             for secret in SECRETS:
                 assert secret.encode() not in answer.raw, f"{secret} in a REST answer"
-        log = self.worker.log()
+        log = self.worker.log_text()
         for secret in SECRETS:
             assert secret not in log, f"{secret} in the worker log"
 
@@ -87,10 +83,12 @@ def secured(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) ->
     (secrets_dir / "db.properties").write_text(f"password={FILE_SECRET}\n")
     (secrets_dir / "k8s").mkdir()
     (secrets_dir / "k8s" / "token").write_text(DIR_SECRET)
-    env = pytest.MonkeyPatch()
-    env.setenv("APP_SECRET", ENV_SECRET)
-    env.setenv("APP_FLUSH_MS", "500")
-    env.setenv("REFUSED_SECRET", REFUSED_ENV)
+    env = {
+        **os.environ,
+        "APP_SECRET": ENV_SECRET,
+        "APP_FLUSH_MS": "500",
+        "REFUSED_SECRET": REFUSED_ENV,
+    }
     workdir = tmp_path_factory.mktemp("secrets-worker")
     extra = {
         "config.providers": "file,dir,env",
@@ -103,13 +101,9 @@ def secured(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) ->
         # KIP-421: the worker's own keys may refer to providers too.
         "offset.flush.interval.ms": "${env:APP_FLUSH_MS}",
     }
-    worker = WorkerProcess(workdir, bootstrap_servers, extra)
-    try:
-        worker.start()
+    options = worker_options(workdir=workdir, worker_properties=extra, env=env)
+    with EmbeddedConnect(bootstrap_servers=bootstrap_servers, **options) as worker:
         yield Secured(worker, secrets_dir, [])
-    finally:
-        worker.stop()
-        env.undo()
 
 
 def test_tasks_get_the_values_while_file_rest_and_logs_keep_the_references(

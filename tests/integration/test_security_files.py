@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.worker_process import Response, WorkerProcess, unique, wait_for
+from connect_lite.testing import EmbeddedConnect, HttpResponse, wait_for
+from tests.integration.testkit import unique, worker_options
 
 pytestmark = pytest.mark.integration
 
@@ -33,13 +34,13 @@ PROVIDERS = "org.apache.kafka.common.config.provider."
 
 @dataclass
 class Setup:
-    worker: WorkerProcess
+    worker: EmbeddedConnect
     allowed: Path
     secrets: Path
-    answers: list[Response]
+    answers: list[HttpResponse]
 
-    def call(self, method: str, path: str, body: object = None) -> Response:
-        answer = self.worker.rest.request(method, path, body)
+    def call(self, method: str, path: str, body: object = None) -> HttpResponse:
+        answer = self.worker.http.request(method, path, body)
         self.answers.append(answer)
         return answer
 
@@ -50,16 +51,23 @@ class Setup:
         tasks = self.call("GET", f"/connectors/{name}/status").body.get("tasks") or []
         return tasks[0] if tasks else None
 
+    def state_files(self) -> list[Path]:
+        """The state file, its WAL and whatever else SQLite keeps beside it."""
+        state = self.worker.state_file
+        files = sorted(state.parent.glob(f"{state.name}*"))
+        assert state in files, f"no state file {state}: nothing to check"
+        return files
+
     def assert_no_secret_leaked(self) -> None:
         """Not in the state file (WAL included), any REST answer, or the log."""
-        for path in sorted(self.worker.workdir.glob("state.db*")):
+        for path in self.state_files():
             data = path.read_bytes()
             for secret in SECRETS:
                 assert secret.encode() not in data, f"{secret} found in {path.name}"
         for answer in self.answers:
             for secret in SECRETS:
                 assert secret.encode() not in answer.raw, f"{secret} in a REST answer"
-        log = self.worker.log()
+        log = self.worker.log_text()
         for secret in SECRETS:
             assert secret not in log, f"{secret} in the worker log"
 
@@ -72,9 +80,11 @@ def setup(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> I
         f"password={SECRET}\ncomma={COMMA_SECRET}\n", encoding="utf-8"
     )
     workdir = tmp_path_factory.mktemp("files-worker")
-    env = pytest.MonkeyPatch()
-    env.setenv("APP_SECRET", ENV_SECRET)
-    env.setenv("APP_IN_FILE", str(allowed / "from-env.txt"))
+    env = {
+        **os.environ,
+        "APP_SECRET": ENV_SECRET,
+        "APP_IN_FILE": str(allowed / "from-env.txt"),
+    }
     extra = {
         "connector.allowed.paths": f"{allowed},{workdir}",
         "config.providers": "file,env",
@@ -83,13 +93,9 @@ def setup(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> I
         "config.providers.env.class": PROVIDERS + "EnvVarConfigProvider",
         "config.providers.env.param.allowlist.pattern": "APP_.*",
     }
-    worker = WorkerProcess(workdir, bootstrap_servers, extra)
-    try:
-        worker.start()
+    options = worker_options(workdir=workdir, worker_properties=extra, env=env)
+    with EmbeddedConnect(bootstrap_servers=bootstrap_servers, **options) as worker:
         yield Setup(worker, allowed, secrets, [])
-    finally:
-        worker.stop()
-        env.undo()
 
 
 def _file_source(path: str, topic: str, **extra: str) -> dict[str, str]:
@@ -100,7 +106,7 @@ def _file_sink(path: str, topic: str, **extra: str) -> dict[str, str]:
     return {"connector.class": "FileStreamSink", "file": path, "topics": topic, **extra}
 
 
-def _file_errors(answer: Response) -> list[str]:
+def _file_errors(answer: HttpResponse) -> list[str]:
     assert answer.status == 200, answer.body
     return [
         error
@@ -121,8 +127,8 @@ def test_files_outside_the_allowed_paths_are_an_error_in_validate_and_a_400_at_c
         str(allowed / ".." / "escaped.txt"): "outside",
         str(allowed / "link-out" / "through-a-link.txt"): "outside",
         os.path.join(site_packages, "evil.pth"): "Python installation",
-        str(setup.worker.workdir / "state.db"): "state file",
-        str(setup.worker.workdir / "state.db-wal"): "state file",
+        str(setup.worker.state_file): "state file",
+        f"{setup.worker.state_file}-wal": "state file",
     }
     for path, why in refused.items():
         for kind, config in (
@@ -206,7 +212,7 @@ def test_the_path_is_checked_again_at_each_task_start(setup: Setup, tmp_path: Pa
     name = unique("relinked")
     config = _file_sink(str(link / "out.txt"), unique("topic"))
     assert setup.call("POST", "/connectors", {"name": name, "config": config}).status == 201
-    setup.worker.wait_running(name)
+    setup.worker.wait_running(name, tasks=1)
     assert (target / "out.txt").exists()
 
     link.unlink()
@@ -284,7 +290,7 @@ def test_a_topic_and_a_file_named_by_references_are_kept_as_references(
     name = unique("named-by-ref")
     config = _file_source("${env:APP_IN_FILE}", setup.ref())
     assert setup.call("POST", "/connectors", {"name": name, "config": config}).status == 201
-    setup.worker.wait_running(name)
+    setup.worker.wait_running(name, tasks=1)
 
     def offsets() -> Any:
         body = setup.call("GET", f"/connectors/{name}/offsets").body
@@ -300,7 +306,7 @@ def test_a_topic_and_a_file_named_by_references_are_kept_as_references(
     assert topics == [setup.ref()]
     setup.call("GET", "/connectors?expand=status&expand=info")
     setup.call("GET", "/metrics")
-    state = b"".join(p.read_bytes() for p in setup.worker.workdir.glob("state.db*"))
+    state = b"".join(p.read_bytes() for p in setup.state_files())
     assert str(input_file).encode() not in state
     setup.assert_no_secret_leaked()
     assert setup.call("DELETE", f"/connectors/{name}").status == 204
@@ -324,7 +330,7 @@ def test_control_characters_are_refused_and_never_forge_a_log_line(setup: Setup)
     )
     assert named.status == 400
     assert "control" in named.body["message"]
-    log_lines = setup.worker.log().splitlines()
+    log_lines = setup.worker.log_text().splitlines()
     assert not [line for line in log_lines if line.startswith(FORGED[:25])], json.dumps(
         log_lines[-20:]
     )

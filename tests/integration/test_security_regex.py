@@ -21,13 +21,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.worker_process import (
-    Response,
-    WorkerProcess,
-    source_config,
-    unique,
-    wait_for,
-)
+from connect_lite.testing import EmbeddedConnect, HttpResponse, wait_for
+from tests.integration.testkit import source_config, unique, worker_options
 
 pytestmark = pytest.mark.integration
 
@@ -43,23 +38,21 @@ VALIDATE = "/connector-plugins/{}/config/validate"
 @pytest.fixture(scope="module")
 def worker(
     bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[WorkerProcess]:
-    process = WorkerProcess(tmp_path_factory.mktemp("regex"), bootstrap_servers).start()
-    try:
-        yield process
-    finally:
-        process.stop()
+) -> Iterator[EmbeddedConnect]:
+    options = worker_options(workdir=tmp_path_factory.mktemp("regex"))
+    with EmbeddedConnect(bootstrap_servers=bootstrap_servers, **options) as started:
+        yield started
 
 
-def timed(call: Callable[[], Response]) -> tuple[Response, float]:
+def timed(call: Callable[[], HttpResponse]) -> tuple[HttpResponse, float]:
     began = time.monotonic()
     answer = call()
     return answer, time.monotonic() - began
 
 
 def while_busy(
-    worker: WorkerProcess, slow: Callable[[], Response]
-) -> tuple[Response, float, float]:
+    worker: EmbeddedConnect, slow: Callable[[], HttpResponse]
+) -> tuple[HttpResponse, float, float]:
     """Run ``slow`` on a thread and ask ``GET /`` again and again until it answers: the slow
     call's answer and seconds, and the longest ``GET /`` took."""
     result: dict[str, Any] = {}
@@ -71,7 +64,7 @@ def while_busy(
     thread.start()
     beside = 0.0
     while True:
-        root, took = timed(lambda: worker.rest.get("/"))
+        root, took = timed(lambda: worker.http.get("/"))
         assert root.status == 200, root.body
         beside = max(beside, took)
         if not thread.is_alive():
@@ -79,18 +72,18 @@ def while_busy(
     return result["answer"], result["took"], beside
 
 
-def configs(answer: Response) -> dict[str, dict[str, Any]]:
+def configs(answer: HttpResponse) -> dict[str, dict[str, Any]]:
     assert answer.status == 200, answer.body
     return {c["value"]["name"]: c["value"] for c in answer.body["configs"] if c.get("value")}
 
 
 @pytest.mark.parametrize("value", [REFERENCES, LARGE_REFERENCES], ids=["900 B", "21 KB"])
 def test_validate_of_unclosed_references_answers_promptly(
-    worker: WorkerProcess, value: str
+    worker: EmbeddedConnect, value: str
 ) -> None:
     config = {**source_config("t"), "note": value}
     answer, took, beside = while_busy(
-        worker, lambda: worker.rest.put(VALIDATE.format("ScriptedSource"), config)
+        worker, lambda: worker.http.put(VALIDATE.format("ScriptedSource"), config)
     )
     assert configs(answer)["topic"]["errors"] == []
     assert took < PROMPT_S and beside < PROMPT_S, (took, beside)
@@ -105,18 +98,18 @@ def sink(topics_regex: str, dlq: str) -> dict[str, str]:
     }
 
 
-def test_validate_matches_topics_regex_without_freezing_the_worker(worker: WorkerProcess) -> None:
+def test_validate_matches_topics_regex_without_freezing_the_worker(worker: EmbeddedConnect) -> None:
     validate = VALIDATE.format("RecordingSink")
     answer, took, beside = while_busy(  # 28 characters: 9.5 s in the review; 30: 4 times that
-        worker, lambda: worker.rest.put(validate, sink("(a+)+b", "a" * 30))
+        worker, lambda: worker.http.put(validate, sink("(a+)+b", "a" * 30))
     )
     assert configs(answer)["topics.regex"]["errors"] == []
     assert took < PROMPT_S and beside < PROMPT_S, (took, beside)
 
     # A lookahead needs backtracking: it is still matched, as before.
-    allowed = configs(worker.rest.put(validate, sink("^(?!_).*", "_dlq")))
+    allowed = configs(worker.http.put(validate, sink("^(?!_).*", "_dlq")))
     assert allowed["topics.regex"]["errors"] == []
-    refused = configs(worker.rest.put(validate, sink("^(?!_).*", "dlq")))
+    refused = configs(worker.http.put(validate, sink("^(?!_).*", "dlq")))
     assert refused["topics.regex"]["errors"] == [
         "The DLQ topic 'dlq' may not be matched by the regex for the topics "
         "('topics.regex=^(?!_).*') consumed by the connector"
@@ -124,7 +117,7 @@ def test_validate_matches_topics_regex_without_freezing_the_worker(worker: Worke
 
     # One that backtracks badly and needs backtracking: an error of its key, not a hang.
     answer, took, beside = while_busy(
-        worker, lambda: worker.rest.put(validate, sink("(a+)+(?!x)b", "a" * 40))
+        worker, lambda: worker.http.put(validate, sink("(a+)+(?!x)b", "a" * 40))
     )
     assert configs(answer)["topics.regex"]["errors"] == [
         "The regex '(a+)+(?!x)b' took longer than 500 ms to match; simplify it (a pattern "
@@ -134,26 +127,28 @@ def test_validate_matches_topics_regex_without_freezing_the_worker(worker: Worke
 
 
 def test_a_stored_value_of_unclosed_references_does_not_slow_the_next_start(
-    worker: WorkerProcess,
+    worker: EmbeddedConnect,
 ) -> None:
     name = unique("refs")
     config = {**source_config(unique("t")), "max.records": "1", "note": REFERENCES}
-    created, took = timed(lambda: worker.rest.post("/connectors", {"name": name, "config": config}))
+    created, took = timed(lambda: worker.http.post("/connectors", {"name": name, "config": config}))
     assert created.status == 201, created.body
     assert took < PROMPT_S, took
-    worker.wait_running(name)
+    worker.wait_running(name, tasks=1)
 
-    assert worker.terminate(STOP_S) == 0
-    log_size = len(worker.log())
-    worker.start()
-    assert worker.rest.get(f"/connectors/{name}/config").body["note"] == REFERENCES
-    started = re.search(r"Worker started in .*\bconnectors ([0-9.]+) s", worker.log()[log_size:])
-    assert started is not None, worker.log()[log_size:][-3000:]
+    assert worker.terminate_worker(STOP_S) == 0
+    log_size = len(worker.log_text())
+    worker.start_worker()
+    assert worker.http.get(f"/connectors/{name}/config").body["note"] == REFERENCES
+    started = re.search(
+        r"Worker started in .*\bconnectors ([0-9.]+) s", worker.log_text()[log_size:]
+    )
+    assert started is not None, worker.log_text()[log_size:][-3000:]
     assert float(started.group(1)) < PROMPT_S  # 46.5 s before the fix
 
 
 def test_sigterm_stops_the_worker_during_and_after_heavy_requests(
-    worker: WorkerProcess,
+    worker: EmbeddedConnect,
 ) -> None:
     """Last: it stops the module's worker."""
     requests = [
@@ -165,45 +160,41 @@ def test_sigterm_stops_the_worker_during_and_after_heavy_requests(
         threading.Thread(target=_send, args=(worker, path, body), daemon=True).start()
     # Once the worker answers this, or fails to within 2 s (before the fix: frozen by the
     # first request for about 76 s, and deaf to SIGTERM), the requests are being served.
-    _probe(worker.rest.base + "/", 2.0)
+    _probe(worker.rest_url + "/", 2.0)
     began = time.monotonic()
-    assert worker.terminate(STOP_S) == 0
+    assert worker.terminate_worker(STOP_S) == 0
     assert time.monotonic() - began < STOP_S
-    assert "connect-lite stopped" in worker.log()
+    assert "connect-lite stopped" in worker.log_text()
 
 
 def test_sigterm_stops_the_worker_while_a_plugins_validate_hangs(
-    bootstrap_servers: str, tmp_path: Path
+    new_worker: Callable[..., EmbeddedConnect], tmp_path: Path
 ) -> None:
     """A create whose plugin validate takes 120 s holds the herder and a request thread: the
     worker still stops within its graceful bounds (before: it waited for the request)."""
-    worker = WorkerProcess(tmp_path, bootstrap_servers)
-    worker.start()
-    try:
-        marker = tmp_path / "validating.log"
-        config = {**source_config("t"), "validate.delay.ms": "120000", "validate.log": str(marker)}
-        threading.Thread(
-            target=_send_post,
-            args=(worker, "/connectors", {"name": "slow", "config": config}),
-            daemon=True,
-        ).start()
-        wait_for(marker.exists, what="the plugin's validate to begin")
-        began = time.monotonic()
-        assert worker.terminate(STOP_S) == 0
-        assert time.monotonic() - began < 20, worker.log()[-3000:]
-        assert "connect-lite stopped" in worker.log()
-    finally:
-        worker.stop()
+    worker = new_worker().start()
+    marker = tmp_path / "validating.log"
+    config = {**source_config("t"), "validate.delay.ms": "120000", "validate.log": str(marker)}
+    threading.Thread(
+        target=_send_post,
+        args=(worker, "/connectors", {"name": "slow", "config": config}),
+        daemon=True,
+    ).start()
+    wait_for(marker.exists, what="the plugin's validate to begin")
+    began = time.monotonic()
+    assert worker.terminate_worker(STOP_S) == 0
+    assert time.monotonic() - began < 20, worker.log_text()[-3000:]
+    assert "connect-lite stopped" in worker.log_text()
 
 
-def _send_post(worker: WorkerProcess, path: str, body: dict[str, object]) -> None:
+def _send_post(worker: EmbeddedConnect, path: str, body: dict[str, object]) -> None:
     with contextlib.suppress(OSError):  # the worker stopped first
-        worker.rest.post(path, body)
+        worker.http.post(path, body)
 
 
-def _send(worker: WorkerProcess, path: str, body: dict[str, str]) -> None:
+def _send(worker: EmbeddedConnect, path: str, body: dict[str, str]) -> None:
     with contextlib.suppress(OSError):  # the worker stopped first
-        worker.rest.put(path, body)
+        worker.http.put(path, body)
 
 
 def _probe(url: str, seconds: float) -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from connect_lite.pipeline.java import INSTALL_ADVICE
-from tests.integration.worker_process import REPO, WorkerProcess, source_config, unique, wait_for
+from connect_lite.testing import EmbeddedConnect, wait_for
+from tests.integration.testkit import REPO, source_config, unique
 
 pytestmark = pytest.mark.integration
 
@@ -24,11 +25,10 @@ def closed_port() -> Iterator[int]:
         yield int(sock.getsockname()[1])
 
 
-def stopped_with(worker: WorkerProcess, code: int = 2) -> str:
+def stopped_with(worker: EmbeddedConnect, code: int = 2) -> str:
     """The worker exited with ``code``; its log, which has no traceback."""
-    assert worker.proc is not None
-    assert worker.proc.wait(120) == code, worker.log()
-    log = worker.log()
+    assert worker.wait_worker_exit(120) == code, worker.log_text()
+    log = worker.log_text()
     assert "Traceback" not in log, log
     return log
 
@@ -54,12 +54,15 @@ def nothing_slow_started(log: str) -> None:
     assert "Starting Spark session" not in log, "Spark started before the check"
 
 
-def test_a_taken_port_stops_the_start_before_the_broker_kafka_and_spark(tmp_path: Path) -> None:
+def test_a_taken_port_stops_the_start_before_the_broker_kafka_and_spark(
+    new_worker: Callable[..., EmbeddedConnect],
+) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        worker = WorkerProcess(tmp_path, None, {"embedded.broker.enable": "true"}, port=port)
+        own_broker = {"embedded.broker.enable": "true", "listeners": f"http://127.0.0.1:{port}"}
+        worker = new_worker(start_broker=False, worker_properties=own_broker)
         worker.start(wait_healthy=False)
         log = stopped_with(worker)
     assert tail_free(one_error(log)).endswith(
@@ -70,23 +73,26 @@ def test_a_taken_port_stops_the_start_before_the_broker_kafka_and_spark(tmp_path
     nothing_slow_started(log)
 
 
-def test_without_java_the_start_stops_with_the_advice_of_setup_sh(tmp_path: Path) -> None:
+def test_without_java_the_start_stops_with_the_advice_of_setup_sh(
+    new_worker: Callable[..., EmbeddedConnect], tmp_path: Path
+) -> None:
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
     env["PATH"] = str(empty)
-    worker = WorkerProcess(tmp_path, None, {"embedded.broker.enable": "true"}, env=env)
+    own_broker = {"embedded.broker.enable": "true"}
+    worker = new_worker(start_broker=False, worker_properties=own_broker, env=env)
     worker.start(wait_healthy=False)
     error = one_error(stopped_with(worker))
     assert tail_free(error).endswith(
         "] ERROR Stopping after startup failure: connect-lite needs Java 17 or newer (PySpark 4 "
         f"runs on the JVM), and `java` is not on PATH.\n{INSTALL_ADVICE} (connect_lite.cli"
     )
-    nothing_slow_started(worker.log())
+    nothing_slow_started(worker.log_text())
 
 
 def test_a_kafka_standalone_config_with_no_broker_names_what_to_change(
-    tmp_path: Path, closed_port: int
+    new_worker: Callable[..., EmbeddedConnect], tmp_path: Path, closed_port: int
 ) -> None:
     jar = tmp_path / "connect-file-4.1.0.jar"
     jar.write_bytes(b"PK")
@@ -96,7 +102,8 @@ def test_a_kafka_standalone_config_with_no_broker_names_what_to_change(
         "plugin.path": f"{jar},{REPO / 'plugins'}",
         "bootstrap.timeout.ms": "2000",
     }
-    worker = WorkerProcess(tmp_path, servers, kafka_keys).start(wait_healthy=False)
+    worker = new_worker(bootstrap_servers=servers, worker_properties=kafka_keys)
+    worker.start(wait_healthy=False)
     log = stopped_with(worker)
     warnings = [line for line in log.splitlines() if "] WARN " in line]
     assert any(
@@ -123,68 +130,64 @@ def test_a_kafka_standalone_config_with_no_broker_names_what_to_change(
 
 
 def test_while_kafka_does_not_answer_the_rest_api_says_starting(
-    tmp_path: Path, closed_port: int
+    new_worker: Callable[..., EmbeddedConnect], closed_port: int
 ) -> None:
     servers = f"127.0.0.1:{closed_port}"
-    worker = WorkerProcess(tmp_path, servers, {"bootstrap.timeout.ms": "600000"})
+    worker = new_worker(
+        bootstrap_servers=servers, worker_properties={"bootstrap.timeout.ms": "600000"}
+    )
     worker.start(wait_healthy=False)
-    try:
 
-        def waiting_for_kafka() -> object:
-            response = worker.rest.get("/health")
-            return response if "Kafka" in response.body["message"] else None
+    def waiting_for_kafka() -> object:
+        response = worker.http.get("/health")
+        return response if "Kafka" in response.body["message"] else None
 
-        response = wait_for(waiting_for_kafka, 60, what="/health naming the Kafka stage")
-        assert (response.status, response.body) == (
-            503,
-            {
-                "status": "starting",
-                "message": f"Worker is still starting up. Connecting to Kafka at {servers}.",
-            },
-        )
-        connectors = worker.rest.get("/connectors")
-        assert (connectors.status, connectors.body) == (
-            503,
-            {"error_code": 503, "message": "Worker is still starting up."},
-        )
-        # SIGTERM interrupts the start (which would wait 10 min for Kafka): a clean exit 0.
-        assert worker.terminate() == 0
-        assert "Start-up interrupted by SIGTERM; stopped what had started" in worker.log()
-    finally:
-        worker.stop()
+    response = wait_for(waiting_for_kafka, 60, what="/health naming the Kafka stage")
+    assert (response.status, response.body) == (
+        503,
+        {
+            "status": "starting",
+            "message": f"Worker is still starting up. Connecting to Kafka at {servers}.",
+        },
+    )
+    connectors = worker.http.get("/connectors")
+    assert (connectors.status, connectors.body) == (
+        503,
+        {"error_code": 503, "message": "Worker is still starting up."},
+    )
+    # SIGTERM interrupts the start (which would wait 10 min for Kafka): a clean exit 0.
+    assert worker.terminate_worker() == 0
+    assert "Start-up interrupted by SIGTERM; stopped what had started" in worker.log_text()
 
 
 def test_a_spark_that_cannot_start_gives_503_on_health_and_fails_tasks_with_the_reason(
-    bootstrap_servers: str, tmp_path: Path
+    new_worker: Callable[..., EmbeddedConnect],
 ) -> None:
     # A heap of 1 byte: the JVM refuses to start, so the session fails within a second.
-    worker = WorkerProcess(tmp_path, bootstrap_servers, {"spark.driver.memory": "1"})
+    worker = new_worker(worker_properties={"spark.driver.memory": "1"})
     worker.start(wait_healthy=False)
-    try:
 
-        def unavailable() -> object:
-            response = worker.rest.get("/health")
-            return response if response.body.get("status") == "unhealthy" else None
+    def unavailable() -> object:
+        response = worker.http.get("/health")
+        return response if response.body.get("status") == "unhealthy" else None
 
-        response = wait_for(unavailable, 120, what="/health unhealthy")
-        reason = "Spark failed to start: [JAVA_GATEWAY_EXITED]"
-        assert response.status == 503
-        assert response.body["message"].startswith(f"Worker cannot run tasks: {reason}")
-        assert "spark.driver.memory" in response.body["message"]
-        log = worker.log()
-        assert f"] ERROR {reason}" in log
-        assert "Worker started in " in log
+    response = wait_for(unavailable, 120, what="/health unhealthy")
+    reason = "Spark failed to start: [JAVA_GATEWAY_EXITED]"
+    assert response.status == 503
+    assert response.body["message"].startswith(f"Worker cannot run tasks: {reason}")
+    assert "spark.driver.memory" in response.body["message"]
+    log = worker.log_text()
+    assert f"] ERROR {reason}" in log
+    assert "Worker started in " in log
 
-        name = unique("no-spark")
-        config = source_config(unique("topic"))
-        assert worker.rest.put(f"/connectors/{name}/config", config).status == 201
+    name = unique("no-spark")
+    config = source_config(unique("topic"))
+    assert worker.http.put(f"/connectors/{name}/config", config).status == 201
 
-        def failed_task() -> object:
-            tasks = worker.status(name)["tasks"]
-            return tasks[0] if tasks and tasks[0]["state"] == "FAILED" else None
+    def failed_task() -> object:
+        tasks = worker.client.status(name)["tasks"]
+        return tasks[0] if tasks and tasks[0]["state"] == "FAILED" else None
 
-        task = wait_for(failed_task, 120, what="the task FAILED")
-        assert f"connect_lite.pipeline.session.SparkStartError: {reason}" in task["trace"]
-        assert worker.terminate() == 0
-    finally:
-        worker.stop()
+    task = wait_for(failed_task, 120, what="the task FAILED")
+    assert f"connect_lite.pipeline.session.SparkStartError: {reason}" in task["trace"]
+    assert worker.terminate_worker() == 0

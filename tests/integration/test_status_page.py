@@ -18,13 +18,13 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Locator, Page, expect
 from playwright.sync_api import Error as PlaywrightError
 
-from tests.integration.worker_process import (
-    WorkerProcess,
-    free_port,
+from connect_lite.testing import EmbeddedConnect, free_port, wait_for
+from tests.integration.testkit import (
+    create_running,
     sink_config,
     source_config,
     unique,
-    wait_for,
+    worker_options,
 )
 from tests.tls_certs import make_pki
 
@@ -37,7 +37,7 @@ TIMEOUT_MS = 60_000
 class Guarded:
     """A worker behind TLS and basic auth, and the https address of its status page."""
 
-    def __init__(self, worker: WorkerProcess, https_port: int) -> None:
+    def __init__(self, worker: EmbeddedConnect, https_port: int) -> None:
         self.worker = worker
         self.page_url = f"https://127.0.0.1:{https_port}/ui?interval=500"
 
@@ -55,19 +55,17 @@ def guarded(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) ->
         "listeners.https.ssl.keystore.location": str(pki.server_pem),
         "rest.basic.auth.credentials.file": str(credentials),
     }
-    worker = WorkerProcess(workdir, bootstrap_servers, extra, port=http_port, auth=(USER, SECRET))
-    worker.start()
-    try:
+    options = worker_options(workdir=workdir, worker_properties=extra, rest_auth=(USER, SECRET))
+    with EmbeddedConnect(bootstrap_servers=bootstrap_servers, **options) as worker:
+        assert worker.rest_url == f"http://127.0.0.1:{http_port}"
         yield Guarded(worker, https_port)
-    finally:
-        worker.stop()
 
 
 @pytest.fixture(autouse=True)
 def clean(guarded: Guarded) -> Iterator[None]:
     """Each test's connectors are deleted after it, so none loads the machine for the next."""
     yield
-    rest = guarded.worker.rest
+    rest = guarded.worker.http
     for name in rest.get("/connectors").body:
         assert rest.delete(f"/connectors/{name}").status == 204
 
@@ -129,8 +127,8 @@ def test_a_connector_created_through_the_api_appears_with_its_state(
     page: Page, guarded: Guarded, tmp_path: Path
 ) -> None:
     topic = unique("ui-appears")
-    name = guarded.worker.create_running(
-        "ui-src", source_config(topic, **{"poll.interval.ms": "50"})
+    name = create_running(
+        guarded.worker, "ui-src", source_config(topic, **{"poll.interval.ms": "50"})
     )
     shown = card(page, name)
     expect(shown).to_be_visible(timeout=TIMEOUT_MS)
@@ -145,8 +143,8 @@ def test_a_connector_created_through_the_api_appears_with_its_state(
 
 
 def test_pause_and_resume_through_the_page(page: Page, guarded: Guarded) -> None:
-    rest = guarded.worker.rest
-    name = guarded.worker.create_running("ui-pause", source_config(unique("ui-pause")))
+    rest = guarded.worker.http
+    name = create_running(guarded.worker, "ui-pause", source_config(unique("ui-pause")))
     shown = card(page, name)
     state = shown.locator("[data-role=connector-state]")
     expect(state).to_have_text("RUNNING", timeout=TIMEOUT_MS)
@@ -162,8 +160,8 @@ def test_pause_and_resume_through_the_page(page: Page, guarded: Guarded) -> None
 
 
 def test_a_throughput_chart_receives_data(page: Page, guarded: Guarded) -> None:
-    name = guarded.worker.create_running(
-        "ui-chart", source_config(unique("ui-chart"), **{"poll.interval.ms": "20"})
+    name = create_running(
+        guarded.worker, "ui-chart", source_config(unique("ui-chart"), **{"poll.interval.ms": "20"})
     )
     chart = page.locator(f'svg[data-chart=throughput][data-connector="{name}"]')
     expect(chart).to_be_visible(timeout=TIMEOUT_MS)
@@ -183,8 +181,8 @@ def _peak(chart: Locator) -> float:
 
 
 def test_delete_asks_first_and_cancel_keeps_the_connector(page: Page, guarded: Guarded) -> None:
-    rest = guarded.worker.rest
-    name = guarded.worker.create_running("ui-delete", source_config(unique("ui-delete")))
+    rest = guarded.worker.http
+    name = create_running(guarded.worker, "ui-delete", source_config(unique("ui-delete")))
     shown = card(page, name)
     expect(shown).to_be_visible(timeout=TIMEOUT_MS)
     dialog = page.locator("#confirm-dialog")
@@ -207,9 +205,9 @@ def test_delete_asks_first_and_cancel_keeps_the_connector(page: Page, guarded: G
 
 def test_offsets_and_active_topics_are_shown(page: Page, guarded: Guarded) -> None:
     topic = unique("ui-offsets")
-    name = guarded.worker.create_running("ui-offsets", source_config(topic))
+    name = create_running(guarded.worker, "ui-offsets", source_config(topic))
     shown = card(page, name)
-    wait_for(lambda: guarded.worker.rest.get(f"/connectors/{name}/topics").body[name]["topics"])
+    wait_for(lambda: guarded.worker.http.get(f"/connectors/{name}/topics").body[name]["topics"])
     details = shown.locator("details[data-role=connector-details]")
     details.locator("summary").click()
     expect(details.locator("[data-role=topics]")).to_contain_text(topic, timeout=TIMEOUT_MS)
@@ -249,7 +247,7 @@ CONTRAST = """() => {
 
 
 def test_accessibility_basics_contrast_names_and_keyboard(page: Page, guarded: Guarded) -> None:
-    name = guarded.worker.create_running("ui-a11y", source_config(unique("ui-a11y")))
+    name = create_running(guarded.worker, "ui-a11y", source_config(unique("ui-a11y")))
     shown = card(page, name)
     expect(shown.locator("[data-role=connector-state]")).to_have_text("RUNNING", timeout=TIMEOUT_MS)
 
@@ -282,7 +280,7 @@ def test_a_form_on_another_site_cannot_restart_a_connector(
     context: BrowserContext, guarded: Guarded
 ) -> None:
     """The browser knows the password; a form from elsewhere POSTs a restart with it."""
-    name = guarded.worker.create_running("ui-csrf", source_config(unique("ui-csrf")))
+    name = create_running(guarded.worker, "ui-csrf", source_config(unique("ui-csrf")))
     target = guarded.page_url.split("/ui")[0] + f"/connectors/{name}/restart?includeTasks=true"
     elsewhere = context.new_page()
     try:
@@ -299,10 +297,10 @@ def test_a_pipeline_on_the_page(page: Page, guarded: Guarded, tmp_path: Path) ->
     """A source and a sink on one topic: both charts receive data. The screenshot is the
     README's when CONNECT_LITE_UI_SCREENSHOT names a file."""
     topic = unique("orders")
-    source = guarded.worker.create_running(
-        "orders-source", source_config(topic, **{"poll.interval.ms": "20"})
+    source = create_running(
+        guarded.worker, "orders-source", source_config(topic, **{"poll.interval.ms": "20"})
     )
-    sink = guarded.worker.create_running("orders-sink", sink_config(topic, tmp_path / "out.jsonl"))
+    sink = create_running(guarded.worker, "orders-sink", sink_config(topic, tmp_path / "out.jsonl"))
     for name in (source, sink):
         chart = page.locator(f'svg[data-chart=throughput][data-connector="{name}"]')
         wait_for(

@@ -10,14 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.worker_process import (
-    WorkerProcess,
-    lines,
-    sink_config,
-    source_config,
-    unique,
-    wait_for,
-)
+from connect_lite.testing import EmbeddedConnect, wait_for
+from tests.integration.testkit import lines, sink_config, source_config, unique, worker_options
 
 pytestmark = pytest.mark.integration
 
@@ -33,28 +27,26 @@ STORE = "kafka_connect_status_backing_store_status_update_"
 @pytest.fixture(scope="module")
 def worker(
     bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[WorkerProcess]:
-    process = WorkerProcess(tmp_path_factory.mktemp("worker"), bootstrap_servers, RETRY).start()
-    try:
-        yield process
-    finally:
-        process.stop()
+) -> Iterator[EmbeddedConnect]:
+    options = worker_options(workdir=tmp_path_factory.mktemp("worker"), worker_properties=RETRY)
+    with EmbeddedConnect(bootstrap_servers=bootstrap_servers, **options) as started:
+        yield started
 
 
-def metric(worker: WorkerProcess, name: str, labels: str = "") -> float:
-    text = worker.rest.request("GET", "/metrics").raw.decode()
+def metric(worker: EmbeddedConnect, name: str, labels: str = "") -> float:
+    text = worker.http.request("GET", "/metrics").raw.decode()
     pattern = re.escape(name + (f"{{{labels}}}" if labels else "")) + r" ([0-9.e+]+)"
     found = re.search(pattern, text)
     assert found is not None, f"{name} {labels} not in /metrics"
     return float(found.group(1))
 
 
-def counters(worker: WorkerProcess) -> dict[str, float]:
+def counters(worker: EmbeddedConnect) -> dict[str, float]:
     return {k: metric(worker, f"{STORE}{k}_total") for k in ("retry", "failure", "success")}
 
 
-def task_state(worker: WorkerProcess, name: str) -> str:
-    return str(worker.rest.get(f"/connectors/{name}/status").body["tasks"][0]["state"])
+def task_state(worker: EmbeddedConnect, name: str) -> str:
+    return str(worker.http.get(f"/connectors/{name}/status").body["tasks"][0]["state"])
 
 
 class Outage:
@@ -72,14 +64,14 @@ class Outage:
         self.conn.close()
 
 
-def flowing_pair(worker: WorkerProcess, tmp_path: Path) -> tuple[str, Path]:
+def flowing_pair(worker: EmbeddedConnect, tmp_path: Path) -> tuple[str, Path]:
     """A throttled source and a sink recording its topic; both RUNNING."""
     topic, source, sink = unique("retry-topic"), unique("retry-src"), unique("retry-sink")
     out = tmp_path / "sink.jsonl"
     config = {"name": source, "config": source_config(topic, **{"poll.interval.ms": "20"})}
-    assert worker.rest.post("/connectors", config).status == 201
+    assert worker.http.post("/connectors", config).status == 201
     assert (
-        worker.rest.post("/connectors", {"name": sink, "config": sink_config(topic, out)}).status
+        worker.http.post("/connectors", {"name": sink, "config": sink_config(topic, out)}).status
         == 201
     )
     for name in (source, sink):
@@ -88,21 +80,21 @@ def flowing_pair(worker: WorkerProcess, tmp_path: Path) -> tuple[str, Path]:
     return source, out
 
 
-def restart_in_background(worker: WorkerProcess, source: str) -> threading.Thread:
+def restart_in_background(worker: EmbeddedConnect, source: str) -> threading.Thread:
     """The REST call waits for the herder's first (inline) status write; run it aside."""
     thread = threading.Thread(
-        target=lambda: worker.rest.post(f"/connectors/{source}/tasks/0/restart"), daemon=True
+        target=lambda: worker.http.post(f"/connectors/{source}/tasks/0/restart"), daemon=True
     )
     thread.start()
     return thread
 
 
 def test_status_writes_are_retried_after_the_lock_is_released(
-    worker: WorkerProcess, tmp_path: Path
+    worker: EmbeddedConnect, tmp_path: Path
 ) -> None:
     source, out = flowing_pair(worker, tmp_path)
     before = counters(worker)
-    state_file = worker.workdir / "state.db"
+    state_file = worker.state_file
     with Outage(state_file):
         seen = len(lines(out))
         restart = restart_in_background(worker, source)
@@ -134,22 +126,22 @@ def test_status_writes_are_retried_after_the_lock_is_released(
 
 
 def test_an_outage_longer_than_the_retries_drops_the_status_with_an_error(
-    worker: WorkerProcess, tmp_path: Path
+    worker: EmbeddedConnect, tmp_path: Path
 ) -> None:
     source, _ = flowing_pair(worker, tmp_path)
     before = counters(worker)
-    with Outage(worker.workdir / "state.db"):
+    with Outage(worker.state_file):
         restart = restart_in_background(worker, source)
         wait_for(
             lambda: counters(worker)["failure"] > before["failure"], 120, what="a dropped status"
         )
     restart.join(30)
-    log = worker.log()
+    log = worker.log_text()
     assert re.search(
         rf"ERROR.*Dropped status \w+ of task {re.escape(source)}-0 after 4 retries", log
     )
     # The next status change after the release is stored.
-    assert worker.rest.put(f"/connectors/{source}/pause").status == 202
+    assert worker.http.put(f"/connectors/{source}/pause").status == 202
     wait_for(lambda: task_state(worker, source) == "PAUSED", 60, what="PAUSED stored")
-    assert worker.rest.put(f"/connectors/{source}/resume").status == 202
+    assert worker.http.put(f"/connectors/{source}/resume").status == 202
     wait_for(lambda: task_state(worker, source) == "RUNNING", 60, what="RUNNING stored")

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -123,7 +124,9 @@ def test_source_and_sink_state_survives_a_worker_restart(
     assert sink_out.read_text().splitlines() == [f"line-{i}" for i in range(7)]
 
 
-def test_errors_are_typed_and_waits_say_what_they_saw(connect: EmbeddedConnect) -> None:
+def test_errors_are_typed_and_waits_say_what_they_saw(
+    connect: EmbeddedConnect, tmp_path: Path
+) -> None:
     with pytest.raises(ConnectRestError) as missing:
         connect.client.status("nope")
     assert (missing.value.status, missing.value.error_code) == (404, 404)
@@ -136,7 +139,7 @@ def test_errors_are_typed_and_waits_say_what_they_saw(connect: EmbeddedConnect) 
         "NoSuchConnector, available connectors are: "
     )
 
-    connect.client.create("stays-running", {**file_sink(Path("/dev/null"), "quiet")})
+    connect.client.create("stays-running", {**file_sink(tmp_path / "out.txt", "quiet")})
     connect.wait_running("stays-running", tasks=1)
     with pytest.raises(WaitTimeout) as paused:
         connect.wait_state("stays-running", "PAUSED", timeout=1)
@@ -160,6 +163,32 @@ def test_errors_are_typed_and_waits_say_what_they_saw(connect: EmbeddedConnect) 
     assert '"records_seen": 1' in str(records.value) and "only-one" in str(records.value)
 
 
+def test_the_worker_process_is_killed_stopped_and_started_again_on_its_state(
+    connect_factory: Callable[..., EmbeddedConnect], tmp_path: Path
+) -> None:
+    """What a test of the worker itself does through the fixture: kill -9 and SIGTERM with
+    their exit codes, a start again on the same state file and port, the log, /metrics and
+    plain HTTP answers."""
+    connect = connect_factory(workdir=tmp_path / "w").start()
+    url = connect.rest_url
+    connect.client.create("sink", file_sink(tmp_path / "out.txt", "quiet"))
+    connect.wait_running("sink", tasks=1)
+    assert connect.kill_worker() == -signal.SIGKILL
+    assert connect.worker_exit_code == -signal.SIGKILL
+
+    connect.start_worker()
+    assert connect.worker_exit_code is None
+    assert connect.rest_url == url
+    assert connect.client.connectors() == ["sink"]  # from the state file
+    connect.wait_running("sink", tasks=1)
+    missing = connect.http.get("/connectors/nope")
+    assert (missing.status, missing.body["error_code"]) == (404, 404)
+    status = connect.metrics().find("kafka_connect_connector_metrics_status", connector="sink")
+    assert status == [({"connector": "sink", "status": "running"}, 1.0)]
+    assert connect.terminate_worker() == 0  # a clean exit (it was SIGABRT: the watchdog)
+    assert connect.log_text().count("connect-lite stopped") == 1  # the killed one did not
+
+
 REUSE_TESTS = """
 import json, os
 from pathlib import Path
@@ -170,7 +199,7 @@ pytest_plugins = ["connect_lite.testing.pytest_plugin"]
 pytestmark = pytest.mark.connect_lite(reuse="module")
 SINK = {
     "connector.class": "FileStreamSink",
-    "file": "/dev/null",
+    "file": str(Path(os.environ["REPORT_FILE"]).with_name("sink.txt")),  # allowed: a temp file
     "topics": "quiet",
     "value.converter": "org.apache.kafka.connect.storage.StringConverter",
 }

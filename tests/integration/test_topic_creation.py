@@ -5,14 +5,13 @@ the only Tansu-specific fact used is that its auto-creation would not give the p
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from connect_lite.kafka.admin import Admin, TopicDescription
-from tests.integration.worker_process import WorkerProcess, wait_for
+from connect_lite.testing import EmbeddedConnect, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -38,11 +37,11 @@ def rules(u: str) -> dict[str, str]:
 
 
 def source(
-    worker: WorkerProcess, topic: str, extra: dict[str, str], name: str | None = None
+    worker: EmbeddedConnect, topic: str, extra: dict[str, str], name: str | None = None
 ) -> str:
     name = name or f"tc-{uuid.uuid4().hex[:8]}"
     config = {"connector.class": "ScriptedSource", "topic": topic, "max.records": "5", **extra}
-    response = worker.rest.post("/connectors", {"name": name, "config": config})
+    response = worker.http.post("/connectors", {"name": name, "config": config})
     assert response.status == 201, response.body
     return name
 
@@ -51,15 +50,15 @@ def described(admin: Admin, topic: str) -> TopicDescription:
     return wait_for(lambda: admin.describe_topic(topic), 120, what=f"topic {topic} to exist")
 
 
-def all_sent(worker: WorkerProcess, name: str, count: int = 5) -> None:
+def all_sent(worker: EmbeddedConnect, name: str, count: int = 5) -> None:
     def done() -> bool:
-        body: Any = worker.rest.get(f"/connectors/{name}/offsets").body
+        body: Any = worker.http.get(f"/connectors/{name}/offsets").body
         return any(o["offset"] == {"next": count} for o in body["offsets"])
 
     wait_for(done, 120, what=f"{name} to commit all {count} records")
 
 
-def test_groups_full_match_exclude_and_inheritance(worker: WorkerProcess, admin: Admin) -> None:
+def test_groups_full_match_exclude_and_inheritance(worker: EmbeddedConnect, admin: Admin) -> None:
     u = uuid.uuid4().hex[:8]
     for topic in (f"orders-{u}", f"orders-{u}-tmp", f"misc-{u}", f"audit-{u}"):
         source(worker, topic, rules(u))
@@ -75,7 +74,7 @@ def test_groups_full_match_exclude_and_inheritance(worker: WorkerProcess, admin:
     assert misc.partitions == 1 and misc.configs.get("cleanup.policy") != "compact"
 
 
-def test_an_existing_topic_is_left_unchanged(worker: WorkerProcess, admin: Admin) -> None:
+def test_an_existing_topic_is_left_unchanged(worker: EmbeddedConnect, admin: Admin) -> None:
     topic = f"existing-{uuid.uuid4().hex[:8]}"
     assert admin.create_topic(topic, 2, 1, {}) is True
     name = source(
@@ -93,7 +92,7 @@ def test_an_existing_topic_is_left_unchanged(worker: WorkerProcess, admin: Admin
     assert after.configs.get("cleanup.policy") != "compact"
 
 
-def test_regex_router_decides_the_created_topic(worker: WorkerProcess, admin: Admin) -> None:
+def test_regex_router_decides_the_created_topic(worker: EmbeddedConnect, admin: Admin) -> None:
     u = uuid.uuid4().hex[:8]
     name = source(
         worker,
@@ -115,7 +114,7 @@ def test_regex_router_decides_the_created_topic(worker: WorkerProcess, admin: Ad
     assert f"raw-{u}" not in admin.list_topics()
 
 
-def test_validation_errors_through_validate_and_create(worker: WorkerProcess) -> None:
+def test_validation_errors_through_validate_and_create(worker: EmbeddedConnect) -> None:
     bad = {
         "connector.class": "ScriptedSource",
         "name": "bad-tc",
@@ -125,7 +124,7 @@ def test_validation_errors_through_validate_and_create(worker: WorkerProcess) ->
         "topic.creation.default.replication.factor": "-2",
         "topic.creation.a.include": "(",
     }
-    validate = worker.rest.put("/connector-plugins/ScriptedSource/config/validate", bad)
+    validate = worker.http.put("/connector-plugins/ScriptedSource/config/validate", bad)
     assert validate.status == 200 and validate.body["error_count"] == 4
     errors = [e for c in validate.body["configs"] for e in c["value"]["errors"]]
     assert (
@@ -135,22 +134,22 @@ def test_validation_errors_through_validate_and_create(worker: WorkerProcess) ->
     assert any("Number of partitions must be positive, or -1" in e for e in errors)
     assert any("Replication factor must be positive" in e for e in errors)
     assert any("Syntax error in regular expression" in e for e in errors)
-    created = worker.rest.post("/connectors", {"name": "bad-tc", "config": bad})
+    created = worker.http.post("/connectors", {"name": "bad-tc", "config": bad})
     assert created.status == 400
     assert created.body["message"].startswith(
         "Connector configuration is invalid and contains the following 4 error(s):"
     )
     missing = {**bad, "topic.creation.groups": "", "topic.creation.a.include": ""}
     del missing["topic.creation.default.partitions"]
-    put = worker.rest.put("/connectors/bad-tc/config", missing)
+    put = worker.http.put("/connectors/bad-tc/config", missing)
     assert put.status == 400
     assert (
         'Missing required configuration "topic.creation.default.partitions"' in put.body["message"]
     )
-    assert worker.rest.get("/connectors/bad-tc").status == 404
+    assert worker.http.get("/connectors/bad-tc").status == 404
 
 
-def test_a_failing_creation_fails_the_task_with_the_error(worker: WorkerProcess) -> None:
+def test_a_failing_creation_fails_the_task_with_the_error(worker: EmbeddedConnect) -> None:
     topic = f"unreachable-{uuid.uuid4().hex[:8]}"
     name = source(
         worker,
@@ -162,7 +161,9 @@ def test_a_failing_creation_fails_the_task_with_the_error(worker: WorkerProcess)
         },
     )
     status = wait_for(
-        lambda: (s := worker.status(name))["tasks"] and s["tasks"][0]["state"] == "FAILED" and s,
+        lambda: (
+            (s := worker.client.status(name))["tasks"] and s["tasks"][0]["state"] == "FAILED" and s
+        ),
         180,
         what="the task to fail",
     )
@@ -172,18 +173,13 @@ def test_a_failing_creation_fails_the_task_with_the_error(worker: WorkerProcess)
 
 @pytest.fixture
 def worker_without_topic_creation(
-    bootstrap_servers: str, tmp_path: Path
-) -> Iterator[WorkerProcess]:
-    process = WorkerProcess(tmp_path, bootstrap_servers, extra={"topic.creation.enable": "false"})
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
+    new_worker: Callable[..., EmbeddedConnect],
+) -> EmbeddedConnect:
+    return new_worker(worker_properties={"topic.creation.enable": "false"}).start()
 
 
 def test_disabled_on_the_worker_leaves_topics_to_the_broker(
-    worker_without_topic_creation: WorkerProcess, admin: Admin
+    worker_without_topic_creation: EmbeddedConnect, admin: Admin
 ) -> None:
     worker = worker_without_topic_creation
     topic = f"untouched-{uuid.uuid4().hex[:8]}"
@@ -198,4 +194,7 @@ def test_disabled_on_the_worker_leaves_topics_to_the_broker(
     all_sent(worker, name)
     created = admin.describe_topic(topic)
     assert created is not None and created.partitions != 7  # the broker's auto-creation decided
-    assert "topic.creation.* is ignored: the worker has topic.creation.enable=false" in worker.log()
+    assert (
+        "topic.creation.* is ignored: the worker has topic.creation.enable=false"
+        in worker.log_text()
+    )

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from connect_lite.testing import EmbeddedConnect
-from tests.integration.worker_process import lines, wait_for
+from connect_lite.testing import EmbeddedConnect, wait_for
+from tests.integration.testkit import TEST_PLUGINS, lines
 
 pytest_plugins = ["connect_lite.testing.pytest_plugin"]
-TEST_PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.connect_lite(reuse="module", plugin_paths=[TEST_PLUGINS]),

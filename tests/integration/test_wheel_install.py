@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_lite.testing import FAST_DEFAULTS
-from tests.integration.worker_process import free_port, wait_for
+from connect_lite.testing import FAST_DEFAULTS, free_port, wait_for
 
 pytestmark = pytest.mark.integration
 

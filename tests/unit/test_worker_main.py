@@ -14,6 +14,7 @@ from connect_lite.config.worker import WorkerConfig
 from connect_lite.logs.loggers import Loggers
 from connect_lite.rest import create_app
 from connect_lite.worker_main import StartingHerder, StartupTimer, connect_to_kafka, spark_progress
+from tests.fakes import FakeClock
 from tests.unit.rest.fake_herder import FakeHerder
 
 
@@ -41,16 +42,8 @@ def test_before_the_herder_exists_health_is_starting_with_the_step_and_the_rest_
     assert client.get("/connectors").status_code == 200
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_the_ready_line_gives_every_part_its_seconds() -> None:
-    clock = Clock()
+    clock = FakeClock()
     timer = StartupTimer(clock)
     for name, seconds in (("plugins", 0.4), ("state file", 0.01), ("REST", 0.02), ("Java", 0.1)):
         with timer.phase(name):

@@ -20,7 +20,7 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -28,12 +28,11 @@ import pytest
 from connect_lite.api import Schema, SourceRecord
 from connect_lite.pipeline import SourceJob, SparkEngine
 from connect_lite.plugins.registry import Plugins
-from connect_lite.testing import spark_cluster
-from connect_lite.testing.kafka_helpers import KafkaHelpers
+from connect_lite.testing import EmbeddedConnect, KafkaHelpers, spark_cluster, wait_for
 from connect_lite.testing.spark_cluster import SparkCluster
 from tests.integration.cluster.properties import spark_conf
 from tests.integration.cluster.test_cluster_job import PLUGINS, stamp_spec
-from tests.integration.worker_process import WorkerProcess, source_config, unique, wait_for
+from tests.integration.testkit import create_running, source_config, unique
 
 pytestmark = pytest.mark.integration
 
@@ -120,60 +119,53 @@ def test_a_killed_worker_loses_no_record(cluster: SparkCluster) -> None:
         engine.stop()
 
 
-def health(worker: WorkerProcess) -> tuple[int, str]:
-    response = worker.rest.get("/health")
+def health(worker: EmbeddedConnect) -> tuple[int, str]:
+    response = worker.http.get("/health")
     return response.status, str(response.body.get("message"))
 
 
-def task_status(worker: WorkerProcess, name: str) -> dict[str, Any]:
-    status: dict[str, Any] = worker.status(name)["tasks"][0]
+def task_status(worker: EmbeddedConnect, name: str) -> dict[str, Any]:
+    status: dict[str, Any] = worker.client.status(name)["tasks"][0]
     return status
 
 
 def test_the_whole_cluster_going_away_and_back_loses_no_record(
     cluster: SparkCluster,
-    bootstrap_servers: str,
+    new_worker: Callable[..., EmbeddedConnect],
     kafka: KafkaHelpers,
-    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    worker = WorkerProcess(
-        tmp_path_factory.mktemp("loss-worker"), bootstrap_servers, spark_conf(cluster)
+    worker = new_worker(worker_properties=spark_conf(cluster)).start()
+    topic = unique("loss")
+    total = 20_000  # 200 records a second: the stream runs on while the cluster is away
+    config = source_config(topic, **{"max.records": str(total), "poll.interval.ms": "500"})
+    name = create_running(worker, "loss", config)
+    wait_for(lambda: len(kafka.consume(topic, 500, timeout=5)) >= 500, 120, 1, "first records")
+    cluster.stop()
+    stopped_at = time.monotonic()
+    code, message = wait_for(
+        lambda: (h := health(worker))[0] != 200 and h, 120, 1, "/health: Spark unreachable"
     )
-    worker.start()
-    try:
-        topic = unique("loss")
-        total = 20_000  # 200 records a second: the stream runs on while the cluster is away
-        config = source_config(topic, **{"max.records": str(total), "poll.interval.ms": "500"})
-        name = worker.create_running("loss", config)
-        wait_for(lambda: len(kafka.consume(topic, 500, timeout=5)) >= 500, 120, 1, "first records")
-        cluster.stop()
-        stopped_at = time.monotonic()
-        code, message = wait_for(
-            lambda: (h := health(worker))[0] != 200 and h, 120, 1, "/health: Spark unreachable"
-        )
-        assert code == 503 and "Spark is unreachable" in message, message
-        status = wait_for(
-            lambda: (s := task_status(worker, name))["state"] == "RUNNING" and s.get("trace") and s,
-            60,
-            1,
-            "the task's trace",
-        )
-        assert "SparkUnavailableError: Spark is unreachable" in status["trace"], status
-        assert worker.status(name)["connector"]["state"] == "RUNNING"
-        back = spark_cluster.start(
-            cluster.directory, 2, port=cluster.port, webui_port=cluster.webui_port,
-            die_with_parent=True,
-        )  # fmt: skip
-        cluster.pids.update(back.pids)  # the module's fixture stops them
-        away_s = time.monotonic() - stopped_at
-        got = kafka.consume(topic, total, timeout=300)
-        counted = Counter(m.value.decode() for m in got if m.value is not None)
-        missing = {f"value-{n}" for n in range(total)} - set(counted)
-        assert not missing, f"{len(missing)} lost (away {away_s:.0f} s); {worker.log()[-3000:]}"
-        duplicates = sum(n - 1 for n in counted.values())
-        print(f"cluster away {away_s:.0f} s; {duplicates} duplicates of {total}")
-        assert wait_for(lambda: health(worker)[0] == 200, 120, 1, "/health healthy again")
-        status = task_status(worker, name)
-        assert status["state"] == "RUNNING" and not status.get("trace"), status
-    finally:
-        worker.stop()
+    assert code == 503 and "Spark is unreachable" in message, message
+    status = wait_for(
+        lambda: (s := task_status(worker, name))["state"] == "RUNNING" and s.get("trace") and s,
+        60,
+        1,
+        "the task's trace",
+    )
+    assert "SparkUnavailableError: Spark is unreachable" in status["trace"], status
+    assert worker.client.status(name)["connector"]["state"] == "RUNNING"
+    back = spark_cluster.start(
+        cluster.directory, 2, port=cluster.port, webui_port=cluster.webui_port,
+        die_with_parent=True,
+    )  # fmt: skip
+    cluster.pids.update(back.pids)  # the module's fixture stops them
+    away_s = time.monotonic() - stopped_at
+    got = kafka.consume(topic, total, timeout=300)
+    counted = Counter(m.value.decode() for m in got if m.value is not None)
+    missing = {f"value-{n}" for n in range(total)} - set(counted)
+    assert not missing, f"{len(missing)} lost (away {away_s:.0f} s); {worker.log_text()[-3000:]}"
+    duplicates = sum(n - 1 for n in counted.values())
+    print(f"cluster away {away_s:.0f} s; {duplicates} duplicates of {total}")
+    assert wait_for(lambda: health(worker)[0] == 200, 120, 1, "/health healthy again")
+    status = task_status(worker, name)
+    assert status["state"] == "RUNNING" and not status.get("trace"), status

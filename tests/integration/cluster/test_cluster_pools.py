@@ -22,10 +22,10 @@ from connect_lite.pipeline import SourceJob, SparkEngine, transfer
 from connect_lite.plugins.registry import Plugins
 from connect_lite.protocol.host import LastBatch
 from connect_lite.protocol.job_spec import JobSpec, TransformSpec
+from connect_lite.testing import wait_for
 from connect_lite.testing.spark_cluster import SparkCluster
 from tests.integration.cluster import slow
 from tests.integration.cluster.properties import spark_conf
-from tests.integration.worker_process import wait_for
 
 pytestmark = pytest.mark.integration
 

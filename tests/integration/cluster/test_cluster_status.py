@@ -8,24 +8,25 @@ from typing import Any
 
 import pytest
 
-from tests.integration.worker_process import WorkerProcess, source_config, unique, wait_for
+from connect_lite.testing import EmbeddedConnect, wait_for
+from tests.integration.testkit import create_running, source_config, unique
 
 pytestmark = pytest.mark.integration
 
 GAUGE = "kafka_connect_spark_task_metrics_last_batch_executors"
 
 
-def last_batch(worker: WorkerProcess, name: str) -> dict[str, Any] | None:
-    tasks = worker.status(name).get("tasks", [])
+def last_batch(worker: EmbeddedConnect, name: str) -> dict[str, Any] | None:
+    tasks = worker.client.status(name).get("tasks", [])
     return tasks[0].get("spark_last_batch") if tasks else None
 
 
 def test_status_and_metrics_show_the_pool_and_both_executors_of_a_tasks_last_batch(
-    cluster_worker: WorkerProcess,
+    cluster_worker: EmbeddedConnect,
 ) -> None:
     # An endless source: while one batch runs the next fills up, so batches have many
     # records, in two chunks or more (a Spark task each).
-    name = cluster_worker.create_running("spread", source_config(unique("spread")))
+    name = create_running(cluster_worker, "spread", source_config(unique("spread")))
     pool = f"connect-lite:{name}-0"
     batch = wait_for(
         lambda: (b := last_batch(cluster_worker, name)) is not None and b["executors"] == 2 and b,
@@ -44,4 +45,4 @@ def test_status_and_metrics_show_the_pool_and_both_executors_of_a_tasks_last_bat
         lambda: cluster_worker.metrics().value(GAUGE, connector=name, task="0") == 2,
         what="two executors in /metrics",
     )
-    assert cluster_worker.rest.delete(f"/connectors/{name}").status == 204
+    assert cluster_worker.http.delete(f"/connectors/{name}").status == 204

@@ -16,14 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from connect_lite.testing.kafka_helpers import KafkaHelpers
+from connect_lite.testing import EmbeddedConnect, KafkaHelpers
 from connect_lite.testing.spark_cluster import SparkCluster
-from tests.integration.worker_process import (
-    TEST_PLUGINS,
-    WorkerProcess,
-    source_config,
-    unique,
-)
+from tests.integration.testkit import TEST_PLUGINS, create_running, source_config, unique
 
 pytestmark = pytest.mark.integration
 
@@ -45,16 +40,16 @@ def stamped_config(topic: str, version: str) -> dict[str, str]:
 
 
 def test_two_connectors_run_their_own_plugin_versions_shipped_to_the_cluster(
-    spark_standalone: SparkCluster, cluster_worker: WorkerProcess, kafka: KafkaHelpers
+    spark_standalone: SparkCluster, cluster_worker: EmbeddedConnect, kafka: KafkaHelpers
 ) -> None:
     topics = {version: unique(f"stamped-{version}") for version in ("1.0.0", "2.0.0")}
     for version, topic in topics.items():
-        cluster_worker.create_running(f"stamp-{version}", stamped_config(topic, version))
+        create_running(cluster_worker, f"stamp-{version}", stamped_config(topic, version))
     work_dirs = [w.resolve() for w in spark_standalone.work_dirs]
     pids: dict[str, set[int]] = {}
     for version, topic in topics.items():
         got = kafka.consume(topic, RECORDS, timeout=180)
-        assert len(got) == RECORDS, cluster_worker.log()[-3000:]
+        assert len(got) == RECORDS, cluster_worker.log_text()[-3000:]
         values = [m.value.decode() for m in got if m.value is not None]
         prefix = f"{version}:"  # the converter of this version tagged it
         assert all(v.startswith(prefix) for v in values), values[:3]
@@ -66,6 +61,6 @@ def test_two_connectors_run_their_own_plugin_versions_shipped_to_the_cluster(
             assert any(file.is_relative_to(w) for w in work_dirs), file
             assert not file.is_relative_to(TEST_PLUGINS)
         pids[version] = {s["pid"] for s in stamps}
-    assert cluster_worker.proc is not None
+    assert cluster_worker.worker_pid is not None
     everyone = pids["1.0.0"] | pids["2.0.0"]
-    assert cluster_worker.proc.pid not in everyone and os.getpid() not in everyone
+    assert cluster_worker.worker_pid not in everyone and os.getpid() not in everyone

@@ -8,13 +8,13 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.broker import BrokerStartError, EmbeddedBroker
+from connect_lite.testing import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -26,15 +26,6 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def wait_until(condition, timeout: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 def test_start_answers_metadata_and_stop_leaves_no_process(tmp_path: Path) -> None:
@@ -100,7 +91,7 @@ def test_broker_dies_when_its_parent_is_killed(tmp_path: Path) -> None:
         assert alive(broker_pid)
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait(10)
-        assert wait_until(lambda: not alive(broker_pid), timeout=10), "broker outlived its parent"
+        wait_for(lambda: not alive(broker_pid), 10, 0.05, "the broker to die with its parent")
     finally:
         if parent.poll() is None:
             parent.kill()

@@ -7,8 +7,8 @@ import pytest
 
 from connect_lite.api import SourceRecord
 from connect_lite.pipeline import SourceJob, SparkEngine
+from connect_lite.testing import wait_for
 from tests.integration.pipeline.jobs import spec
-from tests.integration.worker_process import wait_for
 
 pytestmark = pytest.mark.integration
 

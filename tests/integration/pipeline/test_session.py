@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import sys
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -14,19 +13,10 @@ from connect_lite.api import SourceRecord
 from connect_lite.pipeline import JobCancelledError, SourceJob, SparkEngine
 from connect_lite.pipeline.session import effective_conf
 from connect_lite.protocol.job_spec import JobSpec, TransformSpec
+from connect_lite.testing import wait_for
 from tests.integration.pipeline import plugins
 
 pytestmark = pytest.mark.integration
-
-
-def wait_for(condition, timeout: float = 60.0, interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("condition not met in time")
 
 
 class GatedRuntime(SparkEngine):

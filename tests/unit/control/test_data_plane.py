@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -34,6 +33,7 @@ from connect_lite.protocol.plan import TaskPlan
 from connect_lite.protocol.states import State
 from connect_lite.protocol.task_metrics import TaskCounters
 from connect_lite.storage.memory import open_memory_stores
+from connect_lite.testing import wait_for
 from tests.unit.protocol.fake_plan import plan
 
 
@@ -157,13 +157,6 @@ def harness() -> Iterator[Harness]:
     made.status.close()
 
 
-def wait_until(condition: Callable[[], Any], what: str) -> None:
-    deadline = time.monotonic() + 5
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)
-
-
 def test_a_started_task_is_held_with_a_generation_of_its_own(harness: Harness) -> None:
     assert harness.plane.start(plan("c", 0)) is True
     assert harness.plane.start(plan("c", 1)) is True
@@ -200,7 +193,7 @@ def test_a_stopped_task_is_fenced_off(harness: Harness) -> None:
     harness.plane.start(plan())  # restarted: a new generation
     second = harness.child.plans[-1]
     harness.child.status(second, State.RUNNING)
-    wait_until(lambda: harness.state("c") is State.RUNNING, "the new start's status")
+    wait_for(lambda: harness.state("c") is State.RUNNING, 5, 0.01, "the new start's status")
     harness.child.status(first, State.FAILED)  # the old one, late
     harness.child.commit(second, {"p": ({"f": 1}, {"o": 2})})  # handled after that notice
     assert harness.state("c") is State.RUNNING
@@ -214,11 +207,11 @@ def test_a_dead_child_fails_its_tasks_until_they_are_restarted(harness: Harness)
     harness.plane.start(plan("a", 0))
     harness.plane.start(plan("b", 0))
     harness.child.status(harness.child.plans[0], State.RUNNING)
-    wait_until(lambda: harness.state("a") is State.RUNNING, "a RUNNING")
+    wait_for(lambda: harness.state("a") is State.RUNNING, 5, 0.01, "a RUNNING")
     first = harness.child
     first.die()
-    wait_until(lambda: harness.state("a") is State.FAILED, "a FAILED")
-    wait_until(lambda: harness.state("b") is State.FAILED, "b FAILED")
+    wait_for(lambda: harness.state("a") is State.FAILED, 5, 0.01, "a FAILED")
+    wait_for(lambda: harness.state("b") is State.FAILED, 5, 0.01, "b FAILED")
     trace = harness.stores.statuses.get_task("a", 0).trace  # type: ignore[union-attr]
     assert trace is not None and "exited unexpectedly (exit code -9)" in trace
     failure = harness.plane.engine_failure()
@@ -238,7 +231,7 @@ def test_a_dead_child_with_no_task_is_no_failure(harness: Harness) -> None:
     harness.child.die()
     child = harness.plane._child
     assert child is not None
-    wait_until(lambda: child.gone is not None, "the worker saw it die")
+    wait_for(lambda: child.gone is not None, 5, 0.01, "the worker saw it die")
     assert harness.plane.engine_failure() is None  # nothing held died with it
 
 
@@ -246,7 +239,7 @@ def test_a_start_that_finds_the_child_gone_fails_the_task(harness: Harness) -> N
     harness.plane.start(plan("a", 0))
     harness.child.die()
     # the worker's side has noticed (not only the stand-in's): a start now needs a new child
-    wait_until(lambda: harness.plane.engine_failure() is not None, "the worker saw it die")
+    wait_for(lambda: harness.plane.engine_failure() is not None, 5, 0.01, "the worker saw it die")
 
     def spawn_fails(_settings: DataPlaneSettings) -> Any:
         raise OSError(24, "Too many open files")
@@ -266,9 +259,9 @@ def test_a_child_that_dies_as_a_task_starts_is_replaced_once(harness: Harness) -
     assert len(harness.children) == 2 and harness.child is not first
     started = harness.child.plans[-1]
     assert started.key == ("b", 0) and harness.plane.held() == [("a", 0), ("b", 0)]
-    wait_until(lambda: harness.state("a") is State.FAILED, "a FAILED with the first child")
+    wait_for(lambda: harness.state("a") is State.FAILED, 5, 0.01, "a FAILED with the first child")
     harness.child.status(started, State.RUNNING)
-    wait_until(lambda: harness.state("b") is State.RUNNING, "b RUNNING in the new child")
+    wait_for(lambda: harness.state("b") is State.RUNNING, 5, 0.01, "b RUNNING in the new child")
     trace = harness.stores.statuses.get_task("a", 0).trace  # type: ignore[union-attr]
     assert trace is not None and "exited unexpectedly" in trace
 
@@ -316,7 +309,7 @@ def test_the_snapshot_gives_status_and_health_without_a_call(harness: Harness) -
     harness.plane.start(plan("a", 0))
     engine = EngineState(unavailable="Spark is unreachable")
     harness.child.channel.notify(Snapshot((view("a", 0), view("gone", 0)), engine))
-    wait_until(lambda: harness.plane.engine_failure() is not None, "the snapshot")
+    wait_for(lambda: harness.plane.engine_failure() is not None, 5, 0.01, "the snapshot")
     assert harness.plane.engine_failure() == "Spark is unreachable"
     assert harness.plane.last_batches("a") == {0: LastBatch("pool", ("driver",))}
     assert harness.plane.last_batches("gone") == {}  # not held: not shown

@@ -33,28 +33,14 @@ from connect_lite.pipeline.record_errors import (
     capture,
 )
 from connect_lite.protocol.task_metrics import ERROR_METRICS, ErrorCounters
+from tests.fakes import FakeClock
 
 log = logging.getLogger("test.errors")
 
 
-class FakeClock:
-    """time.monotonic and time.sleep over one counter (seconds)."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(round(seconds, 6))
-        self.now += seconds
-
-
 def retry(timeout_ms: int, delay_max_ms: int = 60000, rand: float = 0.5) -> tuple[Retry, FakeClock]:
-    clock = FakeClock()
-    return Retry(timeout_ms, delay_max_ms, clock.clock, clock.sleep, lambda: rand), clock
+    clock = FakeClock(100.0)
+    return Retry(timeout_ms, delay_max_ms, clock, clock.sleep, lambda: rand), clock
 
 
 class Flaky:

@@ -8,18 +8,11 @@ import sys
 import pytest
 
 from connect_lite.dataplane.idle_memory import IdleTrim, malloc_trim
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fakes import FakeClock
 
 
 def test_trims_once_after_the_counters_stay_still_long_enough() -> None:
-    clock, trims = Clock(), []
+    clock, trims = FakeClock(), []
     idle = IdleTrim(5.0, clock, lambda: trims.append(clock.now) or True)
     assert idle.observe(()) is False  # the first look: no task yet
     assert idle.observe(("c", 0, 0, 0)) is False  # a task started: activity
@@ -33,7 +26,7 @@ def test_trims_once_after_the_counters_stay_still_long_enough() -> None:
 
 
 def test_activity_starts_a_new_spell_and_nothing_is_trimmed_before_any() -> None:
-    clock, trims = Clock(), []
+    clock, trims = FakeClock(), []
     idle = IdleTrim(5.0, clock, lambda: trims.append(clock.now) or True)
     assert idle.observe(()) is False
     clock.now = 100.0

@@ -110,6 +110,9 @@ class CommitRecordSource(GatedSource):
 
 
 def eventually(condition: Callable[[], bool]) -> None:
+    """Hold until ``condition()`` or 10 s, and never fail: the fakes below hold a task's thread
+    with it until another catches up, and the test then checks what happened (unlike
+    connect_lite.testing.wait_for, which fails at its deadline)."""
     deadline = time.monotonic() + 10
     while not condition() and time.monotonic() < deadline:
         time.sleep(0.005)  # waiting for a condition

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from connect_lite.api import ConfigError, ConnectError, Partition, Schema, Type
+from connect_lite.testing import wait_for
 
 TOPIC = "lines"
 
@@ -225,13 +226,6 @@ def test_file_that_appears_later_is_read(
     assert [r.value for r in records] == ["finally"]
 
 
-def wait_for(condition: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.01)
-
-
 @pytest.mark.parametrize("exists", [True, False])
 def test_stop_interrupts_a_waiting_poll(
     make_source_task: Any,
@@ -252,9 +246,9 @@ def test_stop_interrupts_a_waiting_poll(
     poller.start()
     # The poll has opened the file (or found it missing) and is about to wait for data.
     if exists:
-        wait_for(lambda: offsets.reads)
+        wait_for(lambda: offsets.reads, 10, 0.01)
     else:
-        wait_for(lambda: "Couldn't find file" in caplog.text)
+        wait_for(lambda: "Couldn't find file" in caplog.text, 10, 0.01)
     assert poller.is_alive()  # still waiting: nothing to read
     task.stop()
     poller.join(30)  # the hang guard: without the interrupt the poll waits an hour

@@ -26,6 +26,7 @@ from connect_lite.logs.setup import KafkaFormatter
 from connect_lite.pipeline.source_job import SourceBatchResult
 from connect_lite.protocol.states import TargetState
 from connect_lite.storage.memory import open_memory_stores
+from connect_lite.testing import WaitTimeout, wait_for
 from tests.unit.dataplane.fake_producer import RecordingProducer
 
 plugin_log = logging.getLogger("my.plugin")
@@ -39,17 +40,20 @@ class Lines(logging.Handler):
         self.addFilter(ContextFilter())
         self.setFormatter(KafkaFormatter("%(levelname)s %(connector_context)s%(message)s"))
         self.lines: list[str] = []
-        self.changed = threading.Condition()
 
     def emit(self, record: logging.LogRecord) -> None:
-        with self.changed:
-            self.lines.append(self.format(record))
-            self.changed.notify_all()
+        self.lines.append(self.format(record))
 
-    def wait_for(self, text: str, timeout: float = 10) -> None:
-        with self.changed:
-            found = self.changed.wait_for(lambda: any(text in line for line in self.lines), timeout)
-        assert found, f"{text!r} not logged: {self.lines}"
+    def wait_logged(self, text: str, timeout: float = 10) -> str:
+        """The first line holding ``text``, once one is logged."""
+        try:
+            return wait_for(
+                lambda: next((line for line in list(self.lines) if text in line), None),
+                timeout,
+                0.01,
+            )
+        except WaitTimeout:
+            raise AssertionError(f"{text!r} not logged: {self.lines}") from None
 
 
 @pytest.fixture
@@ -138,7 +142,7 @@ def test_a_plugins_own_log_lines_carry_the_task_context_on_every_thread(lines: L
     )
     try:
         task.start()  # its own thread, as the worker starts it
-        lines.wait_for("stage ran 1")  # on the batch pipeline's thread
+        lines.wait_logged("stage ran 1")  # on the batch pipeline's thread
         task.stop()  # from this thread, as the herder stops it: the plugin's stop runs here
         assert task.join(10)
         plugin_log.info("after")

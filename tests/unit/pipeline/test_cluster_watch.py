@@ -4,20 +4,13 @@ attempts to start a new one."""
 from __future__ import annotations
 
 from connect_lite.pipeline.cluster_watch import Backoff, ClusterWatch
+from tests.fakes import FakeClock
 
 MASTER = "spark://127.0.0.1:7077"
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 50.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_reachable_while_executors_are_registered() -> None:
-    clock = FakeClock()
+    clock = FakeClock(50.0)
     watch = ClusterWatch(30.0, clock)
     for _ in range(100):
         clock.now += 1
@@ -25,7 +18,7 @@ def test_reachable_while_executors_are_registered() -> None:
 
 
 def test_unreachable_after_the_timeout_without_executors() -> None:
-    clock = FakeClock()
+    clock = FakeClock(50.0)
     watch = ClusterWatch(30.0, clock)
     assert watch.observe(0, False, MASTER) is None
     clock.now += 29
@@ -37,7 +30,7 @@ def test_unreachable_after_the_timeout_without_executors() -> None:
 
 
 def test_an_executor_coming_back_restarts_the_count() -> None:
-    clock = FakeClock()
+    clock = FakeClock(50.0)
     watch = ClusterWatch(30.0, clock)
     watch.observe(0, False, MASTER)
     clock.now += 20
@@ -52,7 +45,7 @@ def test_an_executor_coming_back_restarts_the_count() -> None:
 
 
 def test_a_stopped_application_is_unreachable_at_once() -> None:
-    watch = ClusterWatch(30.0, FakeClock())
+    watch = ClusterWatch(30.0, FakeClock(50.0))
     reason = watch.observe(None, True, MASTER)
     assert reason == f"the application was stopped: the master at {MASTER} is unresponsive"
 

@@ -172,7 +172,9 @@ class FakeSparkContext:
         self.tags.remove(tag)
 
 
-class FakeSession:
+class JobGroupSession:
+    """A SparkSession whose context keeps the local properties and job tags set on it."""
+
     def __init__(self) -> None:
         self.sparkContext = FakeSparkContext()
         self._jsc = self.sparkContext
@@ -180,7 +182,7 @@ class FakeSession:
 
 class LocalRuntime(SparkEngine):
     def _create(self) -> Any:
-        return FakeSession()
+        return JobGroupSession()
 
 
 def test_each_job_group_opening_tags_its_jobs_and_becomes_the_groups_last_batch() -> None:

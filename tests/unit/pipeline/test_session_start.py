@@ -9,14 +9,7 @@ from typing import Any
 import pytest
 
 from connect_lite.pipeline.session import RETRY_AFTER_S, SparkEngine, SparkStartError
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fakes import FakeClock
 
 
 class ScriptedRuntime(SparkEngine):
@@ -48,7 +41,7 @@ REASON = (
 def test_a_failed_start_raises_the_reason_and_logs_it_at_error_with_its_cause(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    engine = ScriptedRuntime([GATEWAY], FakeClock())
+    engine = ScriptedRuntime([GATEWAY], FakeClock(100.0))
     session_log = caplog.at_level(logging.INFO, logger="connect_lite.pipeline.session")
     with session_log, pytest.raises(SparkStartError) as failed:
         engine.session()
@@ -61,7 +54,7 @@ def test_a_failed_start_raises_the_reason_and_logs_it_at_error_with_its_cause(
 
 
 def test_callers_get_the_failure_at_once_until_the_retry_delay_has_passed() -> None:
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     engine = ScriptedRuntime([GATEWAY], clock)
     with pytest.raises(SparkStartError):
         engine.session()
@@ -79,7 +72,7 @@ def test_callers_get_the_failure_at_once_until_the_retry_delay_has_passed() -> N
 def test_a_background_start_that_fails_is_kept_as_start_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    engine = ScriptedRuntime([GATEWAY], FakeClock())
+    engine = ScriptedRuntime([GATEWAY], FakeClock(100.0))
     engine.start_in_background().join(30)
     assert engine.start_error == REASON
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [REASON]
@@ -91,7 +84,7 @@ def test_the_reason_is_one_line_with_the_java_exception() -> None:
         ": org.apache.spark.SparkException: Could not parse Master URL: 'bogus'\n"
         "\tat org.apache.spark.SparkContext$.createTaskScheduler(SparkContext.scala:3259)\n"
     )
-    engine = ScriptedRuntime([java_trace], FakeClock())
+    engine = ScriptedRuntime([java_trace], FakeClock(100.0))
     with pytest.raises(SparkStartError) as failed:
         engine.session()
     assert str(failed.value).startswith(
@@ -101,7 +94,7 @@ def test_the_reason_is_one_line_with_the_java_exception() -> None:
 
 
 def test_a_successful_start_is_timed_and_logged(caplog: pytest.LogCaptureFixture) -> None:
-    engine = ScriptedRuntime([], FakeClock())
+    engine = ScriptedRuntime([], FakeClock(100.0))
     with caplog.at_level(logging.INFO, logger="connect_lite.pipeline.session"):
         assert engine.session() is engine.session_object
     assert engine.started_in == 0.5 and engine.start_error is None

@@ -15,19 +15,14 @@ from connect_lite.pipeline import session as session_module
 from connect_lite.pipeline.cluster_watch import UNREACHABLE_AFTER_S
 from connect_lite.pipeline.session import SparkEngine, SparkStartError, SparkUnavailableError
 from connect_lite.pipeline.shipping import ExecutorMismatchError
+from tests.fakes import FakeClock
 
 MASTER = "spark://127.0.0.1:7077"
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
+class CancelCountingContext:
+    """A SparkContext that counts cancelAllJobs calls."""
 
-    def __call__(self) -> float:
-        return self.now
-
-
-class FakeContext:
     def __init__(self) -> None:
         self.cancelled = 0
 
@@ -35,21 +30,24 @@ class FakeContext:
         self.cancelled += 1
 
 
-class FakeSession:
+class NamedSession:
+    """A SparkSession told apart by its name, whose context counts cancellations; a session
+    the keeper stops is marked ``stopped``."""
+
     def __init__(self, name: str) -> None:
         self.name = name
-        self.sparkContext = FakeContext()
+        self.sparkContext = CancelCountingContext()
         self.stopped = False
 
 
 class ClusterRuntime(SparkEngine):
-    """``_create`` raises the queued errors in turn, else returns a new FakeSession; probes
+    """``_create`` raises the queued errors in turn, else returns a new NamedSession; probes
     answer from ``executors``; no keeper thread is started."""
 
     def __init__(self, errors: list[Exception], clock: FakeClock, master: str = MASTER) -> None:
         super().__init__({"spark.master": master}, clock=clock)
         self.errors = errors
-        self.created: list[FakeSession] = []
+        self.created: list[NamedSession] = []
         self.executors: int | None = 2
         self.stopped_app = False
         self.fake_clock = clock
@@ -57,7 +55,7 @@ class ClusterRuntime(SparkEngine):
     def _create(self) -> Any:
         if self.errors:
             raise self.errors.pop(0)
-        spark = FakeSession(f"session-{len(self.created) + 1}")
+        spark = NamedSession(f"session-{len(self.created) + 1}")
         self.created.append(spark)
         return spark
 
@@ -86,7 +84,7 @@ def fake_probes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def cluster_runtime(errors: list[Exception] | None = None) -> tuple[ClusterRuntime, FakeClock]:
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     engine = ClusterRuntime(list(errors or []), clock)
     fake_probes.probe.engine = engine  # type: ignore[attr-defined]
     return engine, clock
@@ -196,7 +194,7 @@ def test_executors_that_cannot_run_connect_lite_fail_the_start_as_before() -> No
 
 def test_a_handshake_the_keeper_cancelled_is_unavailable() -> None:
     engine, clock = cluster_runtime()
-    starting = FakeSession("starting")
+    starting = NamedSession("starting")
 
     def create() -> Any:
         engine._candidate = starting  # type: ignore[assignment]  # probed during the start
@@ -213,7 +211,7 @@ def test_a_handshake_the_keeper_cancelled_is_unavailable() -> None:
 
 
 def test_local_mode_has_no_keeper_and_no_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     engine = ClusterRuntime([RuntimeError("gateway exited")], clock, master="local[2]")
     kept: list[bool] = []
     monkeypatch.setattr(engine, "_keep_watch", lambda: kept.append(True))

@@ -9,7 +9,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,6 +19,7 @@ from connect_lite.logs.loggers import Loggers
 from connect_lite.rest import RestServer, create_app
 from connect_lite.rest import server as rest_server
 from connect_lite.rest.slow_clients import LingeringCloses
+from connect_lite.testing import wait_for
 
 from .fake_herder import FakeHerder
 
@@ -61,13 +62,6 @@ def read_to_end(sock: socket.socket, within_s: float) -> bytes:
         if not piece:
             return data
         data += piece
-
-
-def wait_for(condition: Callable[[], bool], within_s: float = 10) -> None:
-    deadline = time.monotonic() + within_s
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {within_s} s"
-        time.sleep(0.02)
 
 
 REFUSALS = {
@@ -257,7 +251,7 @@ def test_a_lingering_connection_ends_its_stream_and_drops_what_still_comes() -> 
         lingering.add(server)
         assert read_to_end(client, within_s=5) == b""  # the end of the stream, at once
         client.sendall(b"x" * 1024 * 1024)  # read and dropped: the client is never stuck
-        wait_for(lambda: lingering.lingering == 0)  # closed after its second
+        wait_for(lambda: lingering.lingering == 0, 10, 0.02)  # closed after its second
         send_until_refused(client, within_s=10)
     finally:
         lingering.close()
@@ -271,7 +265,7 @@ def test_a_lingering_connection_closes_after_its_byte_budget() -> None:
         lingering.add(server)
         sent = send_until_refused(client, within_s=20)  # long before the 60 s
         assert sent >= 256 * 1024
-        wait_for(lambda: lingering.lingering == 0)
+        wait_for(lambda: lingering.lingering == 0, 10, 0.02)
     finally:
         lingering.close()
         client.close()
@@ -287,7 +281,7 @@ def test_lingering_is_bounded_and_ends_when_the_client_does() -> None:
         pairs[1][1].sendall(b"x")
         send_until_refused(pairs[1][1], within_s=10)
         pairs[0][1].close()  # the client goes: its connection stops lingering
-        wait_for(lambda: lingering.lingering == 0)
+        wait_for(lambda: lingering.lingering == 0, 10, 0.02)
         lingering.add(pairs[2][0])
         lingering.close()  # closes what still lingers
         send_until_refused(pairs[2][1], within_s=10)

@@ -136,14 +136,6 @@ def visible_offsets(root: Path, topics_dir: str = "topics") -> dict[str, list[in
     }
 
 
-class Clock:
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 class FakeContext(SinkTaskContext):
     """Records what a sink task asks of the worker. ``assigned``: the assignment, if the
     context tells it (else the task goes by the partitions it opened)."""
@@ -179,7 +171,9 @@ class _Conf:
         return "UTC"
 
 
-class FakeSession:
+class UtcSession:
+    """A batch's sparkSession as the lake sink reads it: only its time zone, UTC."""
+
     conf = _Conf()
 
 
@@ -201,5 +195,5 @@ class FakeFrame(list[Row]):
 
     def __init__(self, batch: list[Row], value_type: Any = "string") -> None:
         super().__init__(batch)
-        self.sparkSession = FakeSession()
+        self.sparkSession = UtcSession()
         self.schema = _Schema(value_type)

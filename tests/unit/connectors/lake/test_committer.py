@@ -15,8 +15,9 @@ from connect_lite.connectors.lake.committer import Committer
 from connect_lite.connectors.lake.config import LakeConfig
 from connect_lite.connectors.lake.layout import Layout
 from connect_lite.connectors.lake.store import LocalStore
+from tests.fakes import FakeClock
 
-from .conftest import Clock, FakeSpark, Row, plan, rows, visible_offsets
+from .conftest import FakeSpark, Row, plan, rows, visible_offsets
 
 TP0, TP1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
 
@@ -25,10 +26,12 @@ class Crash(BaseException):
     """The process dies here (kill -9): nothing after it runs."""
 
 
-def committer(tmp_path: Path, clock: Clock | None = None, task: int = 0, **props: str) -> Committer:
+def committer(
+    tmp_path: Path, clock: FakeClock | None = None, task: int = 0, **props: str
+) -> Committer:
     config = LakeConfig.parse({"store.url": f"file://{tmp_path}", "flush.size": "3", **props})
     layout = Layout(config.topics_dir, "lake", task)
-    return Committer(config, layout, LocalStore(config.store_url), clock or Clock())
+    return Committer(config, layout, LocalStore(config.store_url), clock or FakeClock(1000.0))
 
 
 def hidden_files(tmp_path: Path) -> list[str]:
@@ -125,7 +128,7 @@ def test_a_schema_change_commits_what_is_staged_first(
 
 
 def test_scheduled_rotation_commits_what_waited(tmp_path: Path, fake_spark: FakeSpark) -> None:
-    clock = Clock(100.0)
+    clock = FakeClock(100.0)
     c = committer(tmp_path, clock, **{"rotate.schedule.interval.ms": "5000"})
     c.put(rows("orders", 0, range(2)), plan(), None)
     clock.now = 104.9

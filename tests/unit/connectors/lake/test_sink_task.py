@@ -11,16 +11,17 @@ from connect_lite.api import ConnectError, DataError, RetriableError, TopicParti
 from connect_lite.connectors.lake import sink, spark_io
 from connect_lite.connectors.lake.sink import LakeSinkTask
 from connect_lite.connectors.lake.store import LocalStore
+from tests.fakes import FakeClock
 
-from .conftest import Clock, FakeContext, FakeFrame, FakeSpark, Row, rows, visible_offsets
+from .conftest import FakeContext, FakeFrame, FakeSpark, Row, rows, visible_offsets
 
 TP0, TP1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
 
 
 def task(
-    tmp_path: Path, clock: Clock | None = None, **props: str
+    tmp_path: Path, clock: FakeClock | None = None, **props: str
 ) -> tuple[LakeSinkTask, FakeContext]:
-    plugin = LakeSinkTask(clock or Clock())
+    plugin = LakeSinkTask(clock or FakeClock(1000.0))
     plugin.context = context = FakeContext()
     config = {"name": "lake", "store.url": f"file://{tmp_path}", "flush.size": "3", **props}
     plugin.start(config)
@@ -48,7 +49,7 @@ def test_pre_commit_holds_back_staged_records_only(tmp_path: Path, fake_spark: F
 
 
 def test_scheduled_rotation_runs_in_pre_commit(tmp_path: Path, fake_spark: FakeSpark) -> None:
-    clock = Clock(0.0)
+    clock = FakeClock(0.0)
     plugin, _ = task(tmp_path, clock, **{"rotate.schedule.interval.ms": "60000"})
     plugin.open([TP0])
     plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))
