@@ -53,7 +53,7 @@ class Outage:
     """Another connection holding SQLite's exclusive lock on the worker's state file."""
 
     def __init__(self, path: Path) -> None:
-        self.conn = sqlite3.connect(path, timeout=0, isolation_level=None)
+        self.conn = sqlite3.connect(path, timeout=10, isolation_level=None)
 
     def __enter__(self) -> Outage:
         self.conn.execute("BEGIN EXCLUSIVE")
