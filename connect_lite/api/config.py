@@ -186,12 +186,17 @@ def non_empty_string(name: str, value: Any) -> str | None:
     return None
 
 
+def control_codes(text: str) -> list[int]:
+    """The ISO control characters (C0, DEL, C1) in ``text``, as code points."""
+    return [ord(c) for c in text if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F]
+
+
 def non_empty_string_without_control_chars(name: str, value: Any) -> str | None:
     """Kafka's NonEmptyStringWithoutControlChars, used for connector names."""
     problem = non_empty_string(name, value)
     if problem:
         return problem
-    codes = [str(ord(c)) for c in value if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F]
+    codes = [str(code) for code in control_codes(value)]
     if codes:
         return invalid(
             name,

@@ -143,16 +143,10 @@ def client_file_key(key: str) -> bool:
     return False
 
 
-def local_path_keys(config_def: ConfigDef) -> dict[str, LocalPath]:
-    """The keys of ``config_def`` that name local files."""
-    return {k.name: k.local_path for k in config_def.keys.values() if k.local_path is not None}
-
-
 __all__ = [
     "ALLOWED_PATHS",
     "CLIENT_FILE_KEYS",
     "LocalPaths",
     "client_file_key",
-    "local_path_keys",
     "real",
 ]

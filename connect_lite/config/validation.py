@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connect_lite.api.config import ConfigDef, ConfigKey, ConfigValue, prefixed
+from connect_lite.api.config import ConfigDef, ConfigKey, ConfigValue, control_codes, prefixed
 from connect_lite.api.errors import BadRequestError, ConfigError, ConnectError, NotFoundError
 from connect_lite.config.enrich import (
     CONNECTOR_TYPES,
@@ -157,7 +157,7 @@ def refuse_unsafe_keys(config: Props) -> None:
     key that names aliases, groups or classes (its resolved value would become the name of
     entries in the validate answer)."""
     for key in config:
-        if _has_control_chars(key):
+        if control_codes(key):
             raise BadRequestError(f"Config key {key!r} may not contain ISO control characters")
     if ALLOWED_PATHS in config:
         raise BadRequestError(
@@ -169,10 +169,6 @@ def refuse_unsafe_keys(config: Props) -> None:
                 f"Config {key} names aliases, groups or classes, so it may not hold a config "
                 "provider reference (${...}); write its value out"
             )
-
-
-def _has_control_chars(text: str) -> bool:
-    return any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in text)
 
 
 def _as_written(infos: ConfigInfos, written: Props, resolved: Resolved) -> ConfigInfos:
