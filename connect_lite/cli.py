@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from connect_lite import __version__
@@ -194,14 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == [CONSUME]:
         return _consume_main(argv[1:])
     parser = build_parser()
-    try:
-        args = parser.parse_intermixed_args(argv)
-    except _Exit as done:
-        return done.status
-    except _UsageError as error:
-        parser.print_usage(sys.stderr)
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+    args = _parsed(parser, lambda: parser.parse_intermixed_args(argv), PROG)
+    if isinstance(args, int):
+        return args
     try:
         props, connectors = _prepare(args)
     except _Stop as stop:
@@ -213,16 +208,26 @@ def main(argv: list[str] | None = None) -> int:
     return _run(props, connectors)
 
 
-def _consume_main(argv: list[str]) -> int:
-    parser = build_consume_parser()
+def _parsed(
+    parser: argparse.ArgumentParser, parse: Callable[[], argparse.Namespace], prog: str
+) -> argparse.Namespace | int:
+    """The parsed arguments, or the exit code of --help, --version or a usage error (its
+    usage and message printed)."""
     try:
-        args = parser.parse_args(argv)
+        return parse()
     except _Exit as done:
         return done.status
     except _UsageError as error:
         parser.print_usage(sys.stderr)
-        print(f"{PROG} {CONSUME}: error: {error}", file=sys.stderr)
+        print(f"{prog}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _consume_main(argv: list[str]) -> int:
+    parser = build_consume_parser()
+    args = _parsed(parser, lambda: parser.parse_args(argv), f"{PROG} {CONSUME}")
+    if isinstance(args, int):
+        return args
     try:
         count = consume(args.bootstrap_server, args.topic, args.max_messages, args.timeout_ms)
     except ConnectError as error:
