@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Generic
 
+from connect_lite.api.column_form import ColumnFrame, Expr
 from connect_lite.api.config import ConfigDef
 from connect_lite.api.data import Schema, SchemaAndValue
 from connect_lite.api.records import R
@@ -67,6 +68,13 @@ class Transformation(ABC, Generic[R]):
     @abstractmethod
     def apply(self, record: R) -> R | None: ...
 
+    def column_form(self, frame: ColumnFrame, out: R) -> ColumnFrame | None:  # optional
+        """What ``apply`` does to a batch whose records share their schemas, as column
+        expressions over ``frame``; ``out`` is ``apply``'s result on the batch's first record
+        (its schemas are the output schemas). None, the default: no column form, and the
+        batch runs ``apply`` per record. See :mod:`connect_lite.api.column_form`."""
+        return None
+
     def close(self) -> None:  # optional
         """Release resources."""
 
@@ -85,6 +93,11 @@ class Predicate(ABC, Generic[R]):
 
     @abstractmethod
     def test(self, record: R) -> bool: ...
+
+    def column_condition(self, frame: ColumnFrame) -> Expr | None:  # optional
+        """``test`` as a boolean column expression over ``frame``; None, the default: the
+        batch runs record by record. See :mod:`connect_lite.api.column_form`."""
+        return None
 
     def close(self) -> None:  # optional
         """Release resources."""

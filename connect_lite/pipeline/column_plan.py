@@ -25,7 +25,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 from connect_lite.api.data import Schema
 from connect_lite.api.records import SinkRecord, SourceRecord
 from connect_lite.pipeline.chunks import MessageRow, RecordColumns, SinkInput
-from connect_lite.pipeline.column_compilers import Compiled, Frame, compile_chain
+from connect_lite.pipeline.column_compilers import Compiled, compile_chain
 from connect_lite.pipeline.columns import arrow_type
 from connect_lite.pipeline.session import SparkEngine
 from connect_lite.pipeline.transfer import (
@@ -47,12 +47,6 @@ _ROW_FIELDS = [
     ("header_keys", pa.list_(pa.string())),
     ("headers", pa.binary()),
 ]
-
-
-def _base_frame(given: dict[str, Schema | None], typed: set[str]) -> Frame:
-    names = [name for name, _ in _ROW_FIELDS] + sorted(typed)
-    schemas = {side: schema if side in typed else None for side, schema in given.items()}
-    return Frame({name: F.col(name) for name in names}, schemas)
 
 
 def _typed_sides(given: dict[str, Schema | None]) -> set[str]:
@@ -83,18 +77,18 @@ def _side_fields(given: dict[str, Schema | None], typed: set[str]) -> list[tuple
 
 
 def _select(
-    source: DataFrame, frame: Frame, typed: set[str], *extra: str, kept: bool = False
+    source: DataFrame, chain: Compiled, typed: set[str], *extra: str, kept: bool = False
 ) -> DataFrame:
     """The chain's output columns (typed sides changed by the chain, the rest as they came),
     with ``kept`` a boolean column that says whether the chain keeps the row."""
     return source.select(
         F.col("idx"),
-        frame.cols["topic"].alias("topic"),
-        frame.cols["partition"].alias("partition"),
-        frame.cols["timestamp"].alias("timestamp"),
-        *[frame.cols[s].alias(s) for s in ("key", "value") if s in typed],
+        chain.cols["topic"].alias("topic"),
+        chain.cols["partition"].alias("partition"),
+        chain.cols["timestamp"].alias("timestamp"),
+        *[chain.cols[s].alias(s) for s in ("key", "value") if s in typed],
         *[F.col(name) for name in extra],
-        *([frame.keep.alias("kept")] if kept else []),
+        *([chain.keep.alias("kept")] if kept else []),
     )
 
 
@@ -137,7 +131,9 @@ def _compile(
     """The chain compiled against the batch's schemas. Column expressions need a live
     SparkContext, so this waits for the session (a first batch may come before it exists)."""
     engine.session()
-    return compile_chain(chain, first, _base_frame(given, typed))
+    columns = [name for name, _ in _ROW_FIELDS] + sorted(typed)
+    schemas = {side: schema if side in typed else None for side, schema in given.items()}
+    return compile_chain(chain, first, columns, schemas)
 
 
 def plan(
@@ -175,10 +171,9 @@ def plan(
     rows = chunks.mapInArrow(
         functools.partial(map_typed_rows, layout), from_arrow_schema(layout.arrow_schema)
     )
-    frame = compiled.frame
     raw = [f"{s}_raw" for s in ("key", "value") if s not in typed]
-    selected = _select(rows.where(frame.keep), frame, typed, *raw, "headers")
-    schemas = {s: frame.schemas[s] if s in typed else given[s] for s in given}
+    selected = _select(rows.where(compiled.keep), compiled, typed, *raw, "headers")
+    schemas = {s: compiled.schemas[s] if s in typed else given[s] for s in given}
     if not _types_agree(selected, schemas, compiled.sides):
         return None
     return Plan(selected, schemas, compiled.sides, frozenset(typed))
@@ -221,10 +216,9 @@ def plan_sink(
     )
     chunks = _chunks(engine, len(rows), lambda a, b: SinkInput.of(rows[a:b], a))
     mapped = chunks.mapInArrow(converters(layout), from_arrow_schema(layout.arrow_schema))
-    frame = compiled.frame
     raw = [f"{s}_raw" for s in ("key", "value") if s not in typed]
-    selected = _select(mapped, frame, typed, *raw, "headers", "rest", "retries", kept=True)
-    schemas = {s: frame.schemas[s] if s in typed else given[s] for s in given}
+    selected = _select(mapped, compiled, typed, *raw, "headers", "rest", "retries", kept=True)
+    schemas = {s: compiled.schemas[s] if s in typed else given[s] for s in given}
     if not _types_agree(selected, schemas, compiled.sides):
         return None
     return SinkPlan(selected, layout, schemas)

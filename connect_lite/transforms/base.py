@@ -2,7 +2,8 @@
 requirements, config keys and validators, Struct reads, and Java names and syntax.
 
 Every built-in keeps its parsed config in ``self.settings`` (Kafka's key names) after
-``configure``, so the Spark expression forms in ``connect_lite.pipeline`` can read it.
+``configure``. Most also have a column form (``column_form`` or ``column_condition``, see
+``connect_lite.api.column_form``) beside its ``apply`` or ``test``.
 """
 
 from __future__ import annotations

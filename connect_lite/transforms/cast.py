@@ -29,6 +29,7 @@ from connect_lite.api import (
     Type,
     logical,
 )
+from connect_lite.api.column_form import ColumnFrame, Expr, KafkaCast, out_schema, struct_of
 from connect_lite.api.config import invalid
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
@@ -198,6 +199,22 @@ class _Cast(KeyOrValue):
             target = self._whole or SchemaType.STRUCT
             builder.default_value(cast_value(schema, schema.default, target))
         return builder.build()
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        side = frame.side(self.is_key)
+        in_schema, schema = frame.schemas.get(side), out_schema(self.is_key, out)
+        if side not in frame.cols or in_schema is None or schema is None:
+            return None
+        column = frame.cols[side]
+        if in_schema.type is not SchemaType.STRUCT:
+            return frame.with_side(side, _cast_column(column, in_schema, schema), schema)
+        columns = {}
+        for f in schema.fields:
+            before = in_schema.field(f.name)
+            if before is None:
+                return None
+            columns[f.name] = _cast_column(column.field(f.name), before.schema, f.schema)
+        return frame.with_side(side, struct_of(columns, schema), schema)
 
 
 def _cast_schema(schema: Schema, target: SchemaType) -> Schema:
@@ -398,6 +415,12 @@ def _java_decimal_str(number: float, shortest: str) -> str:
             return f"{prefix}{digits}{'0' * (point - len(digits))}.0"
         return f"{prefix}{digits[:point]}.{digits[point:]}"
     return f"{prefix}{digits[0]}.{digits[1:] or '0'}E{point - 1}"
+
+
+def _cast_column(column: Expr, before: Schema, after: Schema) -> Expr:
+    if before.type is after.type and before.name == after.name:
+        return column
+    return KafkaCast(column, before, after)
 
 
 class CastKey(_Cast):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from connect_lite.api import ConfigDef, DataError, Importance, Struct, Type
+from connect_lite.api import ConfigDef, DataError, Importance, SchemaType, Struct, Type
+from connect_lite.api.column_form import ColumnFrame, out_schema
 from connect_lite.api.field_path import FIELD_SYNTAX_VERSION, FieldPath, define_field_syntax
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
@@ -78,6 +79,21 @@ class _ExtractField(KeyOrValue):
     def _describe_path(self) -> str:
         """Kafka's ``SingleFieldPath.toString()``, which its error message embeds."""
         return f"SingleFieldPath{{version={self._syntax}, path={'.'.join(self._path.steps)}}}"
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        found, schema = frame.struct_side(self.is_key), out_schema(self.is_key, out)
+        if found is None or schema is None or schema.optional:
+            return None  # an optional field may be null, and a null changes the next schemas
+        side, column, struct = found
+        steps = self._path.steps
+        for step in steps[:-1]:  # nor may any struct on the way be null
+            inner = struct.field(step)
+            if inner is None or inner.schema.optional or inner.schema.type is not SchemaType.STRUCT:
+                return None
+            struct = inner.schema
+        for step in steps:
+            column = column.field(step)
+        return frame.with_side(side, column, schema)
 
 
 class ExtractFieldKey(_ExtractField):

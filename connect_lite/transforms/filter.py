@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from connect_lite.api.column_form import ColumnFrame, Lit
 from connect_lite.transforms.base import BuiltinTransformation, kafka_names
 
 
@@ -16,3 +18,6 @@ class Filter(BuiltinTransformation):
 
     def apply(self, record: Any) -> None:
         return None
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        return dataclasses.replace(frame, keep=Lit(False))

@@ -20,6 +20,7 @@ from connect_lite.api import (
     Struct,
     Type,
 )
+from connect_lite.api.column_form import ColumnFrame, Expr, out_schema, struct_of
 from connect_lite.transforms.base import (
     KeyOrValue,
     SchemaCache,
@@ -126,6 +127,26 @@ class _Flatten(KeyOrValue):
                     self._flatten_struct(value, name, result)
             else:
                 raise _unsupported(field.schema, name)
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        found, schema = frame.struct_side(self.is_key), out_schema(self.is_key, out)
+        if found is None or schema is None:
+            return None
+        side, column, in_schema = found
+        columns: dict[str, Expr] = {}
+
+        def walk(col: Expr, struct: Schema, prefix: str) -> None:
+            for f in struct.fields:
+                name = prefix + f.name
+                if f.schema.type is SchemaType.STRUCT:
+                    walk(col.field(f.name), f.schema, name + self._delimiter)
+                else:
+                    columns[name] = col.field(f.name)
+
+        walk(column, in_schema, "")
+        if set(columns) != {f.name for f in schema.fields}:
+            return None
+        return frame.with_side(side, struct_of(columns, schema), schema)
 
 
 def _leaf_schema(original: Schema, optional: bool, default: Any) -> Schema:

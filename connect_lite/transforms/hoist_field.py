@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from connect_lite.api import ConfigDef, DataError, Importance, Schema, SchemaBuilder, Struct, Type
+from connect_lite.api.column_form import ColumnFrame, StructOf, out_schema
 from connect_lite.transforms.base import KeyOrValue, SchemaCache, kafka_names
 
 FIELD = "field"
@@ -44,6 +45,12 @@ class _HoistField(KeyOrValue):
 
     def _updated_schema(self, schema: Schema) -> Schema:
         return SchemaBuilder.struct().field(self._field, schema).build()
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        side, schema = frame.side(self.is_key), out_schema(self.is_key, out)
+        if side not in frame.cols or frame.schemas.get(side) is None or schema is None:
+            return None
+        return frame.with_side(side, StructOf(((self._field, frame.cols[side]),)), schema)
 
 
 class HoistFieldKey(_HoistField):

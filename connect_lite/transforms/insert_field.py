@@ -15,6 +15,7 @@ from connect_lite.api import (
     Struct,
     Type,
 )
+from connect_lite.api.column_form import ColumnFrame, Lit, fields_of, out_schema, struct_of
 from connect_lite.api.config import invalid
 from connect_lite.api.logical import millis_to_timestamp, timestamp_schema
 from connect_lite.transforms.base import (
@@ -158,6 +159,29 @@ class _InsertField(KeyOrValue):
             optional_schema, required_schema = _SCHEMAS[key]
             builder.field(spec.name, optional_schema if spec.optional else required_schema)
         return builder.build()
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        found, schema = frame.struct_side(self.is_key), out_schema(self.is_key, out)
+        if found is None or schema is None:
+            return None
+        side, column, struct = found
+        columns = fields_of(column, struct)
+        sources = {
+            TOPIC_FIELD: frame.cols["topic"],
+            PARTITION_FIELD: frame.cols["partition"],
+            OFFSET_FIELD: frame.cols.get("offset"),
+            TIMESTAMP_FIELD: frame.cols["timestamp"],
+            STATIC_FIELD: Lit(self._static_value),
+        }
+        for key, source in sources.items():
+            spec = InsertionSpec.parse(self.settings[key] or None)
+            if spec is not None:
+                if source is None:
+                    return None
+                columns[spec.name] = source
+        if any(f.name not in columns for f in schema.fields):
+            return None
+        return frame.with_side(side, struct_of(columns, schema), schema)
 
 
 class InsertFieldKey(_InsertField):

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from connect_lite.api import ConfigDef, DataError, Importance, SchemaType, Struct, Type
+from connect_lite.api.column_form import ColumnFrame, Lit, When, fields_of, out_schema, struct_of
 from connect_lite.api.config import valid_list
 from connect_lite.api.logical import EPOCH
 from connect_lite.transforms.base import (
@@ -80,6 +81,20 @@ def replacement_value(value: Any, replacement: str, schema_type: SchemaType | No
     return java_narrow(int(number), bits)
 
 
+_SAMPLES = {
+    SchemaType.INT8: 1,
+    SchemaType.INT16: 1,
+    SchemaType.INT32: 1,
+    SchemaType.INT64: 1,
+    SchemaType.FLOAT32: 1.0,
+    SchemaType.FLOAT64: 1.0,
+    SchemaType.BOOLEAN: True,
+    SchemaType.STRING: "x",
+}
+"""A non-null value of each type whose masked form is the same for every value: the column
+form masks every non-null value of these types to one constant."""
+
+
 class _MaskField(KeyOrValue):
     """Kafka's MaskField. Schemaless, every listed field is written (a missing one as null);
     with a schema, the Struct keeps its schema and only listed fields change."""
@@ -138,6 +153,25 @@ class _MaskField(KeyOrValue):
                 self.masked(original, field.schema.type) if field.name in masked else original
             )
         return self.new_record(record, schema, Struct(struct.schema, values))
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        found, schema = frame.struct_side(self.is_key), out_schema(self.is_key, out)
+        if found is None or schema is None:
+            return None
+        side, column, _ = found
+        columns = fields_of(column, schema)
+        for name in self._fields:
+            f = schema.field(name)
+            if f is None or f.schema.name or f.schema.default is not None:
+                return None
+            if f.schema.type not in _SAMPLES:
+                return None
+            try:  # null stays null; any other value masks to one constant per type
+                masked = self.masked(_SAMPLES[f.schema.type], f.schema.type)
+            except Exception:
+                return None
+            columns[name] = When(columns[name].is_null(), Lit(None), Lit(masked, f.schema))
+        return frame.with_side(side, struct_of(columns, schema), schema)
 
 
 class MaskFieldKey(_MaskField):

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from connect_lite.api import ConfigDef, Importance, Type
+from connect_lite.api.column_form import ColumnFrame, Contains, Expr, IsNull, Matches
 from connect_lite.transforms.base import (
     BuiltinPredicate,
     java_pattern,
@@ -55,6 +56,9 @@ class TopicNameMatches(BuiltinPredicate):
     def test(self, record: Any) -> bool:
         return record.topic is not None and self._pattern.fullmatch(record.topic) is not None
 
+    def column_condition(self, frame: ColumnFrame) -> Expr | None:
+        return Matches(frame.cols["topic"], str(self.settings[PATTERN]))
+
 
 class HasHeaderKey(BuiltinPredicate):
     """True for records with at least one header named ``name``."""
@@ -77,6 +81,9 @@ class HasHeaderKey(BuiltinPredicate):
     def test(self, record: Any) -> bool:
         return record.headers.last_with_name(self._name) is not None
 
+    def column_condition(self, frame: ColumnFrame) -> Expr | None:
+        return Contains(frame.cols["header_keys"], self._name)
+
 
 class RecordIsTombstone(BuiltinPredicate):
     """True for tombstones: records whose value is null."""
@@ -85,3 +92,7 @@ class RecordIsTombstone(BuiltinPredicate):
 
     def test(self, record: Any) -> bool:
         return record.value is None
+
+    def column_condition(self, frame: ColumnFrame) -> Expr | None:
+        # the value as the chain has it so far, when it has a column
+        return IsNull(frame.cols["value"]) if "value" in frame.cols else frame.cols["value_null"]

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from connect_lite.api import ConfigDef, ConfigError, Importance, Type
+from connect_lite.api.column_form import ColumnFrame, Matches, ReplaceMatch, When
 from connect_lite.api.config import invalid
 from connect_lite.transforms.base import (
     BuiltinTransformation,
@@ -88,6 +89,11 @@ class RegexRouter(BuiltinTransformation):
                 routes.clear()
             routes[topic] = new_topic
         return record if new_topic is None else updated(record, topic=new_topic)
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        regex, topic = str(self.settings["regex"]), frame.cols["topic"]
+        renamed = ReplaceMatch(topic, regex, str(self.settings["replacement"]))
+        return frame.with_column("topic", When(Matches(topic, regex), renamed, topic))
 
     def route(self, topic: str) -> str | None:
         """The new name of ``topic``, or None when the regex does not match it."""

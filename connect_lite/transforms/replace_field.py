@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from connect_lite.api import ConfigDef, ConfigError, Importance, Schema, SchemaBuilder, Struct, Type
+from connect_lite.api.column_form import ColumnFrame, out_schema, struct_of
 from connect_lite.api.config import invalid
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
@@ -120,6 +121,15 @@ class _ReplaceField(KeyOrValue):
             if self.keeps(field.name):
                 builder.field(self.renamed(field.name), field.schema)
         return builder.build()
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        found, schema = frame.struct_side(self.is_key), out_schema(self.is_key, out)
+        if found is None or schema is None:
+            return None
+        side, column, _ = found
+        old_names = {new: old for old, new in self._renames.items()}
+        columns = {f.name: column.field(old_names.get(f.name, f.name)) for f in schema.fields}
+        return frame.with_side(side, struct_of(columns, schema), schema)
 
 
 class ReplaceFieldKey(_ReplaceField):

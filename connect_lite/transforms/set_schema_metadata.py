@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 from connect_lite.api import ConfigDef, ConfigError, Importance, Schema, Struct, Type
+from connect_lite.api.column_form import ColumnFrame, out_schema
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,
@@ -82,6 +83,12 @@ class _SetSchemaMetadata(KeyOrValue):
             name=self._name if self._name is not None else schema.name,
             version=self._version if self._version is not None else schema.version,
         )
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        side = frame.side(self.is_key)
+        if side not in frame.cols:
+            return None
+        return frame.with_side(side, frame.cols[side], out_schema(self.is_key, out))
 
 
 class SetSchemaMetadataKey(_SetSchemaMetadata):

@@ -27,6 +27,7 @@ from connect_lite.api import (
     ValidString,
     logical,
 )
+from connect_lite.api.column_form import ColumnFrame, fields_of, out_schema, struct_of
 from connect_lite.api.field_path import FIELD_SYNTAX_VERSION, FieldPath, define_field_syntax
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
@@ -298,6 +299,40 @@ class _TimestampConverter(KeyOrValue):
                 value = self._updated_struct(value, nested.schema, rest)
             result.put(field.name, value)
         return result
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        """Only millisecond unix times to Timestamps and back: the same INT64, a new schema."""
+        side = frame.side(self.is_key)
+        in_schema, schema = frame.schemas.get(side), out_schema(self.is_key, out)
+        if side not in frame.cols or in_schema is None or schema is None:
+            return None
+        if self._precision != "milliseconds":
+            return None
+        if self._path is None:
+            if not _same_millis(in_schema, schema):
+                return None
+            return frame.with_side(side, frame.cols[side], schema)
+        found = frame.struct_side(self.is_key)
+        if found is None or not self._path.is_root or schema.type is not SchemaType.STRUCT:
+            return None
+        name = self._path.name
+        before, after = in_schema.field(name), schema.field(name)
+        if before is None or after is None or not _same_millis(before.schema, after.schema):
+            return None
+        columns = fields_of(found[1], in_schema)
+        if set(columns) != {f.name for f in schema.fields}:
+            return None
+        return frame.with_side(side, struct_of(columns, schema), schema)
+
+
+def _same_millis(before: Schema, after: Schema) -> bool:
+    """A Timestamp to or from a plain INT64 of milliseconds: the data does not change."""
+    kinds = {before.name, after.name}
+    return (
+        before.type is after.type is SchemaType.INT64
+        and kinds <= {None, logical.TIMESTAMP}
+        and len(kinds) == 2
+    )
 
 
 def _compile_format(pattern: str) -> JavaDateFormat:

@@ -7,9 +7,11 @@ routed to time-bucketed topics such as ``orders-20240131``.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from connect_lite.api import ConfigDef, ConfigError, DataError, Importance, Type
+from connect_lite.api.column_form import ColumnFrame, FormatMillis, Lit, ReplaceText
 from connect_lite.api.config import invalid
 from connect_lite.transforms.base import BuiltinTransformation, kafka_names, updated
 from connect_lite.transforms.java_time import JavaDateFormat, PatternError
@@ -72,6 +74,13 @@ class TimestampRouter(BuiltinTransformation):
         # Kafka replaces ${topic} first, then ${timestamp} in the result, both literally.
         topic = self._topic_format.replace("${topic}", record.topic)
         return updated(record, topic=topic.replace("${timestamp}", formatted))
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        formatted = FormatMillis(frame.cols["timestamp"], self.settings[TIMESTAMP_FORMAT_CONFIG])
+        # Java's String.replace, twice, in Kafka's order: ${topic} first, then ${timestamp}.
+        topic = ReplaceText(Lit(self._topic_format), "${topic}", frame.cols["topic"])
+        topic = ReplaceText(topic, "${timestamp}", formatted)
+        return dataclasses.replace(frame.with_column("topic", topic), needs_timestamp=True)
 
 
 __all__ = ["TimestampRouter"]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from connect_lite.api import ConfigDef, DataError, Importance, Schema, SchemaBuilder, Struct, Type
+from connect_lite.api.column_form import ColumnFrame, fields_of, struct_of
 from connect_lite.api.config import valid_list
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
@@ -58,6 +60,15 @@ class ValueToKey(BuiltinTransformation):
             key=Struct(key_schema, values),
             value_schema=struct.schema,
         )
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        found = frame.struct_side(is_key=False)
+        if found is None or out.key_schema is None:
+            return None
+        _, value, value_schema = found
+        key = struct_of(fields_of(value, value_schema), out.key_schema)
+        moved = frame.with_side("key", key, out.key_schema)
+        return dataclasses.replace(moved, touched=moved.touched | {"value"})
 
     def _key_schema(self, value_schema: Schema) -> Schema:
         builder = SchemaBuilder.struct()

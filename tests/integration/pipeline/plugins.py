@@ -20,6 +20,8 @@ from connect_lite.api import (
     Struct,
     Transformation,
 )
+from connect_lite.api.column_form import ColumnFrame, ReplaceMatch
+from connect_lite.transforms.insert_field import InsertFieldValue
 
 
 def record_build(path: str | None, name: str) -> None:
@@ -138,6 +140,28 @@ class UpperValue(Transformation):
         if value == "explode":
             raise KeyError("explode")
         return dataclasses.replace(record, value=str(value).upper())
+
+
+class TopicSuffix(Transformation):
+    """Appends ``-out`` to the topic; a third-party transform with a column form of its own."""
+
+    def apply(self, record: Any) -> Any:
+        return dataclasses.replace(record, topic=record.topic + "-out")
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        return frame.with_column("topic", ReplaceMatch(frame.cols["topic"], "(.*)", "$1-out"))
+
+
+class InsertFieldThenSuffix(InsertFieldValue):
+    """InsertField$Value that also renames the topic: a subclass in another module, whose
+    inherited column form must not be used (it would lose the rename)."""
+
+    def __init__(self) -> None:
+        self.configure({"static.field": "origin", "static.value": "lab"})
+
+    def apply(self, record: Any) -> Any:
+        inserted = super().apply(record)
+        return dataclasses.replace(inserted, topic=inserted.topic + "-out")
 
 
 class DropIfContains(Transformation):

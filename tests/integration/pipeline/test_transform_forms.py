@@ -14,6 +14,7 @@ chain that does not compile must say so (None) rather than give other results.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import pickle
@@ -344,6 +345,36 @@ def test_forms_agree(engine: SparkEngine, case: Case, data: str) -> None:
         assert _kept(expected), "the case keeps no record: nothing was compared"
     else:
         assert columns is None
+
+
+@pytest.mark.parametrize(
+    ("name", "specs", "compiles"),
+    [
+        ("own-column-form", (TransformSpec(plugins.TopicSuffix),), True),
+        ("inherited-column-form", (TransformSpec(plugins.InsertFieldThenSuffix),), False),
+        (
+            "predicate-without-column-form",
+            (TransformSpec(plugins.TopicSuffix, functools.partial(plugins.TopicIs, "audit")),),
+            False,
+        ),
+    ],
+)
+def test_third_party_column_forms(
+    engine: SparkEngine, name: str, specs: tuple[TransformSpec, ...], compiles: bool
+) -> None:
+    """A plugin's own column form runs; one inherited from a class of another module does
+    not (the subclass changed apply), nor does a chain whose predicate has none."""
+    records = _struct_records()
+    expected = _apply_each(specs, records)
+    assert _kept(expected), "the case keeps no record: nothing was compared"
+    chain = [(s.factory(), None if s.predicate is None else s.predicate(), s.negate) for s in specs]
+    columns = run_expressions(engine, f"third-{name}", chain, records)
+    if compiles:
+        assert columns == expected
+    else:
+        assert columns is None
+        job = SinkJob(engine, spec(f"third-{name}", transforms=specs), "forms")
+        assert list(job.transform(records, tolerate_errors=True).records) == expected
 
 
 def _produced(p: Any) -> tuple[Any, ...]:
