@@ -4,13 +4,15 @@ Python workers in local mode, import the same code as the worker that starts the
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 
 def package_home() -> str:
-    """The directory connect_lite is imported from: a checkout's root, or site-packages."""
+    """The directory connect_lite is imported from, links resolved: a checkout's root, or
+    site-packages."""
     import connect_lite
 
-    return os.path.dirname(os.path.dirname(os.path.abspath(connect_lite.__file__)))
+    return str(Path(connect_lite.__file__).resolve().parent.parent)
 
 
 def python_path(*parts: str | None) -> str:

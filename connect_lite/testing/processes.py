@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from connect_lite.kafka.broker import _die_with_parent_hook
+from connect_lite.protocol.environment import package_home, python_path
 
 # Runs in the child before the worker: a thread reads the pipe from the parent and, when it
 # closes (the parent exited, however it died), kills the child's whole process group, which
@@ -40,13 +41,9 @@ def _python_path() -> str:
     current directory, what pytest or the test added, ``PYTHONPATH``) follow, in order, so the
     worker and its Spark Python workers import a test's plugin modules as the test does.
     """
-    import connect_lite
-
-    home = str(Path(connect_lite.__file__).resolve().parent.parent)
     default = _default_sys_path()
     added = [os.path.abspath(p) for p in sys.path if os.path.abspath(p) not in default]
-    given = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-    return os.pathsep.join(dict.fromkeys(p for p in [home, *added, *given] if p))
+    return python_path(package_home(), *added, os.environ.get("PYTHONPATH"))
 
 
 @functools.cache
