@@ -20,8 +20,8 @@ from connect_lite.dataplane.error_handling import (
     WorkerErrantRecordReporter,
     build_handler,
 )
+from connect_lite.dataplane.sink_consumer import SinkConsumer
 from connect_lite.dataplane.task import WorkerTask
-from connect_lite.kafka.consumer import Consumer
 from connect_lite.pipeline.record_errors import TASK_PUT, capture
 from connect_lite.pipeline.sink_frames import schema_runs, sink_frame
 from connect_lite.pipeline.sink_job import SinkBatchResult, SinkJob
@@ -65,26 +65,26 @@ class _Context(SinkTaskContext):
     def __init__(self, owner: WorkerSinkTask, config: dict[str, str]) -> None:
         self._owner = owner
         self._config = config
-        self.rewinds: dict[TopicPartition, int] = {}
         self.commit_requested = False
         self.timeout_ms: int | None = None
 
     def assignment(self) -> set[TopicPartition]:
-        return set(self._owner.assigned)
+        return set(self._owner.consumer.assigned)
 
     def offset(self, tp_or_offsets: Any, offset: int | None = None) -> None:
         if isinstance(tp_or_offsets, TopicPartition):
             if offset is None:
                 raise ValueError("offset() needs an offset for the topic partition")
-            self.rewinds[tp_or_offsets] = int(offset)
+            self._owner.consumer.rewinds[tp_or_offsets] = int(offset)
         else:
-            self.rewinds.update({tp: int(o) for tp, o in dict(tp_or_offsets).items()})
+            rewinds = {tp: int(o) for tp, o in dict(tp_or_offsets).items()}
+            self._owner.consumer.rewinds.update(rewinds)
 
     def pause(self, *partitions: TopicPartition) -> None:
-        self._owner.pause_partitions(partitions)
+        self._owner.consumer.pause(partitions)
 
     def resume(self, *partitions: TopicPartition) -> None:
-        self._owner.resume_partitions(partitions)
+        self._owner.consumer.resume(partitions)
 
     def timeout(self, timeout_ms: int) -> None:
         self.timeout_ms = timeout_ms
@@ -124,16 +124,12 @@ class WorkerSinkTask(WorkerTask):
         self.topic_tracker = topic_tracker
         self.plugin = plugin
         self.task_config = task_config
-        self.subscription = subscription
         self.job = job
-        self._consumer_factory = consumer_factory
-        self.consumer: Consumer | None = None
+        self.consumer = SinkConsumer(consumer_factory, subscription, self.log)
         self.flush_interval = flush_interval_ms / 1000
         self.batching = batching
-        self.assigned: set[TopicPartition] = set()
         self.current: dict[TopicPartition, int] = {}
         self.committed: dict[TopicPartition, int] = {}
-        self._paused_by_task: set[TopicPartition] = set()
         self._next_commit = time.monotonic() + self.flush_interval
         self._started = False
         self._context = _Context(self, task_config)
@@ -166,22 +162,21 @@ class WorkerSinkTask(WorkerTask):
         self._job_run = self.spark_retrying(self._run_job_once)
         self._retry: _HandOver | None = None
         """The batch waiting to be handed over again after a RetriableError."""
-        self._revocations = 0
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self) -> None:
         self.version = version_of(self.plugin)
         if self.errors.dlq is not None:
             self.errors.dlq.setup()
-        self.consumer = self._consumer_factory()
+        self.consumer.open()
         self.plugin.context = self._context
         self.plugin.start(dict(self.task_config))
         self._started = True
-        topics, pattern = self.subscription.topics, self.subscription.regex
-        self.consumer.subscribe(
-            topics or None, pattern, on_assign=self._on_assign, on_revoke=self._on_revoke
+        self.consumer.subscribe(self._on_assign, self._on_revoke)
+        subscription = self.consumer.subscription
+        self.log.info(
+            "Sink task started, subscribed to %s", subscription.regex or subscription.topics
         )
-        self.log.info("Sink task started, subscribed to %s", pattern or topics)
 
     def iteration(self) -> None:
         """Consume the next batch while Spark runs the previous one, then put the previous.
@@ -191,20 +186,19 @@ class WorkerSinkTask(WorkerTask):
         batch in flight and seeks its partitions back, so no record is skipped. While a batch
         waits to be handed over again (a RetriableError), its partitions are paused and the
         consumer is only polled to stay in the group."""
-        assert self.consumer is not None
         if self._retry is not None and not self._retry_now():
             self._after_batch()
             return
-        revocations = self._revocations
+        revocations = self.consumer.revocations
         messages = self._collect()
-        if self._revocations != revocations:  # fetched before a revocation: not ours now
-            messages = [m for m in messages if self._owns(m)]
+        if self.consumer.revocations != revocations:  # fetched before a revocation: not ours now
+            messages = [m for m in messages if self.consumer.owns(m)]
         self.counters.add(records_in=len(messages))
         if messages and self.topic_tracker is not None:  # as received, before transforms
             self.topic_tracker.record(self.connector, {m.topic for m in messages}, self.task)
-        if self._pipeline.advance(messages) and self._context.rewinds:
+        if self._pipeline.advance(messages) and self.consumer.rewinds:
             self._drop_in_flight()
-        self._apply_rewinds()
+        self._rewind()
         self._after_batch()
 
     def _after_batch(self) -> None:
@@ -213,18 +207,10 @@ class WorkerSinkTask(WorkerTask):
         if self._context.commit_requested or time.monotonic() >= self._next_commit:
             self.commit_offsets()
 
-    def _owns(self, message: Any) -> bool:
-        return TopicPartition(message.topic, message.partition) in self.assigned
-
     def _collect(self) -> list[Any]:
         return collect_batch(
-            self._fetch, self.batching, lambda: self.stopping, lambda: self._pipeline.busy
+            self.consumer.fetch, self.batching, lambda: self.stopping, lambda: self._pipeline.busy
         )
-
-    def _fetch(self, room: int, wait: float) -> list[Any]:
-        """What the consumer has now, or (nothing yet) the first records within ``wait``."""
-        assert self.consumer is not None
-        return self.consumer.poll_batch(room, max(wait, 0.0))
 
     def _run_job(self, messages: list[Any]) -> SinkBatchResult:
         """On the batch job thread; again, later, while Spark's cluster is unreachable."""
@@ -257,8 +243,7 @@ class WorkerSinkTask(WorkerTask):
             self._putting, self._putting_index = [], None
         if not handed:
             self._retry = batch
-            if self.consumer is not None and self.assigned:
-                self.consumer.pause(sorted(self.assigned))
+            self.consumer.pause_all()
             return
         if self.errors.failed is not None:  # the task swallowed its reporter's exception
             raise ToleranceExceededError(
@@ -269,11 +254,11 @@ class WorkerSinkTask(WorkerTask):
         last = dict(zip(map(_PLACE, batch.messages), map(_OFFSET, batch.messages), strict=True))
         for (topic, partition), offset in last.items():
             tp = TopicPartition(topic, partition)
-            if tp in self.assigned:
+            if tp in self.consumer.assigned:
                 self.current[tp] = offset + 1
-        if batch.retry_at is not None and self.consumer is not None:
+        if batch.retry_at is not None and self.consumer.is_open:
             self.log.info("The batch was handed over again; resuming its partitions")
-            self.consumer.resume([tp for tp in self.assigned if tp not in self._paused_by_task])
+            self.consumer.resume_all()
 
     def _put(self, batch: _HandOver) -> bool:
         try:
@@ -357,19 +342,15 @@ class WorkerSinkTask(WorkerTask):
         self._hand_over(batch)
         if self._retry is not None:
             return False
-        if self._context.rewinds:
+        if self.consumer.rewinds:
             self._drop_in_flight()
-        self._apply_rewinds()
+        self._rewind()
         return True
 
     def _poll_paused(self, timeout: float) -> None:
-        """Poll with every partition paused, to stay in the group and run rebalance callbacks;
-        a message fetched before the pause is read again later."""
-        assert self.consumer is not None
-        for message in self.consumer.poll_batch(100, timeout):
-            tp = TopicPartition(message.topic, message.partition)
-            self._context.rewinds.setdefault(tp, message.offset)
-        self._apply_rewinds()
+        """The one loop of a paused consumer (a batch waits for redelivery, or the task is
+        paused): poll to stay in the group, and read again what it fetched."""
+        self._rewound(self.consumer.poll_paused(timeout))
 
     def _original_of(self, record: SinkRecord) -> Any:
         """The consumed message a SinkRecord of the batch being put came from, if any: the
@@ -389,18 +370,14 @@ class WorkerSinkTask(WorkerTask):
 
     def _drop_in_flight(self) -> None:
         """Forget the batch in flight; its partitions are read again from its first offsets."""
-        for message in self._pipeline.drop():
-            tp = TopicPartition(message.topic, message.partition)
-            self._context.rewinds.setdefault(tp, message.offset)
+        self.consumer.read_again(self._pipeline.drop())
 
-    def _apply_rewinds(self) -> None:
-        rewinds, self._context.rewinds = self._context.rewinds, {}
-        assert self.consumer is not None
-        for tp, offset in rewinds.items():
-            if tp in self.assigned:
-                self.consumer.seek(tp, offset)
-                self.current[tp] = offset
-                self.log.debug("Rewound %s to offset %d", tp, offset)
+    def _rewind(self) -> None:
+        """Seek the rewinds asked for (``context.offset``) or needed since the last one."""
+        self._rewound(self.consumer.seek_rewinds())
+
+    def _rewound(self, sought: dict[TopicPartition, int]) -> None:
+        self.current.update(sought)
 
     def commit_offsets(self, partitions: Iterable[TopicPartition] | None = None) -> None:
         """pre_commit (flush), then commit what the task says is safe to the consumer group.
@@ -411,7 +388,7 @@ class WorkerSinkTask(WorkerTask):
             return
         self._next_commit = time.monotonic() + self.flush_interval
         self._context.commit_requested = False
-        scope = set(partitions) if partitions is not None else set(self.assigned)
+        scope = set(partitions) if partitions is not None else set(self.consumer.assigned)
         current = {tp: o for tp, o in self.current.items() if tp in scope}
         if not current or not self._started:
             return
@@ -419,9 +396,9 @@ class WorkerSinkTask(WorkerTask):
             return  # never commit past a record the dead letter queue has not stored
         safe = self.plugin.pre_commit(dict(current))
         to_commit = {tp: o for tp, o in (safe or {}).items() if self.committed.get(tp) != o}
-        if to_commit and self.consumer is not None:
+        if to_commit and self.consumer.client is not None:
             try:
-                self.consumer.commit(to_commit)
+                self.consumer.client.commit(to_commit)
             except Exception:
                 self.counters.add(failure=1)
                 raise
@@ -449,20 +426,16 @@ class WorkerSinkTask(WorkerTask):
     # -- rebalance callbacks (run inside consumer.poll, on this thread) ---------------------
     def _on_assign(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         """Open the partitions; rewinds asked for in ``open`` become their start offsets."""
-        self.assigned.update(partitions)
+        self.consumer.assign(partitions)
         self.plugin.open(list(partitions))
-        starts = {
-            tp: self._context.rewinds.pop(tp) for tp in partitions if tp in self._context.rewinds
-        }
-        for tp, offset in starts.items():
-            self.current[tp] = offset
+        starts = self.consumer.take_rewinds(partitions)
+        self._rewound(starts)
         return starts
 
     def _on_revoke(self, partitions: list[TopicPartition]) -> None:
         """Deliver the batch in flight, commit, close. While a batch waits to be handed over
         again, the one in flight behind it is dropped instead (it must not overtake it) and
         the waiting batch forgets the revoked partitions' records, as Kafka's does."""
-        self._revocations += 1
         try:
             if self._retry is None:
                 self._pipeline.finish()
@@ -473,36 +446,23 @@ class WorkerSinkTask(WorkerTask):
             self.commit_offsets(partitions)
         finally:
             self.plugin.close(list(partitions))
+            self.consumer.revoked(partitions)
             for tp in partitions:
-                self.assigned.discard(tp)
                 self.current.pop(tp, None)
                 self.committed.pop(tp, None)
 
     # -- pause / resume --------------------------------------------------------------------
-    def pause_partitions(self, partitions: Iterable[TopicPartition]) -> None:
-        tps = [tp for tp in partitions if tp in self.assigned]
-        self._paused_by_task.update(tps)
-        if self.consumer is not None and tps:
-            self.consumer.pause(tps)
-
-    def resume_partitions(self, partitions: Iterable[TopicPartition]) -> None:
-        tps = [tp for tp in partitions if tp in self.assigned]
-        self._paused_by_task.difference_update(tps)
-        if self.consumer is not None and tps:
-            self.consumer.resume(tps)
-
     def on_paused(self) -> None:
         if self._retry is None:  # else the batch in flight waits behind the one to retry
             self._pipeline.finish()
-        if self.consumer is not None and self.assigned:
-            self.consumer.pause(list(self.assigned))
+        self.consumer.pause_all()
 
     def on_resumed(self) -> None:
-        if self.consumer is not None and self.assigned and self._retry is None:
-            self.consumer.resume([tp for tp in self.assigned if tp not in self._paused_by_task])
+        if self.consumer.assigned and self._retry is None:
+            self.consumer.resume_all()
 
     def on_idle(self) -> None:
-        if self.consumer is not None:
+        if self.consumer.is_open:
             self._poll_paused(0)
 
     def cancel(self) -> None:
@@ -522,11 +482,10 @@ class WorkerSinkTask(WorkerTask):
         finally:
             try:
                 if self._started:
-                    if self.assigned:
-                        self.plugin.close(sorted(self.assigned))
+                    if self.consumer.assigned:
+                        self.plugin.close(sorted(self.consumer.assigned))
                     self.plugin.stop()
             finally:
-                if self.consumer is not None:
-                    self.consumer.close()
+                self.consumer.close()
                 if self.errors.dlq is not None:
                     self.errors.dlq.close()

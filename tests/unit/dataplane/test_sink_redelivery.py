@@ -183,7 +183,7 @@ def test_a_revocation_during_the_wait_forgets_the_revoked_partitions_records() -
     task._retry.retry_at = float("inf")
     consumer.on_poll = lambda: consumer.on_revoke([TP1])
     task.iteration()  # the rebalance runs inside the poll
-    assert task.assigned == {TP0}
+    assert task.consumer.assigned == {TP0}
     assert (TP0, 1) in consumer.seeks  # the batch in flight was dropped, to be read again
     task._retry.retry_at = 0.0
     task.iteration()
