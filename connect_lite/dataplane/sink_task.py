@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from connect_lite.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
+from connect_lite.api.connector import SinkTask
 from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.config.batching import DEFAULT_BATCHING, Batching
@@ -21,6 +21,7 @@ from connect_lite.dataplane.error_handling import (
     build_handler,
 )
 from connect_lite.dataplane.sink_consumer import SinkConsumer
+from connect_lite.dataplane.sink_task_context import WorkerSinkTaskContext
 from connect_lite.dataplane.task import WorkerTask
 from connect_lite.pipeline.record_errors import TASK_PUT, capture
 from connect_lite.pipeline.sink_frames import schema_runs, sink_frame
@@ -59,46 +60,6 @@ class _HandOver:
         self.pairs = [(r, m) for r, m in self.pairs if kept(m)]
 
 
-class _Context(SinkTaskContext):
-    """The SinkTaskContext handed to the plugin; rewinds are applied after each put."""
-
-    def __init__(self, owner: WorkerSinkTask, config: dict[str, str]) -> None:
-        self._owner = owner
-        self._config = config
-        self.commit_requested = False
-        self.timeout_ms: int | None = None
-
-    def assignment(self) -> set[TopicPartition]:
-        return set(self._owner.consumer.assigned)
-
-    def offset(self, tp_or_offsets: Any, offset: int | None = None) -> None:
-        if isinstance(tp_or_offsets, TopicPartition):
-            if offset is None:
-                raise ValueError("offset() needs an offset for the topic partition")
-            self._owner.consumer.rewinds[tp_or_offsets] = int(offset)
-        else:
-            rewinds = {tp: int(o) for tp, o in dict(tp_or_offsets).items()}
-            self._owner.consumer.rewinds.update(rewinds)
-
-    def pause(self, *partitions: TopicPartition) -> None:
-        self._owner.consumer.pause(partitions)
-
-    def resume(self, *partitions: TopicPartition) -> None:
-        self._owner.consumer.resume(partitions)
-
-    def timeout(self, timeout_ms: int) -> None:
-        self.timeout_ms = timeout_ms
-
-    def request_commit(self) -> None:
-        self.commit_requested = True
-
-    def errant_record_reporter(self) -> ErrantRecordReporter | None:
-        return self._owner.errant_reporter
-
-    def configs(self) -> dict[str, str]:
-        return dict(self._config)
-
-
 class WorkerSinkTask(WorkerTask):
     """Runs one SinkTask with its own consumer in group ``connect-<name>``."""
 
@@ -123,16 +84,15 @@ class WorkerSinkTask(WorkerTask):
         super().__init__(**kwargs)
         self.topic_tracker = topic_tracker
         self.plugin = plugin
-        self.task_config = task_config
         self.job = job
         self.consumer = SinkConsumer(consumer_factory, subscription, self.log)
+        self.context = WorkerSinkTaskContext(self.consumer, task_config)
         self.flush_interval = flush_interval_ms / 1000
         self.batching = batching
         self.current: dict[TopicPartition, int] = {}
         self.committed: dict[TopicPartition, int] = {}
         self._next_commit = time.monotonic() + self.flush_interval
         self._started = False
-        self._context = _Context(self, task_config)
         self._pipeline: BatchPipeline[Any, SinkBatchResult] = BatchPipeline(
             f"job-{self.id}", self._run_job, self._deliver
         )
@@ -145,9 +105,8 @@ class WorkerSinkTask(WorkerTask):
             dlq_producer_factory,
             dlq_admin_factory,
         )
-        self.errant_reporter: WorkerErrantRecordReporter | None = None
         if error_handling.errant_record_reporter_enabled:
-            self.errant_reporter = WorkerErrantRecordReporter(
+            self.context.errant_reporter = WorkerErrantRecordReporter(
                 self.errors, self._original_of, self._converters, public_class_name(type(plugin))
             )
         self._putting: list[tuple[SinkRecord, Any]] = []
@@ -169,8 +128,8 @@ class WorkerSinkTask(WorkerTask):
         if self.errors.dlq is not None:
             self.errors.dlq.setup()
         self.consumer.open()
-        self.plugin.context = self._context
-        self.plugin.start(dict(self.task_config))
+        self.plugin.context = self.context
+        self.plugin.start(self.context.configs())
         self._started = True
         self.consumer.subscribe(self._on_assign, self._on_revoke)
         subscription = self.consumer.subscription
@@ -204,7 +163,7 @@ class WorkerSinkTask(WorkerTask):
     def _after_batch(self) -> None:
         if self.errors.dlq is not None:
             self.errors.dlq.poll()
-        if self._context.commit_requested or time.monotonic() >= self._next_commit:
+        if self.context.commit_requested or time.monotonic() >= self._next_commit:
             self.commit_offsets()
 
     def _collect(self) -> list[Any]:
@@ -319,7 +278,7 @@ class WorkerSinkTask(WorkerTask):
         )
 
     def _schedule_retry(self, batch: _HandOver, error: Exception) -> None:
-        timeout_ms, self._context.timeout_ms = self._context.timeout_ms, None
+        timeout_ms, self.context.timeout_ms = self.context.timeout_ms, None
         now = time.monotonic()
         wait = max(self._next_commit - now, 0.0)
         if timeout_ms is not None and timeout_ms > 0:
@@ -387,7 +346,7 @@ class WorkerSinkTask(WorkerTask):
             self.log.warning("Not committing offsets: the task was abandoned")
             return
         self._next_commit = time.monotonic() + self.flush_interval
-        self._context.commit_requested = False
+        self.context.commit_requested = False
         scope = set(partitions) if partitions is not None else set(self.consumer.assigned)
         current = {tp: o for tp, o in self.current.items() if tp in scope}
         if not current or not self._started:
@@ -419,8 +378,8 @@ class WorkerSinkTask(WorkerTask):
                 remaining,
             )
             return False
-        if self.errant_reporter is not None:
-            self.errant_reporter.await_all(0)
+        if self.context.errant_reporter is not None:
+            self.context.errant_reporter.await_all(0)
         return True
 
     # -- rebalance callbacks (run inside consumer.poll, on this thread) ---------------------
