@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from connect_lite.dataplane.error_handling import (
     build_handler,
 )
 from connect_lite.dataplane.sink_consumer import SinkConsumer
+from connect_lite.dataplane.sink_offsets import SinkOffsets
 from connect_lite.dataplane.sink_task_context import WorkerSinkTaskContext
 from connect_lite.dataplane.task import WorkerTask
 from connect_lite.pipeline.record_errors import TASK_PUT, capture
@@ -30,13 +30,6 @@ from connect_lite.plugins.distributions import version_of
 from connect_lite.plugins.isolation import public_class_name
 from connect_lite.protocol.host import LastBatch
 from connect_lite.protocol.reports import TopicRecorder
-
-DLQ_FLUSH_TIMEOUT_S = 30.0
-"""How long a commit waits for the dead letter queue to acknowledge reported records."""
-
-
-_PLACE = operator.attrgetter("topic", "partition")
-_OFFSET = operator.attrgetter("offset")
 
 
 @dataclass
@@ -87,11 +80,7 @@ class WorkerSinkTask(WorkerTask):
         self.job = job
         self.consumer = SinkConsumer(consumer_factory, subscription, self.log)
         self.context = WorkerSinkTaskContext(self.consumer, task_config)
-        self.flush_interval = flush_interval_ms / 1000
         self.batching = batching
-        self.current: dict[TopicPartition, int] = {}
-        self.committed: dict[TopicPartition, int] = {}
-        self._next_commit = time.monotonic() + self.flush_interval
         self._started = False
         self._pipeline: BatchPipeline[Any, SinkBatchResult] = BatchPipeline(
             f"job-{self.id}", self._run_job, self._deliver
@@ -104,6 +93,15 @@ class WorkerSinkTask(WorkerTask):
             self.log,
             dlq_producer_factory,
             dlq_admin_factory,
+        )
+        self.offsets = SinkOffsets(
+            plugin,
+            self.consumer,
+            self.context,
+            self.errors,
+            flush_interval_ms,
+            self.counters,
+            self.log,
         )
         if error_handling.errant_record_reporter_enabled:
             self.context.errant_reporter = WorkerErrantRecordReporter(
@@ -163,7 +161,7 @@ class WorkerSinkTask(WorkerTask):
     def _after_batch(self) -> None:
         if self.errors.dlq is not None:
             self.errors.dlq.poll()
-        if self.context.commit_requested or time.monotonic() >= self._next_commit:
+        if self.offsets.commit_due:
             self.commit_offsets()
 
     def _collect(self) -> list[Any]:
@@ -209,12 +207,7 @@ class WorkerSinkTask(WorkerTask):
                 "Tolerance exceeded in error handler"
             ) from self.errors.failed
         self.counters.add(records_out=batch.count)
-        # The last message of each partition (a batch holds each partition's in offset order).
-        last = dict(zip(map(_PLACE, batch.messages), map(_OFFSET, batch.messages), strict=True))
-        for (topic, partition), offset in last.items():
-            tp = TopicPartition(topic, partition)
-            if tp in self.consumer.assigned:
-                self.current[tp] = offset + 1
+        self.offsets.advance(batch.messages)
         if batch.retry_at is not None and self.consumer.is_open:
             self.log.info("The batch was handed over again; resuming its partitions")
             self.consumer.resume_all()
@@ -280,7 +273,7 @@ class WorkerSinkTask(WorkerTask):
     def _schedule_retry(self, batch: _HandOver, error: Exception) -> None:
         timeout_ms, self.context.timeout_ms = self.context.timeout_ms, None
         now = time.monotonic()
-        wait = max(self._next_commit - now, 0.0)
+        wait = max(self.offsets.next_commit - now, 0.0)
         if timeout_ms is not None and timeout_ms > 0:
             wait = min(wait, timeout_ms / 1000)
         batch.retry_at = now + wait
@@ -309,7 +302,7 @@ class WorkerSinkTask(WorkerTask):
     def _poll_paused(self, timeout: float) -> None:
         """The one loop of a paused consumer (a batch waits for redelivery, or the task is
         paused): poll to stay in the group, and read again what it fetched."""
-        self._rewound(self.consumer.poll_paused(timeout))
+        self.offsets.rewound(self.consumer.poll_paused(timeout))
 
     def _original_of(self, record: SinkRecord) -> Any:
         """The consumed message a SinkRecord of the batch being put came from, if any: the
@@ -333,10 +326,7 @@ class WorkerSinkTask(WorkerTask):
 
     def _rewind(self) -> None:
         """Seek the rewinds asked for (``context.offset``) or needed since the last one."""
-        self._rewound(self.consumer.seek_rewinds())
-
-    def _rewound(self, sought: dict[TopicPartition, int]) -> None:
-        self.current.update(sought)
+        self.offsets.rewound(self.consumer.seek_rewinds())
 
     def commit_offsets(self, partitions: Iterable[TopicPartition] | None = None) -> None:
         """pre_commit (flush), then commit what the task says is safe to the consumer group.
@@ -345,42 +335,8 @@ class WorkerSinkTask(WorkerTask):
         if self.abandoned:
             self.log.warning("Not committing offsets: the task was abandoned")
             return
-        self._next_commit = time.monotonic() + self.flush_interval
-        self.context.commit_requested = False
         scope = set(partitions) if partitions is not None else set(self.consumer.assigned)
-        current = {tp: o for tp, o in self.current.items() if tp in scope}
-        if not current or not self._started:
-            return
-        if not self._await_errant_records():
-            return  # never commit past a record the dead letter queue has not stored
-        safe = self.plugin.pre_commit(dict(current))
-        to_commit = {tp: o for tp, o in (safe or {}).items() if self.committed.get(tp) != o}
-        if to_commit and self.consumer.client is not None:
-            try:
-                self.consumer.client.commit(to_commit)
-            except Exception:
-                self.counters.add(failure=1)
-                raise
-            self.counters.add(success=1)
-            self.committed.update(to_commit)
-            self.log.debug("Committed offsets %s", to_commit)
-
-    def _await_errant_records(self) -> bool:
-        """Whether every record sent to the DLQ is acknowledged (so offsets may commit)."""
-        dlq = self.errors.dlq
-        if dlq is None:
-            return True
-        remaining = dlq.flush(DLQ_FLUSH_TIMEOUT_S)
-        if remaining:
-            self.log.warning(
-                "%d records not yet acknowledged by the dead letter queue; offsets are not "
-                "committed until they are",
-                remaining,
-            )
-            return False
-        if self.context.errant_reporter is not None:
-            self.context.errant_reporter.await_all(0)
-        return True
+        self.offsets.commit(scope, plugin_started=self._started)
 
     # -- rebalance callbacks (run inside consumer.poll, on this thread) ---------------------
     def _on_assign(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
@@ -388,7 +344,7 @@ class WorkerSinkTask(WorkerTask):
         self.consumer.assign(partitions)
         self.plugin.open(list(partitions))
         starts = self.consumer.take_rewinds(partitions)
-        self._rewound(starts)
+        self.offsets.rewound(starts)
         return starts
 
     def _on_revoke(self, partitions: list[TopicPartition]) -> None:
@@ -406,9 +362,7 @@ class WorkerSinkTask(WorkerTask):
         finally:
             self.plugin.close(list(partitions))
             self.consumer.revoked(partitions)
-            for tp in partitions:
-                self.current.pop(tp, None)
-                self.committed.pop(tp, None)
+            self.offsets.forget(partitions)
 
     # -- pause / resume --------------------------------------------------------------------
     def on_paused(self) -> None:

@@ -149,11 +149,11 @@ def test_the_same_records_are_handed_over_again_and_nothing_overtakes_them() -> 
     task.iteration()  # batch 1 to put: refused; batch 2 now in flight behind it
     assert plugin.calls == [[(0, 0), (0, 1)]]
     assert consumer.paused == {TP0, TP1}  # nothing new is fetched while it waits
-    assert task.current == {}  # no offset advances past records not handed over
+    assert task.offsets.current == {}  # no offset advances past records not handed over
     until(task, lambda: len(plugin.calls) >= 4)
     assert plugin.calls == [[(0, 0), (0, 1)]] * 3 + [[(0, 2)]]  # batch 2 only after batch 1
     assert consumer.paused == set()
-    assert task.current == {TP0: 3}
+    assert task.offsets.current == {TP0: 3}
 
 
 def test_the_wait_polls_the_paused_consumer_and_rewinds_what_it_fetched() -> None:
@@ -188,7 +188,7 @@ def test_a_revocation_during_the_wait_forgets_the_revoked_partitions_records() -
     task._retry.retry_at = 0.0
     task.iteration()
     assert plugin.calls[-1] == [(0, 0)]  # TP1's record is its new owner's now
-    assert task.current == {TP0: 1}
+    assert task.offsets.current == {TP0: 1}
 
 
 def test_a_pause_during_the_wait_keeps_the_batch_in_flight_behind_it() -> None:
