@@ -2,105 +2,37 @@
 
 from __future__ import annotations
 
-import operator
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from connect_lite.api.connector import ErrantRecordReporter, SinkTask, SinkTaskContext
-from connect_lite.api.errors import ConnectError, RetriableError
-from connect_lite.api.records import SinkRecord, TopicPartition
+from connect_lite.api.connector import SinkTask
+from connect_lite.api.records import TopicPartition
 from connect_lite.config.batching import DEFAULT_BATCHING, Batching
 from connect_lite.config.connector_config import SinkSubscription
 from connect_lite.config.error_handling import NO_ERROR_HANDLING, ErrorHandling
 from connect_lite.dataplane.batch_pipeline import BatchPipeline, collect_batch
-from connect_lite.dataplane.error_handling import (
-    ToleranceExceededError,
-    WorkerErrantRecordReporter,
-    build_handler,
-)
+from connect_lite.dataplane.error_handling import WorkerErrantRecordReporter, build_handler
+from connect_lite.dataplane.sink_consumer import SinkConsumer
+from connect_lite.dataplane.sink_delivery import HandOver, SinkDelivery
+from connect_lite.dataplane.sink_offsets import SinkOffsets
+from connect_lite.dataplane.sink_task_context import WorkerSinkTaskContext
 from connect_lite.dataplane.task import WorkerTask
-from connect_lite.kafka.consumer import Consumer
-from connect_lite.pipeline.record_errors import TASK_PUT, capture
-from connect_lite.pipeline.sink_frames import schema_runs, sink_frame
 from connect_lite.pipeline.sink_job import SinkBatchResult, SinkJob
 from connect_lite.plugins.distributions import version_of
 from connect_lite.plugins.isolation import public_class_name
 from connect_lite.protocol.host import LastBatch
 from connect_lite.protocol.reports import TopicRecorder
 
-DLQ_FLUSH_TIMEOUT_S = 30.0
-"""How long a commit waits for the dead letter queue to acknowledge reported records."""
-
-
-_PLACE = operator.attrgetter("topic", "partition")
-_OFFSET = operator.attrgetter("offset")
-
-
-@dataclass
-class _HandOver:
-    """A batch on its way to ``put``: its consumed messages (whose offsets advance once it
-    is handed over), the records still to hand over with the message each came from, how
-    many records it held, and when it is tried again after a RetriableError."""
-
-    messages: list[Any]
-    pairs: list[tuple[SinkRecord, Any]]
-    count: int
-    retry_at: float | None = None
-
-    def drop(self, partitions: set[TopicPartition]) -> None:
-        """Forget the records of revoked partitions: their new owner reads them again."""
-
-        def kept(message: Any) -> bool:
-            return TopicPartition(message.topic, message.partition) not in partitions
-
-        self.messages = [m for m in self.messages if kept(m)]
-        self.pairs = [(r, m) for r, m in self.pairs if kept(m)]
-
-
-class _Context(SinkTaskContext):
-    """The SinkTaskContext handed to the plugin; rewinds are applied after each put."""
-
-    def __init__(self, owner: WorkerSinkTask, config: dict[str, str]) -> None:
-        self._owner = owner
-        self._config = config
-        self.rewinds: dict[TopicPartition, int] = {}
-        self.commit_requested = False
-        self.timeout_ms: int | None = None
-
-    def assignment(self) -> set[TopicPartition]:
-        return set(self._owner.assigned)
-
-    def offset(self, tp_or_offsets: Any, offset: int | None = None) -> None:
-        if isinstance(tp_or_offsets, TopicPartition):
-            if offset is None:
-                raise ValueError("offset() needs an offset for the topic partition")
-            self.rewinds[tp_or_offsets] = int(offset)
-        else:
-            self.rewinds.update({tp: int(o) for tp, o in dict(tp_or_offsets).items()})
-
-    def pause(self, *partitions: TopicPartition) -> None:
-        self._owner.pause_partitions(partitions)
-
-    def resume(self, *partitions: TopicPartition) -> None:
-        self._owner.resume_partitions(partitions)
-
-    def timeout(self, timeout_ms: int) -> None:
-        self.timeout_ms = timeout_ms
-
-    def request_commit(self) -> None:
-        self.commit_requested = True
-
-    def errant_record_reporter(self) -> ErrantRecordReporter | None:
-        return self._owner.errant_reporter
-
-    def configs(self) -> dict[str, str]:
-        return dict(self._config)
-
 
 class WorkerSinkTask(WorkerTask):
-    """Runs one SinkTask with its own consumer in group ``connect-<name>``."""
+    """Runs one SinkTask with its own consumer in group ``connect-<name>``.
+
+    It coordinates its parts on the task's thread: the ``consumer`` side (SinkConsumer: the
+    assignment, pauses, rewinds), the ``context`` handed to the plugin
+    (WorkerSinkTaskContext), the ``offsets`` and their commit (SinkOffsets), the ``delivery``
+    of each batch to ``put`` (SinkDelivery), the batch job pipeline, and the rebalance
+    callbacks that tie them together."""
 
     kind = "sink"
 
@@ -121,25 +53,10 @@ class WorkerSinkTask(WorkerTask):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.topic_tracker = topic_tracker
         self.plugin = plugin
-        self.task_config = task_config
-        self.subscription = subscription
         self.job = job
-        self._consumer_factory = consumer_factory
-        self.consumer: Consumer | None = None
-        self.flush_interval = flush_interval_ms / 1000
         self.batching = batching
-        self.assigned: set[TopicPartition] = set()
-        self.current: dict[TopicPartition, int] = {}
-        self.committed: dict[TopicPartition, int] = {}
-        self._paused_by_task: set[TopicPartition] = set()
-        self._next_commit = time.monotonic() + self.flush_interval
-        self._started = False
-        self._context = _Context(self, task_config)
-        self._pipeline: BatchPipeline[Any, SinkBatchResult] = BatchPipeline(
-            f"job-{self.id}", self._run_job, self._deliver
-        )
+        self.topic_tracker = topic_tracker
         self.errors = build_handler(
             error_handling,
             self.connector,
@@ -149,39 +66,42 @@ class WorkerSinkTask(WorkerTask):
             dlq_producer_factory,
             dlq_admin_factory,
         )
-        self.errant_reporter: WorkerErrantRecordReporter | None = None
+        self.consumer = SinkConsumer(consumer_factory, subscription, self.log)
+        self.context = WorkerSinkTaskContext(self.consumer, task_config)
+        self.offsets = SinkOffsets(
+            plugin, self.consumer, self.context, self.errors, flush_interval_ms, self.counters,
+            self.log,
+        )  # fmt: skip
+        self.delivery = SinkDelivery(
+            plugin, job, self.errors, self.context, self.offsets, self.counters, self.log,
+            self.id, lambda: self.stopping,
+        )  # fmt: skip
         if error_handling.errant_record_reporter_enabled:
-            self.errant_reporter = WorkerErrantRecordReporter(
-                self.errors, self._original_of, self._converters, public_class_name(type(plugin))
-            )
-        self._putting: list[tuple[SinkRecord, Any]] = []
-        self._putting_index: dict[Any, Any] | None = None
-        self._puts_dataframes = type(plugin).put_dataframe is not SinkTask.put_dataframe
-        if type(plugin).put is SinkTask.put and not self._puts_dataframes:
-            raise ConnectError(
-                f"Sink task class {public_class_name(type(plugin))} implements neither put "
-                "nor put_dataframe"
-            )
-        self._header_converter: Any = None
-        self._job_run = self.spark_retrying(self._run_job_once)
-        self._retry: _HandOver | None = None
-        """The batch waiting to be handed over again after a RetriableError."""
-        self._revocations = 0
+            self.context.errant_reporter = WorkerErrantRecordReporter(
+                self.errors, self.delivery.original_of, self._converters,
+                public_class_name(type(plugin)),
+            )  # fmt: skip
+        # The batch's job runs on the batch job thread; again, later, while Spark's cluster is
+        # unreachable.
+        self._pipeline: BatchPipeline[Any, SinkBatchResult] = BatchPipeline(
+            f"job-{self.id}", self.spark_retrying(self._run_job_once), self._deliver
+        )
+        self._started = False
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self) -> None:
         self.version = version_of(self.plugin)
         if self.errors.dlq is not None:
             self.errors.dlq.setup()
-        self.consumer = self._consumer_factory()
-        self.plugin.context = self._context
-        self.plugin.start(dict(self.task_config))
+        self.consumer.open()
+        self.plugin.context = self.context
+        self.plugin.start(self.context.configs())
         self._started = True
-        topics, pattern = self.subscription.topics, self.subscription.regex
-        self.consumer.subscribe(
-            topics or None, pattern, on_assign=self._on_assign, on_revoke=self._on_revoke
+        self.consumer.subscribe(self._on_assign, self._on_revoke)
+        subscription = self.consumer.subscription
+        self.log.info(
+            "Sink task started, subscribed to %s", subscription.regex or subscription.topics
         )
-        self.log.info("Sink task started, subscribed to %s", pattern or topics)
 
     def iteration(self) -> None:
         """Consume the next batch while Spark runs the previous one, then put the previous.
@@ -191,44 +111,31 @@ class WorkerSinkTask(WorkerTask):
         batch in flight and seeks its partitions back, so no record is skipped. While a batch
         waits to be handed over again (a RetriableError), its partitions are paused and the
         consumer is only polled to stay in the group."""
-        assert self.consumer is not None
-        if self._retry is not None and not self._retry_now():
+        if self.delivery.waiting is not None and not self._redeliver():
             self._after_batch()
             return
-        revocations = self._revocations
+        revocations = self.consumer.revocations
         messages = self._collect()
-        if self._revocations != revocations:  # fetched before a revocation: not ours now
-            messages = [m for m in messages if self._owns(m)]
+        if self.consumer.revocations != revocations:  # fetched before a revocation: not ours now
+            messages = [m for m in messages if self.consumer.owns(m)]
         self.counters.add(records_in=len(messages))
         if messages and self.topic_tracker is not None:  # as received, before transforms
             self.topic_tracker.record(self.connector, {m.topic for m in messages}, self.task)
-        if self._pipeline.advance(messages) and self._context.rewinds:
+        if self._pipeline.advance(messages) and self.consumer.rewinds:
             self._drop_in_flight()
-        self._apply_rewinds()
+        self._rewind()
         self._after_batch()
 
     def _after_batch(self) -> None:
         if self.errors.dlq is not None:
             self.errors.dlq.poll()
-        if self._context.commit_requested or time.monotonic() >= self._next_commit:
+        if self.offsets.commit_due:
             self.commit_offsets()
-
-    def _owns(self, message: Any) -> bool:
-        return TopicPartition(message.topic, message.partition) in self.assigned
 
     def _collect(self) -> list[Any]:
         return collect_batch(
-            self._fetch, self.batching, lambda: self.stopping, lambda: self._pipeline.busy
+            self.consumer.fetch, self.batching, lambda: self.stopping, lambda: self._pipeline.busy
         )
-
-    def _fetch(self, room: int, wait: float) -> list[Any]:
-        """What the consumer has now, or (nothing yet) the first records within ``wait``."""
-        assert self.consumer is not None
-        return self.consumer.poll_batch(room, max(wait, 0.0))
-
-    def _run_job(self, messages: list[Any]) -> SinkBatchResult:
-        """On the batch job thread; again, later, while Spark's cluster is unreachable."""
-        return self._job_run(messages)
 
     def _run_job_once(self, messages: list[Any]) -> SinkBatchResult:
         return self.job.run(messages, tolerate_errors=True)
@@ -239,149 +146,40 @@ class WorkerSinkTask(WorkerTask):
         Offsets of skipped records advance too, as in Kafka."""
         self.errors.job_errors(done.errors, done.retries, messages.__getitem__)
         pairs = [(r, messages[i]) for r, i in zip(done.records, done.indices, strict=True)]
-        self._hand_over(_HandOver(messages, pairs, len(pairs)))
+        self._hand_over(HandOver(messages, pairs, len(pairs)))
 
-    def _hand_over(self, batch: _HandOver) -> None:
-        """``put`` (or ``put_dataframe``) the batch's records, then advance its offsets. After
-        a RetriableError the batch is kept, its partitions paused, to be tried again after
-        Kafka's backoff: ``context.timeout(ms)`` if the task set one, else the next commit."""
-        self._retry = None
-        # The consumed message of each record handed to put: a transform may have renamed
-        # the topic, so the errant record reporter finds originals by the record itself.
-        self._putting, self._putting_index = batch.pairs, None
-        try:
-            with self.counters.timed_batch():
-                put = self._put_dataframes if self._puts_dataframes else self._put
-                handed = put(batch)
-        finally:
-            self._putting, self._putting_index = [], None
-        if not handed:
-            self._retry = batch
-            if self.consumer is not None and self.assigned:
-                self.consumer.pause(sorted(self.assigned))
+    def _hand_over(self, batch: HandOver) -> None:
+        """Hand the batch over, then advance its offsets. A batch refused with a RetriableError
+        waits in ``delivery``, every partition paused, to be tried again after Kafka's backoff."""
+        if not self.delivery.hand_over(batch):
+            self.consumer.pause_all()
             return
-        if self.errors.failed is not None:  # the task swallowed its reporter's exception
-            raise ToleranceExceededError(
-                "Tolerance exceeded in error handler"
-            ) from self.errors.failed
-        self.counters.add(records_out=batch.count)
-        # The last message of each partition (a batch holds each partition's in offset order).
-        last = dict(zip(map(_PLACE, batch.messages), map(_OFFSET, batch.messages), strict=True))
-        for (topic, partition), offset in last.items():
-            tp = TopicPartition(topic, partition)
-            if tp in self.assigned:
-                self.current[tp] = offset + 1
-        if batch.retry_at is not None and self.consumer is not None:
+        self.offsets.advance(batch.messages)
+        if batch.retry_at is not None and self.consumer.is_open:
             self.log.info("The batch was handed over again; resuming its partitions")
-            self.consumer.resume([tp for tp in self.assigned if tp not in self._paused_by_task])
+            self.consumer.resume_all()
 
-    def _put(self, batch: _HandOver) -> bool:
-        try:
-            self.plugin.put([record for record, _ in batch.pairs])
-        except RetriableError as error:
-            self._schedule_retry(batch, error)
-            return False
-        except Exception as error:
-            raise self._put_failed(error) from error
-        return True
-
-    def _put_dataframes(self, batch: _HandOver) -> bool:
-        """put_dataframe once per run of records with the same schemas, in order, each built
-        anew (on a new SparkSession if Spark's JVM died). A run that raises a RetriableError
-        is handed over again with the runs after it (not those before it); any other error
-        fails the task, or with ``errors.tolerance=all`` skips the run's records."""
-        if not batch.pairs:
-            return True
-        if self._header_converter is None:
-            self._header_converter = self.job.spec.header_converter()
-        records = [record for record, _ in batch.pairs]
-        engine, group = self.job.engine, self.job.job_group
-        for positions in schema_runs(records):
-            if self.stopping:  # nothing more is handed over; its offsets are not committed
-                raise ConnectError("The task stopped before its batch was handed over")
-            run = [batch.pairs[p] for p in positions]
-            try:
-                description = f"connect-lite put_dataframe {self.id}: {len(run)} records"
-                owner = self.job.spec.job_id
-                with engine.job_group(group, description, owner):  # stop() cancels its jobs
-                    frame = sink_frame(engine, [r for r, _ in run], self._header_converter)
-                    self.plugin.put_dataframe(frame)
-            except RetriableError as error:
-                batch.pairs = batch.pairs[positions[0] :]
-                self._schedule_retry(batch, error)
-                return False
-            except Exception as error:
-                if self.stopping:
-                    raise
-                # Spark's JVM was gone, or its cluster is unreachable: the run goes again later
-                if engine.unavailable is not None or engine.recover():
-                    batch.pairs = batch.pairs[positions[0] :]
-                    self._schedule_retry(batch, error)
-                    return False
-                if not self.errors.handling.tolerance_all:
-                    raise self._put_failed(error) from error
-                component = public_class_name(type(self.plugin))
-                errors = [capture(error, i, TASK_PUT, component) for i in range(len(run))]
-                originals = [message for _, message in run]
-                self.errors.job_errors(errors, 0, originals.__getitem__)
-        return True
-
-    def _put_failed(self, error: Exception) -> ConnectError:
-        return ConnectError(
-            "Exiting WorkerSinkTask due to unrecoverable exception: error in stage "
-            f"{TASK_PUT} ({public_class_name(type(self.plugin))}): "
-            f"{type(error).__qualname__}: {error}"
-        )
-
-    def _schedule_retry(self, batch: _HandOver, error: Exception) -> None:
-        timeout_ms, self._context.timeout_ms = self._context.timeout_ms, None
-        now = time.monotonic()
-        wait = max(self._next_commit - now, 0.0)
-        if timeout_ms is not None and timeout_ms > 0:
-            wait = min(wait, timeout_ms / 1000)
-        batch.retry_at = now + wait
-        self.log.warning(
-            "RetriableException from SinkTask %s, the batch is handed over again in %.0f ms: %s",
-            self.id, wait * 1000, error,
-        )  # fmt: skip
-
-    def _retry_now(self) -> bool:
-        """Whether the batch waiting to be handed over again was tried now (and with which
-        outcome in ``_retry``); if its time has not come, poll the paused consumer a while."""
-        batch = self._retry
+    def _redeliver(self) -> bool:
+        """Whether the batch waiting to be handed over again was tried now and taken (else it
+        waits in ``delivery``); if its time has not come, poll the paused consumer a while."""
+        batch = self.delivery.waiting
         assert batch is not None and batch.retry_at is not None
         left = batch.retry_at - time.monotonic()
         if left > 0:
             self._poll_paused(min(left, 0.5))
             return False
         self._hand_over(batch)
-        if self._retry is not None:
+        if self.delivery.waiting is not None:
             return False
-        if self._context.rewinds:
+        if self.consumer.rewinds:
             self._drop_in_flight()
-        self._apply_rewinds()
+        self._rewind()
         return True
 
     def _poll_paused(self, timeout: float) -> None:
-        """Poll with every partition paused, to stay in the group and run rebalance callbacks;
-        a message fetched before the pause is read again later."""
-        assert self.consumer is not None
-        for message in self.consumer.poll_batch(100, timeout):
-            tp = TopicPartition(message.topic, message.partition)
-            self._context.rewinds.setdefault(tp, message.offset)
-        self._apply_rewinds()
-
-    def _original_of(self, record: SinkRecord) -> Any:
-        """The consumed message a SinkRecord of the batch being put came from, if any: the
-        record itself, else (a copy the task made) its topic, partition and offset."""
-        if self._putting_index is None:
-            self._putting_index = {id(r): m for r, m in self._putting}
-            for _, m in self._putting:
-                self._putting_index.setdefault((m.topic, m.partition, m.offset), m)
-        found = self._putting_index.get(id(record))
-        if found is not None:
-            return found
-        return self._putting_index.get((record.topic, record.kafka_partition, record.kafka_offset))
+        """The one loop of a paused consumer (a batch waits for redelivery, or the task is
+        paused): poll to stay in the group, and read again what it fetched."""
+        self.offsets.rewound(self.consumer.poll_paused(timeout))
 
     def _converters(self) -> tuple[Any, Any, Any]:
         spec = self.job.spec
@@ -389,18 +187,11 @@ class WorkerSinkTask(WorkerTask):
 
     def _drop_in_flight(self) -> None:
         """Forget the batch in flight; its partitions are read again from its first offsets."""
-        for message in self._pipeline.drop():
-            tp = TopicPartition(message.topic, message.partition)
-            self._context.rewinds.setdefault(tp, message.offset)
+        self.consumer.read_again(self._pipeline.drop())
 
-    def _apply_rewinds(self) -> None:
-        rewinds, self._context.rewinds = self._context.rewinds, {}
-        assert self.consumer is not None
-        for tp, offset in rewinds.items():
-            if tp in self.assigned:
-                self.consumer.seek(tp, offset)
-                self.current[tp] = offset
-                self.log.debug("Rewound %s to offset %d", tp, offset)
+    def _rewind(self) -> None:
+        """Seek the rewinds asked for (``context.offset``) or needed since the last one."""
+        self.offsets.rewound(self.consumer.seek_rewinds())
 
     def commit_offsets(self, partitions: Iterable[TopicPartition] | None = None) -> None:
         """pre_commit (flush), then commit what the task says is safe to the consumer group.
@@ -409,100 +200,46 @@ class WorkerSinkTask(WorkerTask):
         if self.abandoned:
             self.log.warning("Not committing offsets: the task was abandoned")
             return
-        self._next_commit = time.monotonic() + self.flush_interval
-        self._context.commit_requested = False
-        scope = set(partitions) if partitions is not None else set(self.assigned)
-        current = {tp: o for tp, o in self.current.items() if tp in scope}
-        if not current or not self._started:
-            return
-        if not self._await_errant_records():
-            return  # never commit past a record the dead letter queue has not stored
-        safe = self.plugin.pre_commit(dict(current))
-        to_commit = {tp: o for tp, o in (safe or {}).items() if self.committed.get(tp) != o}
-        if to_commit and self.consumer is not None:
-            try:
-                self.consumer.commit(to_commit)
-            except Exception:
-                self.counters.add(failure=1)
-                raise
-            self.counters.add(success=1)
-            self.committed.update(to_commit)
-            self.log.debug("Committed offsets %s", to_commit)
-
-    def _await_errant_records(self) -> bool:
-        """Whether every record sent to the DLQ is acknowledged (so offsets may commit)."""
-        dlq = self.errors.dlq
-        if dlq is None:
-            return True
-        remaining = dlq.flush(DLQ_FLUSH_TIMEOUT_S)
-        if remaining:
-            self.log.warning(
-                "%d records not yet acknowledged by the dead letter queue; offsets are not "
-                "committed until they are",
-                remaining,
-            )
-            return False
-        if self.errant_reporter is not None:
-            self.errant_reporter.await_all(0)
-        return True
+        scope = set(partitions) if partitions is not None else set(self.consumer.assigned)
+        self.offsets.commit(scope, plugin_started=self._started)
 
     # -- rebalance callbacks (run inside consumer.poll, on this thread) ---------------------
     def _on_assign(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         """Open the partitions; rewinds asked for in ``open`` become their start offsets."""
-        self.assigned.update(partitions)
+        self.consumer.assign(partitions)
         self.plugin.open(list(partitions))
-        starts = {
-            tp: self._context.rewinds.pop(tp) for tp in partitions if tp in self._context.rewinds
-        }
-        for tp, offset in starts.items():
-            self.current[tp] = offset
+        starts = self.consumer.take_rewinds(partitions)
+        self.offsets.rewound(starts)
         return starts
 
     def _on_revoke(self, partitions: list[TopicPartition]) -> None:
         """Deliver the batch in flight, commit, close. While a batch waits to be handed over
         again, the one in flight behind it is dropped instead (it must not overtake it) and
         the waiting batch forgets the revoked partitions' records, as Kafka's does."""
-        self._revocations += 1
         try:
-            if self._retry is None:
+            if self.delivery.waiting is None:
                 self._pipeline.finish()
             else:
                 self._drop_in_flight()
-            if self._retry is not None:
-                self._retry.drop(set(partitions))
+            self.delivery.forget(set(partitions))  # also a batch finish() just saw refused
             self.commit_offsets(partitions)
         finally:
             self.plugin.close(list(partitions))
-            for tp in partitions:
-                self.assigned.discard(tp)
-                self.current.pop(tp, None)
-                self.committed.pop(tp, None)
+            self.consumer.revoked(partitions)
+            self.offsets.forget(partitions)
 
     # -- pause / resume --------------------------------------------------------------------
-    def pause_partitions(self, partitions: Iterable[TopicPartition]) -> None:
-        tps = [tp for tp in partitions if tp in self.assigned]
-        self._paused_by_task.update(tps)
-        if self.consumer is not None and tps:
-            self.consumer.pause(tps)
-
-    def resume_partitions(self, partitions: Iterable[TopicPartition]) -> None:
-        tps = [tp for tp in partitions if tp in self.assigned]
-        self._paused_by_task.difference_update(tps)
-        if self.consumer is not None and tps:
-            self.consumer.resume(tps)
-
     def on_paused(self) -> None:
-        if self._retry is None:  # else the batch in flight waits behind the one to retry
+        if self.delivery.waiting is None:  # else the batch in flight waits behind the one to retry
             self._pipeline.finish()
-        if self.consumer is not None and self.assigned:
-            self.consumer.pause(list(self.assigned))
+        self.consumer.pause_all()
 
     def on_resumed(self) -> None:
-        if self.consumer is not None and self.assigned and self._retry is None:
-            self.consumer.resume([tp for tp in self.assigned if tp not in self._paused_by_task])
+        if self.consumer.assigned and self.delivery.waiting is None:
+            self.consumer.resume_all()
 
     def on_idle(self) -> None:
-        if self.consumer is not None:
+        if self.consumer.is_open:
             self._poll_paused(0)
 
     def cancel(self) -> None:
@@ -522,11 +259,10 @@ class WorkerSinkTask(WorkerTask):
         finally:
             try:
                 if self._started:
-                    if self.assigned:
-                        self.plugin.close(sorted(self.assigned))
+                    if self.consumer.assigned:
+                        self.plugin.close(sorted(self.consumer.assigned))
                     self.plugin.stop()
             finally:
-                if self.consumer is not None:
-                    self.consumer.close()
+                self.consumer.close()
                 if self.errors.dlq is not None:
                     self.errors.dlq.close()

@@ -434,4 +434,4 @@ def test_a_failed_spark_job_fails_the_sink_task_and_commits_nothing_past_the_las
     assert f"JobFailedError: {JOB_FAILED}" in trace
     assert plugin.put_offsets == [[0, 1], [2, 3]]
     assert consumer.commits == [{TP0: 2}, {TP0: 4}]
-    assert task.current == {TP0: 4}
+    assert task.offsets.current == {TP0: 4}

@@ -149,11 +149,11 @@ def test_the_same_records_are_handed_over_again_and_nothing_overtakes_them() -> 
     task.iteration()  # batch 1 to put: refused; batch 2 now in flight behind it
     assert plugin.calls == [[(0, 0), (0, 1)]]
     assert consumer.paused == {TP0, TP1}  # nothing new is fetched while it waits
-    assert task.current == {}  # no offset advances past records not handed over
+    assert task.offsets.current == {}  # no offset advances past records not handed over
     until(task, lambda: len(plugin.calls) >= 4)
     assert plugin.calls == [[(0, 0), (0, 1)]] * 3 + [[(0, 2)]]  # batch 2 only after batch 1
     assert consumer.paused == set()
-    assert task.current == {TP0: 3}
+    assert task.offsets.current == {TP0: 3}
 
 
 def test_the_wait_polls_the_paused_consumer_and_rewinds_what_it_fetched() -> None:
@@ -163,8 +163,8 @@ def test_the_wait_polls_the_paused_consumer_and_rewinds_what_it_fetched() -> Non
     task.iteration()
     task.iteration()  # refused
     plugin.context.timeout(60_000)  # (ignored: the backoff was already chosen)
-    assert task._retry is not None
-    task._retry.retry_at = float("inf")  # a long backoff: the loop keeps polling
+    assert task.delivery.waiting is not None
+    task.delivery.waiting.retry_at = float("inf")  # a long backoff: the loop keeps polling
     consumer.queue = [[message(TP1, 7)]]
     consumer.paused.discard(TP1)  # e.g. fetched just before the pause
     polls = consumer.polls
@@ -179,16 +179,16 @@ def test_a_revocation_during_the_wait_forgets_the_revoked_partitions_records() -
     task = sink_task(plugin, consumer)
     task.iteration()
     task.iteration()  # refused; [TP0@1] in flight
-    assert task._retry is not None
-    task._retry.retry_at = float("inf")
+    assert task.delivery.waiting is not None
+    task.delivery.waiting.retry_at = float("inf")
     consumer.on_poll = lambda: consumer.on_revoke([TP1])
     task.iteration()  # the rebalance runs inside the poll
-    assert task.assigned == {TP0}
+    assert task.consumer.assigned == {TP0}
     assert (TP0, 1) in consumer.seeks  # the batch in flight was dropped, to be read again
-    task._retry.retry_at = 0.0
+    task.delivery.waiting.retry_at = 0.0
     task.iteration()
     assert plugin.calls[-1] == [(0, 0)]  # TP1's record is its new owner's now
-    assert task.current == {TP0: 1}
+    assert task.offsets.current == {TP0: 1}
 
 
 def test_a_pause_during_the_wait_keeps_the_batch_in_flight_behind_it() -> None:
