@@ -25,27 +25,25 @@ keep their batch and run it again later, and /health says why.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
-import os
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from connect_lite.api.errors import ConnectError, RetriableError
-from connect_lite.pipeline.class_archive import archive_options
 from connect_lite.pipeline.cluster_watch import Backoff, ClusterWatch
 from connect_lite.pipeline.exchange import ChunkExchange
 from connect_lite.pipeline.placement import BatchTracker
-from connect_lite.pipeline.shipping import (
-    ExecutorMismatchError,
-    Shipper,
-    handshake,
-    is_local,
+from connect_lite.pipeline.session_start import (
+    SessionStarter,
+    forget_dead_session,
+    jvm_alive,
+    stop_session,
 )
-from connect_lite.protocol.environment import package_home, python_path
+from connect_lite.pipeline.shipping import ExecutorMismatchError, Shipper, handshake
 from connect_lite.protocol.host import LastBatch
 from connect_lite.protocol.job_spec import JobSpec
 
@@ -54,52 +52,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONF: dict[str, str] = {
-    "spark.master": "local[*]",
-    "spark.app.name": "connect-lite",
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.sql.shuffle.partitions": "4",
-    "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.python.worker.reuse": "true",
-    "spark.log.level": "WARN",
-    # In local mode the driver's JVM runs the tasks too; its default 1 GiB heap is tight for
-    # 200k-record batches (each batch is in the heap as task data and as rows at once).
-    "spark.driver.memory": "2g",
-    # Kafka's transforms format times in UTC; so do their column forms (TimestampRouter).
-    "spark.sql.session.timeZone": "UTC",
-    # Each task's jobs go to a pool of their own (SparkEngine.job_group); FAIR shares the
-    # executors between the pools, so one busy connector cannot starve another's batches.
-    "spark.scheduler.mode": "FAIR",
-    # A batch's chunks become one partition each (transfer.chunk_frame) only on this path:
-    # below the threshold createDataFrame makes a LocalRelation, which Spark splits in
-    # defaultParallelism partitions, so a big batch would hold every core until it ends.
-    "spark.sql.execution.arrow.localRelationThreshold": "0",
-}
-
-JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
-UNIX_SOCKETS_KEY = "spark.python.unix.domain.socket.enabled"
-SOCKET_DIR_KEY = "spark.python.unix.domain.socket.dir"
-MAX_SOCKET_DIR_CHARS = 60
-"""Spark names each socket ``.<uuid>.sock`` in its directory; a socket's whole path must fit
-in 104 bytes (macOS; 108 on Linux)."""
-DRIVER_JAVA_OPTIONS: tuple[str, ...] = (
-    # Idle footprint: G1 collects after 5 s without a GC and gives the free heap back to the
-    # OS down to 10-30 % free (its defaults keep 40-70 % and wait for a GC that an idle JVM
-    # never has). Idle JVM RSS 508 -> 394 MB 10 s after records stopped (bench_latency.py).
-    "-XX:G1PeriodicGCInterval=5000",
-    "-XX:MinHeapFreeRatio=10",
-    "-XX:MaxHeapFreeRatio=30",
-    # C1 only, no C2: on 2 cores C2's compiler threads compete with Spark's start (session
-    # 2.7 -> 2.0 s with the class archive, first job 2.2 -> 1.8 s) and take memory (idle JVM
-    # 392 -> 353 MB); bench_pipeline.py --records 300000 was no slower (source 99 -> 123 k/s,
-    # sink 42 -> 47 k/s: noise, mostly).
-    "-XX:TieredStopAtLevel=1",
-)
-"""The driver JVM's options (figures from scripts/bench_latency.py). The user's
-``spark.driver.extraJavaOptions`` come after them, and HotSpot takes the last of a repeated
-option, so the user's win (driver_java_options)."""
-
 POOL_KEY = "spark.scheduler.pool"
 _GROUP_KEYS = (
     "spark.jobGroup.id",
@@ -107,11 +59,6 @@ _GROUP_KEYS = (
     "spark.job.interruptOnCancel",
     POOL_KEY,
 )
-
-MAX_CAUSE_CHARS = 500
-RETRY_AFTER_S = 60.0
-"""After a failed start, how long :meth:`SparkEngine.session` answers with that failure at
-once (every task thread, /health) before a caller may try to start Spark again."""
 
 
 PROBE_INTERVAL_S = 1.0
@@ -125,44 +72,6 @@ class SparkStartError(ConnectError):
 class SparkUnavailableError(SparkStartError, RetriableError):
     """Spark's cluster is unreachable (lost, or not there at start): the engine is building a
     new session with backoff; a task keeps its batch, stays RUNNING, and runs it again later."""
-
-
-def effective_conf(conf: dict[str, str]) -> dict[str, str]:
-    """The defaults, overridden by the worker's ``spark.*`` keys, plus the Python to run."""
-    merged = dict(DEFAULT_CONF)
-    merged.update(conf)
-    merged[JAVA_OPTIONS_KEY] = driver_java_options(conf.get(JAVA_OPTIONS_KEY))
-    merged.setdefault("spark.pyspark.python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
-    merged.setdefault("spark.pyspark.driver.python", sys.executable)
-    if is_local(merged["spark.master"]):  # a cluster gets connect_lite shipped (shipping.py)
-        merged["spark.executorEnv.PYTHONPATH"] = _python_path(
-            merged.get("spark.executorEnv.PYTHONPATH")
-        )
-        # The JVM talks to its Python workers over Unix domain sockets, not TCP on loopback:
-        # each Python task's exchanges no longer wait on TCP. A job of ten empty mapInArrow
-        # tasks took 381 ms over TCP and 229 ms this way (scripts/bench_spark_tasks.py, 2
-        # cores; docs/benchmarks.md has the run). The sockets go in the engine's private
-        # directory (SparkEngine._create): over them PySpark asks for no secret.
-        merged.setdefault(UNIX_SOCKETS_KEY, "true")
-    return merged
-
-
-def driver_java_options(user: str | None, extra: Sequence[str] = ()) -> str:
-    """DRIVER_JAVA_OPTIONS, then ``extra``, then the user's own options (one string, as
-    Spark takes it). The user's come last, so theirs win: ``-XX:MaxHeapFreeRatio=70`` undoes
-    ours, ``-XX:G1PeriodicGCInterval=0`` turns the idle collection off."""
-    return " ".join(
-        [*DRIVER_JAVA_OPTIONS, *extra, *([user.strip()] if user and user.strip() else [])]
-    )
-
-
-def _python_path(given: str | None) -> str:
-    """The executors' PYTHONPATH: the directory connect_lite is imported from, then ``given``.
-
-    Spark's Python workers import connect_lite.pipeline (the batch job code) by name; in local
-    mode this makes that work whether connect_lite is installed or run from a checkout.
-    """
-    return python_path(package_home(), given)
 
 
 def owner_tag(owner: str) -> str:
@@ -187,22 +96,15 @@ class SparkEngine:
         conf: dict[str, str] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.conf = effective_conf(dict(conf or {}))
-        self._given_keys = sorted(conf or {})
-        self._user_java_options = (conf or {}).get(JAVA_OPTIONS_KEY)
+        self._starter = SessionStarter(conf or {}, clock)
+        self.conf = self._starter.conf
+        self.local = self._starter.local
         self._clock = clock
         self._lock = threading.Lock()
         self._spark: SparkSession | None = None
-        self._failure: tuple[str, BaseException, float] | None = None
-        """(message, cause, when) of the last failed start, until a start succeeds."""
-        self.started_in: float | None = None
-        """Seconds the last successful start took (None before one finished)."""
         self._groups: dict[str, list[JobGroup]] = {}
         self._groups_lock = threading.Lock()
-        self._starter: threading.Thread | None = None
-        self._starter_lock = threading.Lock()
         self._parallelism: int | None = None
-        self.local = is_local(self.conf["spark.master"])
         self.exchange = ChunkExchange() if self.local else None
         """On a local master, chunks go to the Python workers through files (exchange.py)."""
         self._shipper = Shipper()
@@ -247,9 +149,9 @@ class SparkEngine:
         """Create the session (under ``_lock``); SparkStartError if it fails, or failed less
         than RETRY_AFTER_S ago: a failed start is not retried by every caller in turn. On a
         cluster, SparkUnavailableError unless the executors cannot run connect_lite."""
-        failure = self._failure
-        if failure is not None and self._clock() - failure[2] < RETRY_AFTER_S:
-            raise SparkStartError(failure[0]) from failure[1]
+        recent = self._starter.recent_failure()
+        if recent is not None:
+            raise SparkStartError(recent[0]) from recent[1]
         if not self.local:
             self._keep_watch()
         begin = self._clock()
@@ -257,17 +159,16 @@ class SparkEngine:
         try:
             spark = self._create()
         except Exception as error:
-            message = self._failure_message(error)
+            message = self._starter.failure_message(error)
             log.error("%s", message, exc_info=error)
             if self.local or self._is_mismatch(error):
-                self._failure = (message, error, self._clock())
+                self._starter.failed(message, error)
                 raise SparkStartError(message) from error
             self._become_unavailable(self._lost_during_start or message)
             raise SparkUnavailableError(self._unavailable or message) from error
         finally:
             self._candidate = None
-        self._failure = None
-        self.started_in = self._clock() - begin
+        self._starter.succeeded(self._clock() - begin)
         if self._unavailable is not None:
             log.warning("Spark is reachable again: a new session started")
         self._unavailable = None
@@ -353,28 +254,15 @@ class SparkEngine:
         if unavailable is not None:
             raise SparkUnavailableError(unavailable) from error
 
-    def _failure_message(self, error: BaseException) -> str:
-        """One line. A Py4J error's text holds a whole Java stack trace (the log has it): its
-        first line and the Java exception's line (": org.apache...") are kept."""
-        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-        if len(lines) > 1 and lines[1].startswith(":"):
-            lines[0] = f"{lines[0].rstrip('.')}{lines[1]}"
-        cause = (lines[0][:MAX_CAUSE_CHARS] if lines else type(error).__name__).rstrip(".")
-        keys = ", ".join(self._given_keys) or "none set"
-        return (
-            f"Spark failed to start: {cause}. Check the worker's spark.* keys ({keys}); "
-            "the JVM's own message, if it printed one, is in the worker's output just before."
-        )
-
     def recover(self) -> bool:
         """After a failed job: if Spark's JVM is gone (killed, or out of memory, which ends
         it), forget the dead session so the next use starts a new one. True if it was gone."""
         with self._lock:
             spark = self._spark
-            if spark is None or _jvm_alive(spark):
+            if spark is None or jvm_alive(spark):
                 return False
             log.error("Spark's JVM is gone; a new SparkSession starts with the next batch")
-            _forget_dead_session()
+            forget_dead_session()
             self._spark = None
             self._parallelism = None
             self._batches.forget()
@@ -385,16 +273,7 @@ class SparkEngine:
     ) -> threading.Thread:
         """Begin creating the session on a daemon thread; the caller never waits for it.
         ``then`` runs on that thread once the session exists (e.g. a warm-up job)."""
-        with self._starter_lock:  # not self._lock: a creation in progress must not block us
-            if self._starter is None:
-                self._starter = threading.Thread(
-                    target=self._start_quietly,
-                    args=(then,),
-                    name="spark-session-start",
-                    daemon=True,
-                )
-                self._starter.start()
-            return self._starter
+        return self._starter.in_background(functools.partial(self._start_quietly, then))
 
     def _start_quietly(self, then: Callable[[SparkEngine], None] | None) -> None:
         """Start the session, then run ``then``; failures are logged (a failed start is also
@@ -411,31 +290,16 @@ class SparkEngine:
     @property
     def start_error(self) -> str | None:
         """Why the last start failed (it is logged at ERROR); None once a start succeeded."""
-        failure = self._failure
-        return None if failure is None else failure[0]
+        return self._starter.start_error
+
+    @property
+    def started_in(self) -> float | None:
+        """Seconds the last successful start took (None before one finished)."""
+        return self._starter.started_in
 
     def _create(self) -> SparkSession:
-        from pyspark.sql import SparkSession
-
-        log.info("Starting Spark session (master %s)", self.conf["spark.master"])
-        # PySpark's driver reads the workers' Python from the environment, not the conf.
-        os.environ["PYSPARK_PYTHON"] = self.conf["spark.pyspark.python"]
-        if self.conf["spark.master"].startswith("local"):
-            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, no warning
-        conf = dict(self.conf)
-        # The class-data-sharing archive, if there is one (class_archive.py): read at each
-        # start, so one built while the worker runs serves its next session.
-        sharing = archive_options(conf)
-        if sharing:
-            conf[JAVA_OPTIONS_KEY] = driver_java_options(self._user_java_options, sharing)
-        if self.local and conf.get(UNIX_SOCKETS_KEY) == "true" and SOCKET_DIR_KEY not in conf:
-            conf.update(self._socket_dir())
-        builder = SparkSession.builder
-        for key, value in conf.items():
-            builder = builder.config(key, value)
-        spark = builder.getOrCreate()
-        spark.sparkContext.setLogLevel(self.conf["spark.log.level"])
-        _quiet_pool_warnings(spark)
+        """A new session (SessionStarter.create); on a cluster, once its handshake passed."""
+        spark = self._starter.create(self.exchange)
         if not self.local:
             self._candidate = spark
             try:
@@ -451,19 +315,6 @@ class SparkEngine:
                     ) from error
                 raise
         return spark
-
-    def _socket_dir(self) -> dict[str, str]:
-        """Where the Python workers' sockets go: the engine's private directory, so only
-        its user reaches them (TCP instead, if its path is too long for a socket's)."""
-        try:
-            root = self.exchange.root() if self.exchange is not None else None
-        except OSError as error:
-            log.warning("No private directory for Spark's Python worker sockets: %s", error)
-            root = None
-        if root is None or len(root) > MAX_SOCKET_DIR_CHARS:
-            log.info("Spark's Python workers use TCP on loopback (no short private directory)")
-            return {UNIX_SOCKETS_KEY: "false"}
-        return {SOCKET_DIR_KEY: root}
 
     def ship(self, spec: JobSpec) -> JobSpec:
         """``spec`` with its plugin locations shipped to the executors (shipping.py); in local
@@ -548,16 +399,10 @@ class SparkEngine:
         restarter = self._restarter
         if restarter is not None:
             restarter.join()
-        with self._starter_lock:
-            starter, self._starter = self._starter, None
-        if starter is not None:
-            starter.join()
+        self._starter.join_background()
         with self._lock:
             if self._spark is not None:
-                if _jvm_alive(self._spark):
-                    self._spark.stop()
-                else:
-                    _forget_dead_session()
+                stop_session(self._spark)
                 self._spark = None
             self._parallelism = None
             self._batches.forget()
@@ -580,43 +425,6 @@ def _probe(spark: SparkSession) -> tuple[int | None, bool]:
 def _stop_session(spark: SparkSession) -> None:
     """Stop a session whose cluster is gone (Spark tells the master, if it still answers)."""
     try:
-        if _jvm_alive(spark):
-            spark.stop()
-        else:
-            _forget_dead_session()
+        stop_session(spark)
     except Exception as error:
         log.warning("Stopping the unreachable SparkSession failed: %s", error)
-
-
-def _quiet_pool_warnings(spark: SparkSession) -> None:
-    """Each task's job group is its scheduler pool, made on first use by design (see above);
-    Spark's driver warns at each that it "has not been configured". Only that logger is
-    raised to ERROR (in the driver's log4j), whatever ``spark.log.level`` says."""
-    jvm: Any = spark.sparkContext._jvm
-    log4j = jvm.org.apache.logging.log4j
-    log4j.core.config.Configurator.setLevel(
-        "org.apache.spark.scheduler.FairSchedulableBuilder", log4j.Level.ERROR
-    )
-
-
-def _jvm_alive(spark: SparkSession) -> bool:
-    try:
-        return not spark.sparkContext._jsc.sc().isStopped()
-    except Exception:  # py4j: connection refused or reset
-        return False
-
-
-def _forget_dead_session() -> None:
-    """Drop PySpark's references to a JVM that is gone, so that a new one can start."""
-    from pyspark import SparkContext
-    from pyspark.sql import SparkSession
-
-    gateway = SparkContext._gateway
-    if gateway is not None:
-        with suppress(Exception):
-            gateway.shutdown()
-    SparkContext._active_spark_context = None
-    SparkContext._gateway = None
-    SparkContext._jvm = None
-    SparkSession._instantiatedSession = None
-    SparkSession._activeSession = None
