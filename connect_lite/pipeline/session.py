@@ -15,11 +15,9 @@ local property like the group). Pools not named in an allocation file are made o
 with weight 1, so a busy task's batches take turns with every other task's instead of
 queueing them behind its own.
 
-A lost cluster (not local mode): the keeper thread probes the session about once a second
-(cluster_watch.py). Once the cluster counts as unreachable, its jobs are cancelled, the session
-is stopped, and the keeper starts a new one with backoff until one starts. Meanwhile
-:meth:`SparkEngine.session` raises SparkUnavailableError (a RetriableError) at once, so tasks
-keep their batch and run it again later, and /health says why.
+A lost cluster (not local mode): the keeper (cluster_keeper.py) stops the session and starts
+a new one with backoff; meanwhile :meth:`SparkEngine.session` raises SparkUnavailableError (a
+RetriableError) at once, so tasks keep their batch and run it again later.
 """
 
 from __future__ import annotations
@@ -34,7 +32,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
 from connect_lite.api.errors import ConnectError, RetriableError
-from connect_lite.pipeline.cluster_watch import Backoff, ClusterWatch
+from connect_lite.pipeline.cluster_keeper import ClusterKeeper
 from connect_lite.pipeline.exchange import ChunkExchange
 from connect_lite.pipeline.placement import BatchTracker
 from connect_lite.pipeline.session_start import (
@@ -43,7 +41,7 @@ from connect_lite.pipeline.session_start import (
     jvm_alive,
     stop_session,
 )
-from connect_lite.pipeline.shipping import ExecutorMismatchError, Shipper, handshake
+from connect_lite.pipeline.shipping import Shipper, handshake
 from connect_lite.protocol.host import LastBatch
 from connect_lite.protocol.job_spec import JobSpec
 
@@ -59,10 +57,6 @@ _GROUP_KEYS = (
     "spark.job.interruptOnCancel",
     POOL_KEY,
 )
-
-
-PROBE_INTERVAL_S = 1.0
-"""How often the keeper probes a session on a cluster (and may start a new one)."""
 
 
 class SparkStartError(ConnectError):
@@ -109,17 +103,13 @@ class SparkEngine:
         """On a local master, chunks go to the Python workers through files (exchange.py)."""
         self._shipper = Shipper()
         self._batches = BatchTracker()
-        # A cluster's keeper (never in local mode): see the module's docstring.
-        self._unavailable: str | None = None
-        self._candidate: SparkSession | None = None
-        """A session being created (before its handshake), so the keeper can probe it."""
-        self._lost_during_start: str | None = None
-        self._watch = ClusterWatch(clock=clock)
-        self._backoff = Backoff()
-        self._next_start = 0.0
-        self._keeper: threading.Thread | None = None
-        self._restarter: threading.Thread | None = None
-        self._closing = threading.Event()
+        self._keeper = ClusterKeeper(  # its thread runs on a cluster only (_start_session)
+            self.conf["spark.master"],
+            current=lambda: self._spark,
+            drop=self._drop,
+            restart=self._restart,
+            clock=clock,
+        )
 
     @property
     def is_started(self) -> bool:
@@ -129,7 +119,7 @@ class SparkEngine:
     @property
     def unavailable(self) -> str | None:
         """Why Spark's cluster is unreachable now (None in local mode, and while it is not)."""
-        return self._unavailable
+        return self._keeper.unavailable
 
     def session(self) -> SparkSession:
         """The shared session, created on first use; blocks while another thread creates it.
@@ -137,7 +127,7 @@ class SparkEngine:
         spark = self._spark
         if spark is not None:
             return spark
-        unavailable = self._unavailable
+        unavailable = self._keeper.unavailable
         if unavailable is not None:
             raise SparkUnavailableError(unavailable)
         with self._lock:
@@ -153,104 +143,40 @@ class SparkEngine:
         if recent is not None:
             raise SparkStartError(recent[0]) from recent[1]
         if not self.local:
-            self._keep_watch()
+            self._keeper.watch()
         begin = self._clock()
-        self._lost_during_start = None
-        try:
-            spark = self._create()
-        except Exception as error:
-            message = self._starter.failure_message(error)
-            log.error("%s", message, exc_info=error)
-            if self.local or self._is_mismatch(error):
-                self._starter.failed(message, error)
-                raise SparkStartError(message) from error
-            self._become_unavailable(self._lost_during_start or message)
-            raise SparkUnavailableError(self._unavailable or message) from error
-        finally:
-            self._candidate = None
+        with self._keeper.starting():
+            try:
+                spark = self._create()
+            except Exception as error:
+                message = self._starter.failure_message(error)
+                log.error("%s", message, exc_info=error)
+                if self.local or self._keeper.is_mismatch(error):
+                    self._starter.failed(message, error)
+                    raise SparkStartError(message) from error
+                raise SparkUnavailableError(self._keeper.failed_start(message)) from error
         self._starter.succeeded(self._clock() - begin)
-        if self._unavailable is not None:
-            log.warning("Spark is reachable again: a new session started")
-        self._unavailable = None
-        self._backoff.reset()
-        self._watch.reset()
+        self._keeper.started()
         log.info("Spark session started in %.1f s", self.started_in)
         return spark
 
-    def _is_mismatch(self, error: BaseException) -> bool:
-        """Whether the executors ran the handshake and cannot run connect_lite (a setup error,
-        not a passing one); a handshake the keeper cancelled is not."""
-        return isinstance(error, ExecutorMismatchError) and self._lost_during_start is None
-
-    def _become_unavailable(self, reason: str) -> None:
-        """Tell callers the cluster is unreachable, and when the keeper tries again."""
-        if not reason.startswith("Spark is unreachable"):
-            reason = f"Spark is unreachable: {reason}"
-        delay = self._backoff.next()
-        self._next_start = self._clock() + delay
-        self._unavailable = reason
-        log.error("%s. A new SparkSession is tried in %.0f s", reason, delay)
-
-    def _keep_watch(self) -> None:
-        """Start the keeper thread, once (cluster only)."""
-        if self._keeper is None:
-            self._closing.clear()
-            self._keeper = threading.Thread(target=self._keep, name="spark-keeper", daemon=True)
-            self._keeper.start()
-
-    def _keep(self) -> None:
-        """The keeper: probe the session; once the cluster is unreachable, drop the session
-        and start a new one, with backoff between attempts."""
-        while not self._closing.wait(PROBE_INTERVAL_S):
-            try:
-                self._keep_once()
-            except Exception:  # the keeper must outlive any one probe
-                log.exception("Spark's keeper failed a round")
-
-    def _keep_once(self) -> None:
-        spark = self._spark or self._candidate
-        if spark is not None:
-            reason = self._watch.observe(*_probe(spark), master=self.conf["spark.master"])
-            if reason is not None:
-                self._lose(spark, reason)
-        elif self._unavailable is not None and self._clock() >= self._next_start:
-            restarter = self._restarter
-            if restarter is None or not restarter.is_alive():
-                # On a thread of its own: the keeper goes on probing the new session, whose
-                # handshake job waits for ever if no executor comes.
-                self._restarter = threading.Thread(
-                    target=self._restart, name="spark-restart", daemon=True
-                )
-                self._restarter.start()
-
     def _restart(self) -> None:
+        """The keeper's restart (on its ``spark-restart`` thread): a new session, if none."""
         with self._lock, suppress(SparkStartError):
-            if self._spark is None and not self._closing.is_set():
+            if self._spark is None and not self._keeper.closing:
                 self._spark = self._start_session()
 
-    def _lose(self, spark: SparkSession, reason: str) -> None:
-        """Cancel the jobs of a session whose cluster is unreachable, then stop it (a session
-        still starting fails its handshake, and its start reports the reason). The reason is
-        set first: a job that fails once cancelled finds it (raise_if_unavailable)."""
-        if spark is not self._spark:
-            self._lost_during_start = f"Spark is unreachable: {reason}"
-            with suppress(Exception):
-                spark.sparkContext.cancelAllJobs()
-            return
-        self._become_unavailable(reason)
-        with suppress(Exception):
-            spark.sparkContext.cancelAllJobs()
+    def _drop(self, spark: SparkSession) -> None:
+        """The keeper's: forget ``spark``, whose cluster is unreachable, if it is the session."""
         with self._lock:
             if self._spark is spark:
                 self._spark = None
                 self._parallelism = None
-        self._watch.reset()
-        _stop_session(spark)
 
     def raise_if_unavailable(self, error: BaseException) -> None:
         """After a failed job: SparkUnavailableError (from ``error``) if the cluster is
         unreachable now, which is why the job failed."""
-        unavailable = self._unavailable
+        unavailable = self._keeper.unavailable
         if unavailable is not None:
             raise SparkUnavailableError(unavailable) from error
 
@@ -301,19 +227,10 @@ class SparkEngine:
         """A new session (SessionStarter.create); on a cluster, once its handshake passed."""
         spark = self._starter.create(self.exchange)
         if not self.local:
-            self._candidate = spark
-            try:
-                handshake(spark.sparkContext, self._shipper.package(spark.sparkContext))
-            except BaseException as error:
-                _, stopped = _probe(spark)
-                self._candidate = None  # stopped by us: the keeper must not take it for lost
-                spark.stop()
-                if stopped:  # not the executors' fault: the master gave up on the application
-                    raise ConnectError(
-                        f"the application was stopped: the master at {self.conf['spark.master']} "
-                        "is unresponsive"
-                    ) from error
-                raise
+            self._keeper.admit(
+                spark,
+                lambda: handshake(spark.sparkContext, self._shipper.package(spark.sparkContext)),
+            )
         return spark
 
     def ship(self, spec: JobSpec) -> JobSpec:
@@ -388,17 +305,7 @@ class SparkEngine:
 
     def stop(self) -> None:
         """Stop the session (waiting for a background start and the keeper first)."""
-        self._closing.set()
-        keeper, self._keeper = self._keeper, None
-        if keeper is not None:
-            keeper.join()
-        candidate = self._candidate
-        if candidate is not None:  # a restart waiting in its handshake: end it now
-            with suppress(Exception):
-                candidate.sparkContext.cancelAllJobs()
-        restarter = self._restarter
-        if restarter is not None:
-            restarter.join()
+        self._keeper.stop()
         self._starter.join_background()
         with self._lock:
             if self._spark is not None:
@@ -409,22 +316,3 @@ class SparkEngine:
         self._shipper.close()
         if self.exchange is not None:
             self.exchange.close()
-
-
-def _probe(spark: SparkSession) -> tuple[int | None, bool]:
-    """(executors registered, or None if unknown; whether the SparkContext was stopped)."""
-    try:
-        sc = spark.sparkContext._jsc.sc()
-        if sc.isStopped():
-            return None, True
-        return max(0, int(sc.getExecutorMemoryStatus().size()) - 1), False  # minus the driver
-    except Exception:  # py4j: the JVM is gone; recover() handles that
-        return None, False
-
-
-def _stop_session(spark: SparkSession) -> None:
-    """Stop a session whose cluster is gone (Spark tells the master, if it still answers)."""
-    try:
-        stop_session(spark)
-    except Exception as error:
-        log.warning("Stopping the unreachable SparkSession failed: %s", error)
