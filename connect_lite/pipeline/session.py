@@ -1,20 +1,5 @@
 """The worker's one SparkSession: created lazily (or in the background), shared, job groups.
 
-Job groups and PySpark 4's pinned thread mode: PySpark (classic, not Spark Connect) runs
-with ``PYSPARK_PIN_THREAD=true`` by default, so every Python thread talks to the JVM through
-its own connection served by its own JVM thread. ``SparkContext.setJobGroup`` sets local
-properties on *that* JVM thread, so jobs started by the calling Python thread (and the
-JVM threads it spawns, e.g. ``toArrow``'s serving thread, which inherit local properties)
-carry the group, and other Python threads are not affected. Py4J may hand a finished
-thread's JVM connection to a new Python thread, so :meth:`SparkEngine.job_group` always
-restores the previous properties on exit instead of leaving them set.
-
-Fair sharing: the scheduler runs in FAIR mode by default, and each job group (one per task)
-is also the name of the Spark scheduler pool its jobs go to (``spark.scheduler.pool``, a
-local property like the group). Pools not named in an allocation file are made on first use
-with weight 1, so a busy task's batches take turns with every other task's instead of
-queueing them behind its own.
-
 A lost cluster (not local mode): the keeper (cluster_keeper.py) stops the session and starts
 a new one with backoff; meanwhile :meth:`SparkEngine.session` raises SparkUnavailableError (a
 RetriableError) at once, so tasks keep their batch and run it again later.
@@ -34,6 +19,7 @@ from typing import TYPE_CHECKING
 from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.pipeline.cluster_keeper import ClusterKeeper
 from connect_lite.pipeline.exchange import ChunkExchange
+from connect_lite.pipeline.job_groups import JobGroup, JobGroups
 from connect_lite.pipeline.placement import BatchTracker
 from connect_lite.pipeline.session_start import (
     SessionStarter,
@@ -50,14 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-POOL_KEY = "spark.scheduler.pool"
-_GROUP_KEYS = (
-    "spark.jobGroup.id",
-    "spark.job.description",
-    "spark.job.interruptOnCancel",
-    POOL_KEY,
-)
-
 
 class SparkStartError(ConnectError):
     """The SparkSession could not be created: tasks fail with it, and /health reports it."""
@@ -66,20 +44,6 @@ class SparkStartError(ConnectError):
 class SparkUnavailableError(SparkStartError, RetriableError):
     """Spark's cluster is unreachable (lost, or not there at start): the engine is building a
     new session with backoff; a task keeps its batch, stays RUNNING, and runs it again later."""
-
-
-def owner_tag(owner: str) -> str:
-    """The job tag of a batch job's jobs (Spark's tags may not contain commas)."""
-    return "connect-lite-job:" + owner.replace(",", "_")
-
-
-class JobGroup:
-    """A job group opened by :meth:`SparkEngine.job_group`; knows if it was cancelled."""
-
-    def __init__(self, group_id: str, owner: str | None = None) -> None:
-        self.group_id = group_id
-        self.owner = owner
-        self.cancelled = False
 
 
 class SparkEngine:
@@ -96,13 +60,12 @@ class SparkEngine:
         self._clock = clock
         self._lock = threading.Lock()
         self._spark: SparkSession | None = None
-        self._groups: dict[str, list[JobGroup]] = {}
-        self._groups_lock = threading.Lock()
         self._parallelism: int | None = None
         self.exchange = ChunkExchange() if self.local else None
         """On a local master, chunks go to the Python workers through files (exchange.py)."""
         self._shipper = Shipper()
         self._batches = BatchTracker()
+        self._groups = JobGroups(self._batches)
         self._keeper = ClusterKeeper(  # its thread runs on a cluster only (_start_session)
             self.conf["spark.master"],
             current=lambda: self._spark,
@@ -254,32 +217,10 @@ class SparkEngine:
     ) -> Iterator[JobGroup]:
         """Tag the Spark jobs this thread runs inside the block with ``group_id``, which is
         also the scheduler pool they run in, and with ``owner`` (a batch job's own id), which
-        ``cancel`` may be limited to."""
+        ``cancel`` may be limited to (job_groups.py)."""
         sc = self.session().sparkContext
-        saved = {key: sc.getLocalProperty(key) for key in _GROUP_KEYS}
-        handle = JobGroup(group_id, owner)
-        with self._groups_lock:
-            self._groups.setdefault(group_id, []).append(handle)
-        sc.setJobGroup(group_id, description, interruptOnCancel=True)
-        sc.setLocalProperty(POOL_KEY, group_id)  # the task's own scheduler pool
-        tag = self._batches.new_tag(group_id)  # finds this batch's jobs again (placement.py)
-        tags = [tag] if owner is None else [tag, owner_tag(owner)]
-        for each in tags:
-            sc.addJobTag(each)
-        try:
+        with self._groups.opened(sc, group_id, description, owner) as handle:
             yield handle
-        finally:
-            self._batches.finished(group_id, group_id, tag)
-            with self._groups_lock:
-                handles = self._groups.get(group_id, [])
-                if handle in handles:
-                    handles.remove(handle)
-                if not handles:
-                    self._groups.pop(group_id, None)
-            for each in tags:
-                sc.removeJobTag(each)
-            for key, value in saved.items():
-                sc.setLocalProperty(key, value)  # type: ignore[arg-type]  # None clears it
 
     def last_batch(self, group_id: str) -> LastBatch | None:
         """The scheduler pool and executors of the last finished batch of ``group_id``;
@@ -291,17 +232,7 @@ class SparkEngine:
         """Cancel the running jobs of ``group_id`` and mark its open job groups cancelled;
         with ``owner``, only those opened with it (a batch job stopped late must not cancel the
         jobs of the batch job that replaced it, in the same group)."""
-        with self._groups_lock:
-            for handle in self._groups.get(group_id, []):
-                if owner is None or handle.owner == owner:
-                    handle.cancelled = True
-        spark = self._spark
-        if spark is not None:
-            with suppress(Exception):  # a JVM that is gone has nothing left to cancel
-                if owner is None:
-                    spark.sparkContext.cancelJobGroup(group_id)
-                else:
-                    spark.sparkContext.cancelJobsWithTag(owner_tag(owner))
+        self._groups.cancel(self._spark, group_id, owner)
 
     def stop(self) -> None:
         """Stop the session (waiting for a background start and the keeper first)."""

@@ -237,7 +237,7 @@ def _socket_dir(exchange: ChunkExchange | None) -> dict[str, str]:
 
 
 def _quiet_pool_warnings(spark: SparkSession) -> None:
-    """Each task's job group is its scheduler pool, made on first use by design (session.py);
+    """Each task's job group is its scheduler pool, made on first use by design (job_groups.py);
     Spark's driver warns at each that it "has not been configured". Only that logger is
     raised to ERROR (in the driver's log4j), whatever ``spark.log.level`` says."""
     jvm: Any = spark.sparkContext._jvm
