@@ -7,7 +7,6 @@ RetriableError) at once, so tasks keep their batch and run it again later.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import threading
@@ -201,8 +200,7 @@ class SparkEngine:
         mode, or without plugin locations, ``spec`` itself."""
         if self.local or not spec.plugin_locations:
             return spec
-        shipped = self._shipper.locations(self.session().sparkContext, spec.plugin_locations)
-        return spec if shipped == spec.shipped else dataclasses.replace(spec, shipped=shipped)
+        return self._shipper.ship(self.session().sparkContext, spec)
 
     @property
     def default_parallelism(self) -> int:
