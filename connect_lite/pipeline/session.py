@@ -1,8 +1,16 @@
-"""The worker's one SparkSession: created lazily (or in the background), shared, job groups.
+"""The worker's Spark: SparkEngine, the one object batch jobs, tasks and /health use.
 
-A lost cluster (not local mode): the keeper (cluster_keeper.py) stops the session and starts
-a new one with backoff; meanwhile :meth:`SparkEngine.session` raises SparkUnavailableError (a
-RetriableError) at once, so tasks keep their batch and run it again later.
+SparkEngine holds the worker's one SparkSession, created lazily (or in the background) and
+shared, and decides when a new one starts; the rest is its collaborators':
+
+- session_start.py: the conf and the builder, the last failed start, the background start;
+- cluster_keeper.py: on a cluster, the keeper, which drops a session whose cluster is
+  unreachable and starts a new one with backoff; meanwhile :meth:`SparkEngine.session`
+  raises SparkUnavailableError (a RetriableError) at once, so tasks keep their batch and
+  run it again later;
+- job_groups.py: a task's job group, scheduler pool and job tags, and cancelling its jobs;
+- shipping.py: connect_lite and plugin locations, shipped to a cluster's executors;
+- placement.py: where each task's last batch ran.
 """
 
 from __future__ import annotations
@@ -46,7 +54,18 @@ class SparkUnavailableError(SparkStartError, RetriableError):
 
 
 class SparkEngine:
-    """Owns the worker's SparkSession: lazy, thread-safe creation, job groups, stop."""
+    """The worker's Spark behind one facade: the session, job groups, shipping, placement.
+
+    Owns the session itself, the partitions a batch is split into, and the chunk exchange
+    (local mode); decides when a session starts, what a failed start is (SparkStartError,
+    or SparkUnavailableError on a cluster) and when a session is dropped (``recover``,
+    ``stop``, and ``_drop`` for the keeper). The rest is delegated (module docstring).
+
+    Lock: ``_lock``, held while a session is created, dropped or stopped, so there is one at
+    a time and callers of ``session`` wait for a creation in progress. No thread of its own:
+    the background start's is the SessionStarter's, the probe loop's and the restarts' are
+    the ClusterKeeper's.
+    """
 
     def __init__(
         self,
