@@ -34,7 +34,7 @@ in a Struct, stamps it and renames the topic; the sink drops the stamp, extracts
 renames the topic back.
 
 Each direction has a third line: a bare Spark stage over the same records, in a session with
-the worker's settings (connect_lite.pipeline.session's defaults), in batches of the worker's
+the worker's settings (connect_lite.pipeline.session_start's defaults), in batches of the worker's
 largest size: Arrow tables in, an identity conversion in the Python workers (``mapInArrow``;
 text to bytes for the source, bytes to text for the sink), Arrow tables out. It is Spark's
 own cost for moving the records, so the gap between it and the pipeline is connect-lite's.

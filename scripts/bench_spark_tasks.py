@@ -1,7 +1,7 @@
 """Benchmark: what one Spark job with Python workers costs, by how the JVM reaches them and how
 the chunks travel.
 
-Two sessions with the worker's settings (connect_lite.pipeline.session's defaults), one after
+Two sessions with the worker's settings (connect_lite.pipeline.session_start's defaults), one after
 the other, each in a process of its own: the JVM talks to its Python workers over TCP on
 loopback, or over Unix domain sockets (``spark.python.unix.domain.socket.enabled``, the
 worker's default). In each, the median of ``--runs`` jobs of three kinds:
@@ -59,7 +59,8 @@ def measure(unix_sockets: bool, runs: int) -> dict[str, float]:
     """Median ms per job of each kind, in a fresh session."""
     import pyarrow as pa
 
-    from connect_lite.pipeline.session import UNIX_SOCKETS_KEY, SparkEngine
+    from connect_lite.pipeline.session import SparkEngine
+    from connect_lite.pipeline.session_start import UNIX_SOCKETS_KEY
     from connect_lite.pipeline.transfer import _ARROW_SCHEMA, OUTPUT_SCHEMA, _row
 
     engine = SparkEngine({"spark.master": "local[2]", UNIX_SOCKETS_KEY: str(unix_sockets).lower()})

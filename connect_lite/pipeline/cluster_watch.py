@@ -4,7 +4,7 @@ Spark's standalone app client does not give up on a lost master: the driver logs
 from Spark cluster! Waiting for reconnection...", loses its executors, and its jobs wait for
 new ones ("Initial job has not accepted any resources") for ever. A master started again
 without recovery mode does not know the application, so they never come. The engine
-therefore probes its session about once a second (session.py's keeper) and feeds the probes
+therefore probes its session about once a second (cluster_keeper.py) and feeds the probes
 to a :class:`ClusterWatch`; once it says unreachable, the session is stopped and built again
 with :class:`Backoff` between attempts. No pyspark here: the logic runs on plain numbers.
 """

@@ -35,7 +35,11 @@ class _Entry:
 
 
 class BatchTracker:
-    """Per job group, the tag of its last finished batch; reads its executors on demand."""
+    """Per job group, the tag of its last finished batch; reads its executors on demand.
+
+    Owns those tags and what was read of them. Lock: ``_lock``, over the entries only (Spark
+    is read without it). No thread.
+    """
 
     def __init__(self) -> None:
         self._last: dict[str, _Entry] = {}

@@ -22,6 +22,7 @@ in the executors' Python environment (``spark.pyspark.python``).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import platform
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from connect_lite.api.errors import ConnectError
 from connect_lite.plugins import isolation
-from connect_lite.protocol.job_spec import ShippedLocation
+from connect_lite.protocol.job_spec import JobSpec, ShippedLocation
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -86,7 +87,12 @@ def archive_name(location: str, digest: str) -> str:
 
 
 class Shipper:
-    """The driver side: packs each thing once per worker, adds it once per SparkContext."""
+    """The driver side: packs each thing once per worker, adds it once per SparkContext.
+
+    Owns the zips it packed (in a private temporary directory, until ``close``) and which of
+    them the current SparkContext was given. Lock: ``_lock``, over both (packing happens
+    under it). No thread.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -129,6 +135,12 @@ class Shipper:
                     self._added.add(zipped.name)
                 shipped.append(ShippedLocation(location, zipped.name))
         return tuple(shipped)
+
+    def ship(self, sc: SparkContext, spec: JobSpec) -> JobSpec:
+        """``spec`` with its plugin locations shipped (``locations``); ``spec`` itself if they
+        were shipped as it says already."""
+        shipped = self.locations(sc, spec.plugin_locations)
+        return spec if shipped == spec.shipped else dataclasses.replace(spec, shipped=shipped)
 
     def close(self) -> None:
         with self._lock:

@@ -46,8 +46,9 @@ from connect_lite.pipeline import exchange
 from connect_lite.pipeline.chunk_work import run_chunk
 from connect_lite.pipeline.chunks import ChunkResult, SourceChunk
 from connect_lite.pipeline.executor import components, gc_paused
+from connect_lite.pipeline.job_groups import JobGroup
 from connect_lite.pipeline.record_errors import JobCancelledError, JobFailedError
-from connect_lite.pipeline.session import JobGroup, SparkEngine
+from connect_lite.pipeline.session import SparkEngine
 from connect_lite.pipeline.typed_rows import RowLayout, sink_rows, source_rows, typed_rows
 from connect_lite.protocol.job_spec import JobSpec
 

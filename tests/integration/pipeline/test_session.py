@@ -11,7 +11,7 @@ import pytest
 
 from connect_lite.api import SourceRecord
 from connect_lite.pipeline import JobCancelledError, SourceJob, SparkEngine
-from connect_lite.pipeline.session import effective_conf
+from connect_lite.pipeline.session_start import effective_conf
 from connect_lite.protocol.job_spec import JobSpec, TransformSpec
 from connect_lite.testing import wait_for
 from tests.integration.pipeline import plugins

@@ -3,7 +3,7 @@ last, so that the user's win (HotSpot takes the last of a repeated option)."""
 
 from __future__ import annotations
 
-from connect_lite.pipeline.session import (
+from connect_lite.pipeline.session_start import (
     DRIVER_JAVA_OPTIONS,
     JAVA_OPTIONS_KEY,
     driver_java_options,

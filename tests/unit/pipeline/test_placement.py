@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from connect_lite.pipeline.job_groups import POOL_KEY
 from connect_lite.pipeline.placement import BatchTracker, executors_of_tag
-from connect_lite.pipeline.session import POOL_KEY, SparkEngine
+from connect_lite.pipeline.session import SparkEngine
 from connect_lite.protocol.host import LastBatch
 
 

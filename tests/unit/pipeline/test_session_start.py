@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from connect_lite.pipeline.session import RETRY_AFTER_S, SparkEngine, SparkStartError
+from connect_lite.pipeline.session import SparkEngine, SparkStartError
+from connect_lite.pipeline.session_start import RETRY_AFTER_S
 from tests.fakes import FakeClock
 
 

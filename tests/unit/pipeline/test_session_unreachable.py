@@ -2,7 +2,7 @@
 session, and starts a new one with backoff; meanwhile callers get SparkUnavailableError at
 once and ``unavailable`` says why. Local mode has none of it.
 
-The keeper's rounds are driven by hand (``_keep_once``), with a fake clock and fake probes;
+The keeper's rounds are driven by hand (``keep_once``), with a fake clock and fake probes;
 no thread and no JVM."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from connect_lite.pipeline import session as session_module
+from connect_lite.pipeline import cluster_keeper
 from connect_lite.pipeline.cluster_watch import UNREACHABLE_AFTER_S
 from connect_lite.pipeline.session import SparkEngine, SparkStartError, SparkUnavailableError
 from connect_lite.pipeline.shipping import ExecutorMismatchError
@@ -51,6 +51,7 @@ class ClusterRuntime(SparkEngine):
         self.executors: int | None = 2
         self.stopped_app = False
         self.fake_clock = clock
+        self._keeper.watch = lambda: None  # type: ignore[method-assign]  # no keeper thread
 
     def _create(self) -> Any:
         if self.errors:
@@ -59,14 +60,15 @@ class ClusterRuntime(SparkEngine):
         self.created.append(spark)
         return spark
 
-    def _keep_watch(self) -> None:
-        pass  # the test drives _keep_once itself
+    def keep_once(self) -> None:
+        """A keeper round: the test drives them itself."""
+        self._keeper.keep_once()
 
     def restart_now(self) -> None:
         """A keeper round whose restart runs on this thread."""
-        self._keep_once()
-        if self._restarter is not None:
-            self._restarter.join(10)
+        self.keep_once()
+        if self._keeper._restarter is not None:
+            self._keeper._restarter.join(10)
 
 
 @pytest.fixture(autouse=True)
@@ -78,8 +80,8 @@ def fake_probes(monkeypatch: pytest.MonkeyPatch) -> None:
     def stop(spark: Any) -> None:
         spark.stopped = True
 
-    monkeypatch.setattr(session_module, "_probe", probe)
-    monkeypatch.setattr(session_module, "_stop_session", stop)
+    monkeypatch.setattr(cluster_keeper, "_probe", probe)
+    monkeypatch.setattr(cluster_keeper, "_stop_session", stop)
     fake_probes.probe = probe  # type: ignore[attr-defined]
 
 
@@ -92,21 +94,21 @@ def cluster_runtime(errors: list[Exception] | None = None) -> tuple[ClusterRunti
 
 def lose_the_cluster(engine: ClusterRuntime, clock: FakeClock) -> None:
     engine.executors = 0
-    engine._keep_once()
+    engine.keep_once()
     clock.now += UNREACHABLE_AFTER_S
-    engine._keep_once()
+    engine.keep_once()
 
 
 def test_a_session_without_executors_for_the_timeout_is_dropped() -> None:
     engine, clock = cluster_runtime()
     first = engine.session()
     engine.executors = 0
-    engine._keep_once()
+    engine.keep_once()
     clock.now += UNREACHABLE_AFTER_S - 1
-    engine._keep_once()
+    engine.keep_once()
     assert engine.unavailable is None and engine.session() is first
     clock.now += 1
-    engine._keep_once()
+    engine.keep_once()
     assert first.sparkContext.cancelled == 1 and first.stopped  # its waiting jobs fail
     assert engine.unavailable == (
         f"Spark is unreachable: no executor for {UNREACHABLE_AFTER_S:.0f} s: the master at "
@@ -197,11 +199,11 @@ def test_a_handshake_the_keeper_cancelled_is_unavailable() -> None:
     starting = NamedSession("starting")
 
     def create() -> Any:
-        engine._candidate = starting  # type: ignore[assignment]  # probed during the start
+        engine._keeper._candidate = starting  # type: ignore[assignment]  # probed during the start
         engine.executors = 0
-        engine._keep_once()
+        engine.keep_once()
         clock.now += UNREACHABLE_AFTER_S
-        engine._keep_once()  # cancels the handshake's job
+        engine.keep_once()  # cancels the handshake's job
         assert starting.sparkContext.cancelled == 1
         raise ExecutorMismatchError("Spark's executors could not run connect_lite's handshake")
 
@@ -214,7 +216,7 @@ def test_local_mode_has_no_keeper_and_no_unavailable(monkeypatch: pytest.MonkeyP
     clock = FakeClock(100.0)
     engine = ClusterRuntime([RuntimeError("gateway exited")], clock, master="local[2]")
     kept: list[bool] = []
-    monkeypatch.setattr(engine, "_keep_watch", lambda: kept.append(True))
+    monkeypatch.setattr(engine._keeper, "watch", lambda: kept.append(True))
     with pytest.raises(SparkStartError) as failed:
         engine.session()
     assert not isinstance(failed.value, SparkUnavailableError)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_lite.pipeline.session import effective_conf
+from connect_lite.pipeline.session_start import effective_conf
 from connect_lite.pipeline.shipping import archive_name, content_hash, is_local, pack
 from connect_lite.plugins import isolation
 from connect_lite.plugins.isolation import PluginRef
