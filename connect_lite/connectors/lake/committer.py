@@ -1,7 +1,7 @@
-"""One task's staged records and the commit rounds that make them visible files.
+"""One task's buffered records and the commit rounds that make them visible files.
 
-The state is per topic partition: what is staged (:class:`StagedPartition`) and the next
-offset to accept (after the last record staged or in a visible file; redelivered and
+The state is per topic partition: what is buffered (:class:`BufferedPartition`) and the next
+offset to accept (after the last record buffered or in a visible file; redelivered and
 rewound records below it are skipped). A commit round takes complete segments of some
 partitions and goes through these phases:
 
@@ -9,14 +9,14 @@ partitions and goes through these phases:
    deletes them and changes nothing.
 2. *deciding*: the journal is written. If that fails, the round is undecided until a
    later call finds out whether the journal (or one of its renamed files) exists.
-3. *committed*: the journal exists. The segments leave the staged state; the journal is
+3. *committed*: the journal exists. The segments leave the buffered state; the journal is
    rolled forward (a failure leaves it pending, retried before anything else).
 
 A put is atomic for the worker. Records of a run (the records of one ``put_dataframe``,
-handed over again after a ``RetriableError``) stay staged while the worker retries, and
-are unstaged when the put fails otherwise, since the worker then skips them (errors.tolerance
+handed over again after a ``RetriableError``) stay buffered while the worker retries, and
+are unbuffered when the put fails otherwise, since the worker then skips them (errors.tolerance
 ``all``) or fails. If a round also held records of earlier runs and they fail alone too,
-those partitions are unstaged and the consumer rewound to read them again (``rewinds``):
+those partitions are unbuffered and the consumer rewound to read them again (``rewinds``):
 until the records come again, later records of the partition are skipped (they come again
 too), and the records read again are committed at the end of each put, so that a failure
 is the failure of the put that holds them.
@@ -40,7 +40,7 @@ from .errors import is_retriable
 from .journal import Journal
 from .layout import FileName, Layout, unescape_partition_value
 from .partitioning import FILE_COLUMN, BatchPlan
-from .rotation import Piece, StagedPartition
+from .rotation import BufferedPartition, Piece
 from .spark_io import PARTITION_COLUMN, PartitionRows
 from .store import Store
 
@@ -55,18 +55,18 @@ class _Round:
 
 @dataclass(frozen=True)
 class _Mark:
-    """How to unstage what the run being put staged for one partition."""
+    """How to unbuffer what the run being put buffered for one partition."""
 
     next_offset: int | None  # the partition's next offset before the run
-    first_offset: int  # the first offset the run staged
+    first_offset: int  # the first offset the run buffered
 
 
 class _EarlierFailed(Exception):
-    """Records staged by earlier runs failed to commit; their partitions are rewound."""
+    """Records buffered by earlier runs failed to commit; their partitions are rewound."""
 
 
 class Committer:
-    """Stages batches and commits segments for one task, on one store."""
+    """Buffers batches and commits segments for one task, on one store."""
 
     def __init__(
         self, config: LakeConfig, layout: Layout, store: Store, clock: Callable[[], float]
@@ -75,21 +75,21 @@ class Committer:
         self.layout = layout
         self.store = store
         self._clock = clock
-        self.states: dict[TopicPartition, StagedPartition] = {}
+        self.states: dict[TopicPartition, BufferedPartition] = {}
         self.next_offsets: dict[TopicPartition, int] = {}
         self._put_refs: dict[str, set[TopicPartition]] = {}
-        """Staging directory of a put -> partitions whose pieces in it are still staged."""
+        """Buffer directory of a put -> partitions whose pieces in it are still buffered."""
         self._undecided: _Round | None = None
         self._pending: list[Journal] = []
         self.rounds = 0
         """How many rounds this committer committed."""
         self._run: dict[TopicPartition, _Mark] | None = None
-        """What the run being put staged (None between runs)."""
+        """What the run being put buffered (None between runs)."""
         self._run_committed = False
         """Whether a round committed records of the run (it can no longer be undone)."""
         self._reread: dict[TopicPartition, int] = {}
         """Partitions rewound, until their records come again: the last offset that was
-        staged (later records arriving first are skipped; they come again too)."""
+        buffered (later records arriving first are skipped; they come again too)."""
         self._eager: dict[TopicPartition, int] = {}
         """Partitions whose records up to this offset are committed at the end of each put."""
         self.rewinds: dict[TopicPartition, int] = {}
@@ -99,7 +99,7 @@ class Committer:
 
     def recover(self, partitions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
         """Settle this task's rounds, roll forward every journal of the connector, delete
-        this task's unreferenced staging and temporary files, and return the offset after
+        this task's unreferenced buffered pieces and temporary files, and return the offset after
         the last record in a visible file of each partition that has one."""
         self.settle()
         for found in journal.find(self.store, self.layout):
@@ -124,7 +124,7 @@ class Committer:
         return lasts
 
     def forget(self, partitions: Collection[TopicPartition]) -> None:
-        """Drop the partitions' staged records (a revoked partition is re-read by its next
+        """Drop the partitions' buffered records (a revoked partition is re-read by its next
         owner from its visible files); their pieces are deleted if the store allows."""
         for tp in partitions:
             self.next_offsets.pop(tp, None)
@@ -136,8 +136,8 @@ class Committer:
 
     def _sweep(self) -> None:
         store, layout = self.store, self.layout
-        for name, _ in store.list_dir(layout.staging_root):
-            put_dir = f"{layout.staging_root}/{name}"
+        for name, _ in store.list_dir(layout.buffer_root):
+            put_dir = f"{layout.buffer_root}/{name}"
             refs = self._put_refs.get(put_dir)
             if not refs:
                 store.delete(put_dir)
@@ -189,11 +189,11 @@ class Committer:
         session: Any,
         assigned: Collection[TopicPartition] | None = None,
     ) -> dict[TopicPartition, int]:
-        """Stage one batch and commit every segment that is complete; returns the offset
+        """Buffer one batch and commit every segment that is complete; returns the offset
         after the batch's last record, per partition.
 
         Records of partitions not in ``assigned`` (when given) are refused before anything
-        is staged. An error that is not retriable leaves nothing of the run staged."""
+        is buffered. An error that is not retriable leaves nothing of the run buffered."""
         try:
             self.settle()
         except Exception as error:
@@ -205,14 +205,14 @@ class Committer:
             _check_partitions(rows, assigned)
             try:
                 self._put_rows(df, plan, session, rows)
-            except _EarlierFailed:  # the run was unstaged; without those records it may pass
+            except _EarlierFailed:  # the run was unbuffered; without those records it may pass
                 self._run, self._run_committed = {}, False
                 self._put_rows(df, plan, session, rows)
         except Exception as error:
             if is_retriable(error):
-                raise  # the records are handed over again: what the run staged stays
+                raise  # the records are handed over again: what the run buffered stays
             self._undo_run(error)
-            if isinstance(error, _EarlierFailed):  # again, with the run's records unstaged
+            if isinstance(error, _EarlierFailed):  # again, with the run's records unbuffered
                 raise ConnectError(f"{error}; no record of the batch is written") from error
             raise
         self._run = None
@@ -234,7 +234,7 @@ class Committer:
         if before:
             self._publish_or_blame(session, before, earlier=True)
         if batch:
-            self._stage(df, plan, batch, skip, now)
+            self._buffer_batch(df, plan, batch, skip, now)
         cuts = {tp: s.complete for tp, s in self.states.items() if s.complete}
         cuts.update({tp: len(s) for tp in eager if len(s := self.states.get(tp) or ())})
         if cuts:
@@ -243,8 +243,8 @@ class Committer:
     def _publish_or_blame(
         self, session: Any, cuts: Mapping[TopicPartition, int], earlier: bool
     ) -> None:
-        """Publish; if that fails and not retriably, unstage the run, and fail the run (a
-        ConnectError); or, for a round of records staged before the run (``earlier``: a
+        """Publish; if that fails and not retriably, unbuffer the run, and fail the run (a
+        ConnectError); or, for a round of records buffered before the run (``earlier``: a
         schema change or a scheduled rotation), have those read again (_EarlierFailed).
 
         (A round of complete segments that fails holds records of the run: without them
@@ -270,12 +270,12 @@ class Committer:
             described = self._describe(left)
             self._read_again(left, error)
             raise _EarlierFailed(
-                f"Staged records of earlier batches ({described}) could not be written; they "
+                f"Buffered records of earlier batches ({described}) could not be written; they "
                 f"are read again from Kafka: {error}"
             ) from error
 
     def _undo_run(self, error: BaseException) -> None:
-        """Unstage what the run staged, after an error that is not retriable. Raises
+        """Unbuffer what the run buffered, after an error that is not retriable. Raises
         RetriableError if that cannot be done: the store cannot tell whether a round was
         committed, or a round committed records of the run."""
         if self._undecided is not None or self._pending:
@@ -307,10 +307,10 @@ class Committer:
                 self.next_offsets[tp] = mark.next_offset
 
     def _read_again(self, cuts: Mapping[TopicPartition, int], error: BaseException) -> None:
-        """Unstage the partitions of records of earlier runs that cannot be committed, and
-        have them read again from their first staged offset."""
+        """Unbuffer the partitions of records of earlier runs that cannot be committed, and
+        have them read again from their first buffered offset."""
         log.error(
-            "Staged records of earlier batches (%s) could not be written; they are read "
+            "Buffered records of earlier batches (%s) could not be written; they are read "
             "again from Kafka: %s",
             self._describe(cuts),
             error,
@@ -355,7 +355,7 @@ class Committer:
             return {}
         due = {}
         for tp, state in self.states.items():
-            since = state.staged_since()
+            since = state.buffered_since()
             if since is not None and (now - since) * 1000 >= interval:
                 due[tp] = len(state)
         return due
@@ -363,7 +363,7 @@ class Committer:
     def _admit(
         self, rows: dict[TopicPartition, PartitionRows]
     ) -> tuple[dict[TopicPartition, PartitionRows], dict[TopicPartition, int], set[TopicPartition]]:
-        """The rows to stage per partition: not below its next offset, nulls handled by
+        """The rows to buffer per partition: not below its next offset, nulls handled by
         ``behavior.on.null.values``; the partitions that have rows to skip; and those whose
         records are to be committed at the end of the put (records read again)."""
         batch: dict[TopicPartition, PartitionRows] = {}
@@ -397,7 +397,7 @@ class Committer:
         return batch, skip, eager
 
     def _kept(self, tp: TopicPartition, part: PartitionRows, start: int | None) -> PartitionRows:
-        """A partition's rows to stage: from ``start``, nulls ignored if configured; raises
+        """A partition's rows to buffer: from ``start``, nulls ignored if configured; raises
         DataError for a null value (unless ignored) and a record without a directory."""
         kept = PartitionRows()
         ignore = self.config.ignore_null_values
@@ -434,7 +434,7 @@ class Committer:
             f"{self.config.timestamp_field!r} is null or not a time"
         )
 
-    def _stage(
+    def _buffer_batch(
         self,
         df: Any,
         plan: BatchPlan,
@@ -442,10 +442,10 @@ class Committer:
         skip: dict[TopicPartition, int],
         now: float,
     ) -> None:
-        put_dir = f"{self.layout.staging_root}/{uuid.uuid4().hex}"
+        put_dir = f"{self.layout.buffer_root}/{uuid.uuid4().hex}"
         condition = spark_io.keep_rows_sql(skip, self.config.ignore_null_values)
         try:
-            spark_io.stage(df, plan, self.store.url(put_dir), condition)
+            spark_io.buffer_batch(df, plan, self.store.url(put_dir), condition)
         except BaseException:
             with contextlib.suppress(Exception):
                 self.store.delete(put_dir)
@@ -457,7 +457,7 @@ class Committer:
                 self._run[tp] = _Mark(self.next_offsets.get(tp), part.offsets[0])
             state = self.states.get(tp)
             if state is None or (not len(state) and state.type_key != plan.type_key):
-                state = self.states[tp] = StagedPartition(plan.type_key, plan.value_is_struct)
+                state = self.states[tp] = BufferedPartition(plan.type_key, plan.value_is_struct)
             piece = Piece(spark_io.piece_dir(put_dir, tp), part.offsets[0], part.offsets[-1], now)
             state.add(part.offsets, part.times, [d or "" for d in part.dirs], piece)
             state.scan(config.flush_size, config.rotate_interval_ms)
@@ -466,7 +466,7 @@ class Committer:
     # -- commit rounds -----------------------------------------------------------------
 
     def publish(self, session: Any, cuts: Mapping[TopicPartition, int]) -> None:
-        """Commit the first ``cuts[tp]`` staged records of each partition as files."""
+        """Commit the first ``cuts[tp]`` buffered records of each partition as files."""
         round_id = uuid.uuid4().hex
         temp_dir = f"{self.layout.temp_root}/{round_id}"
         try:
@@ -533,7 +533,7 @@ class Committer:
     def _files_of(
         self, tps: list[TopicPartition], cuts: Mapping[TopicPartition, int]
     ) -> tuple[list[tuple[str, int, int, int]], list[str], dict[str, str]]:
-        """The segments' bounds, the staged pieces holding them, and file key -> visible
+        """The segments' bounds, the buffered pieces holding them, and file key -> visible
         path of each file to write."""
         config, layout = self.config, self.layout
         extension = config.format.value
@@ -572,7 +572,7 @@ class Committer:
         return written
 
     def _release(self, tp: TopicPartition, pieces: list[Piece]) -> None:
-        """Delete pieces no longer staged (the whole put directory with its last one)."""
+        """Delete pieces no longer buffered (the whole put directory with its last one)."""
         for piece in pieces:
             put_dir = piece.path.rsplit("/", 1)[0]
             refs = self._put_refs.get(put_dir, set())
@@ -583,12 +583,12 @@ class Committer:
             try:
                 self.store.delete(target)
             except Exception:
-                log.warning("Could not delete staged %s; it goes at the next open", target)
+                log.warning("Could not delete buffered %s; it goes at the next open", target)
 
     # -- offsets -----------------------------------------------------------------------
 
     def safe_offsets(self, offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """Per partition, the first staged offset if records are staged (everything before
+        """Per partition, the first buffered offset if records are buffered (everything before
         it is in visible files or was never to be written), else the offset given; at most
         the offset a partition was rewound to until its records come again."""
         safe = {}
