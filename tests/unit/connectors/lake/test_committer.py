@@ -14,6 +14,7 @@ from connect_lite.connectors.lake import spark_io
 from connect_lite.connectors.lake.committer import Committer
 from connect_lite.connectors.lake.config import LakeConfig
 from connect_lite.connectors.lake.layout import Layout
+from connect_lite.connectors.lake.rotation import BufferedPartition
 from connect_lite.connectors.lake.store import LocalStore
 from tests.fakes import FakeClock
 
@@ -37,6 +38,16 @@ def committer(
 def hidden_files(tmp_path: Path) -> list[str]:
     root = tmp_path / "_connect-lite"
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def next_offsets(c: Committer) -> dict[TopicPartition, int]:
+    """The next offset to accept of each partition that has one."""
+    return {tp: s.next_offset for tp, s in c.partitions.items() if s.next_offset is not None}
+
+
+def buffers(c: Committer) -> dict[TopicPartition, BufferedPartition]:
+    """The buffer of each partition that has one (empty or not)."""
+    return {tp: s.buffer for tp, s in c.partitions.items() if s.buffer is not None}
 
 
 def buffered_pieces(tmp_path: Path) -> list[str]:
@@ -338,7 +349,7 @@ def test_a_put_that_fails_for_good_unbuffers_its_records(
         r"written: \[Errno 13\] denied",
     ):
         c.put(rows("orders", 0, range(2, 5)), plan(), None)
-    assert c.next_offsets == {TP0: 2} and c.safe_offsets({TP0: 5}) == {TP0: 0}
+    assert next_offsets(c) == {TP0: 2} and c.safe_offsets({TP0: 5}) == {TP0: 0}
     assert buffered_pieces(tmp_path) == ["_tp=orders+0"]  # the first put's piece only
     c.put(rows("orders", 0, range(5, 8)), plan(), None)  # the worker went on after 2..4
     assert visible_offsets(tmp_path) == {
@@ -362,7 +373,7 @@ def test_a_run_retried_then_failing_for_good_unbuffers_what_every_attempt_buffer
     assert c.safe_offsets({TP0: 4}) == {TP0: 0} and buffered_pieces(tmp_path)
     with pytest.raises(ConnectError, match="denied"):  # the same records again
         c.put(rows("orders", 0, range(4)), plan(), None)
-    assert c.next_offsets == {} and c.states == {} and hidden_files(tmp_path) == []
+    assert next_offsets(c) == {} and buffers(c) == {} and hidden_files(tmp_path) == []
     c.put(rows("orders", 0, range(4, 7)), plan(), None)
     assert visible_offsets(tmp_path) == {
         "orders/partition=0/orders+0+0000000004+0000000006.parquet": [4, 5, 6]
@@ -402,10 +413,10 @@ def test_earlier_records_that_cannot_be_written_are_read_again(
     assert asked == [[("orders", 0, 0, 1)]]  # the schema change's round, which failed
     assert c.rewinds == {TP0: 0}  # the task rewinds the consumer
     # this put's records of orders-0 come again too, after 0..1; orders-1 is buffered
-    assert c.next_offsets == {TP0: 0, TP1: 2}
+    assert next_offsets(c) == {TP0: 0, TP1: 2}
     assert c.safe_offsets({TP0: 4, TP1: 2}) == {TP0: 0, TP1: 0}
     c.put(rows("orders", 0, range(4, 6)), plan("v2"), None)  # the batch's rest: ahead
-    assert TP0 not in c.states and c.safe_offsets({TP0: 6}) == {TP0: 0}
+    assert TP0 not in buffers(c) and c.safe_offsets({TP0: 6}) == {TP0: 0}
     c.rewinds.clear()
     c.put(rows("orders", 0, range(2)), plan("v1"), None)  # read again: committed at once
     assert visible_offsets(tmp_path) == {
@@ -443,7 +454,7 @@ def test_a_partition_rewound_is_read_again_when_the_worker_is_there(
     c.put(rows("orders", 0, range(2, 4)), plan("v2"), None)
     c.seen_positions({TP0: 4})  # not rewound yet
     c.put(rows("orders", 0, [2, 3]), plan("v2"), None)
-    assert TP0 not in c.states
+    assert TP0 not in buffers(c)
     c.seen_positions({TP0: 0})  # rewound
     c.put(rows("orders", 0, [2, 3]), plan("v2"), None)  # 0..1 are dropped now
     assert visible_offsets(tmp_path) == {
@@ -480,7 +491,7 @@ def test_a_bad_record_fails_the_put_before_anything_is_buffered(
     with pytest.raises(DataError) as raised:
         c.put(batch, plan(), None)
     assert str(raised.value).startswith(message)
-    assert fake_spark.jobs == ["collect"] and c.states == {} and c.next_offsets == {}
+    assert fake_spark.jobs == ["collect"] and buffers(c) == {} and next_offsets(c) == {}
 
 
 def test_records_of_a_partition_not_assigned_are_refused_before_anything_is_buffered(
