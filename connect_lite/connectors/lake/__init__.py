@@ -10,16 +10,16 @@ another value is one column ``value`` (schemaless batches: the inferred ``value_
 else the JSON text). It is named ``<topic>+<partition>+<first offset>+<last offset>.<ext>``
 (offsets zero-padded) in the partitioner's directory under ``<topics.dir>/<topic>/``.
 
-**Staging.** Each put first collects the batch's small columns (offset, record time,
+**Buffering.** Each put first collects the batch's small columns (offset, record time,
 directory; ``spark_io.collect_rows``) and writes the batch as Parquet into the task's hidden
-staging area, ``<store>/_connect-lite/<connector>/task-<n>/staging/<put>/_tp=<t>+<p>/``
+buffer area, ``<store>/_connect-lite/<connector>/task-<n>/staging/<put>/_tp=<t>+<p>/``
 (readers of ``<topics.dir>`` never see it; dataset readers of the whole store skip
-``_``-prefixed directories). The task keeps, per topic partition, the staged offsets, times
-and directories in memory (``rotation.StagedPartition``) and decides there where files are
+``_``-prefixed directories). The task keeps, per topic partition, the buffered offsets, times
+and directories in memory (``rotation.BufferedPartition``) and decides there where files are
 cut: ``flush.size`` records, ``rotate.interval.ms`` of record time, a schema change, or
 ``rotate.schedule.interval.ms`` of waiting (at a put or ``pre_commit``).
 
-**Commit rounds** (``committer.py``). A round reads the staged pieces of the partitions it
+**Commit rounds** (``committer.py``). A round reads the buffered pieces of the partitions it
 commits and writes exactly one file per (partition, segment, directory) to a temporary
 directory with one Spark job per value type (a broadcast range join picks the segments'
 rows, ``repartition`` + ``sortWithinPartitions`` put each file in one task, in offset
@@ -28,9 +28,9 @@ is the commit point. Rolling the journal forward renames, makes the renames dura
 deletes the journal and the temporary directory; it is idempotent, so any task may do it.
 
 **Recovery.** ``open`` rolls forward every journal of the connector (a revoked partition may
-have been another task's), deletes this task's stale staging and temporary files, reads the
+have been another task's), deletes this task's stale buffered pieces and temporary files, reads the
 last offset in the names of each assigned partition's visible files, and seeks the
-partition there (``context.offset``), ahead of the consumer group. Staged data is never
+partition there (``context.offset``), ahead of the consumer group. Buffered data is never
 recovered: it is re-read from Kafka, so it needs no fsync.
 
 **Failures** (``errors.py``). Only failures that may pass raise ``RetriableError`` (I/O
@@ -38,16 +38,16 @@ errors of the store or the JVM, a cancelled Spark job, a JVM that died); the wor
 the same records over again, and those below a partition's next offset are skipped. A
 round whose journal write failed stays undecided until a later call sees whether the
 journal (or a file it renamed) exists. Any other failure (a bad record, a bad setting, no
-permission) unstages what the put staged before it is raised: the worker skips the records
+permission) unbuffers what the put buffered before it is raised: the worker skips the records
 (``errors.tolerance=all``) or fails, and either way none of them is written. If records
-staged by earlier puts cannot be committed (at a schema change or a scheduled rotation),
-their partitions are unstaged and rewound (``context.offset``), and the records read again
+buffered by earlier puts cannot be committed (at a schema change or a scheduled rotation),
+their partitions are unbuffered and rewound (``context.offset``), and the records read again
 are committed by the put that reads them, which fails if they do.
 
 **Offsets.** Records are tracked under the topic partition they carry, so a put refuses
 records of a partition the task was not assigned (a transform renamed the topic) before
-staging anything. ``pre_commit`` answers only for partitions opened (and recovered): per
-partition the first staged offset when records are staged, else the offset the worker
+buffering anything. ``pre_commit`` answers only for partitions opened (and recovered): per
+partition the first buffered offset when records are buffered, else the offset the worker
 passed: everything before it is in visible files or was never to be written (dropped by a
 transform, a null value ignored, or a put that failed and was skipped). So after a crash at
 any point, visible files hold each record once, and the records after them are read again.

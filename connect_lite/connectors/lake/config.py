@@ -43,10 +43,10 @@ RETRY_BACKOFF_MS = "retry.backoff.ms"
 
 TASK_ID = "lake.task.id"
 """Set by the connector in each task's config: the task's number, which names its private
-staging area."""
+buffer area."""
 
 HIDDEN_DIR = "_connect-lite"
-"""The store's directory for staging, temporary files and journals. Its leading ``_`` hides
+"""The store's directory for buffered pieces, temporary files and journals. Its leading ``_`` hides
 it from Spark's and pyarrow's dataset readers."""
 
 
@@ -260,7 +260,7 @@ CONFIG_DEF = (
         -1,
         _off_or_positive,
         Importance.MEDIUM,
-        "Commit staged records that have waited this long (wall clock) at the next put or "
+        "Commit buffered records that have waited this long (wall clock) at the next put or "
         "offset commit. -1 disables it.",
         group=_CONNECTOR,
     )

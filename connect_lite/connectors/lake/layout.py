@@ -76,7 +76,10 @@ class Layout:
         return f"{self.connector_root}/task-{self.task_id}"
 
     @property
-    def staging_root(self) -> str:
+    def buffer_root(self) -> str:
+        """The task's buffer area: one directory per put, holding its buffered pieces. On
+        disk it is named ``staging``: part of the store's layout, which tasks of earlier
+        versions wrote too."""
         return f"{self.task_root}/staging"
 
     @property

@@ -28,7 +28,7 @@ _NESTED_KINDS = {"struct", "array", "map"}
 
 @dataclass(frozen=True)
 class BatchPlan:
-    """How one batch is staged: SQL over the batch's columns."""
+    """How one batch is buffered: SQL over the batch's columns."""
 
     value_sql: str
     """The value written to files: its fields are the columns if it is a struct."""

@@ -1,10 +1,10 @@
-"""What is staged for one topic partition, and where its files are cut (pure Python).
+"""What is buffered for one topic partition, and where its files are cut (pure Python).
 
-Records of a topic partition are staged in offset order. They are cut into *segments*, each
+Records of a topic partition are buffered in offset order. They are cut into *segments*, each
 committed as one file per directory: a segment ends after ``flush.size`` records, or just
 before a record whose time is ``rotate.interval.ms`` or more after the time of the
 segment's first record (Confluent's rotation, counted over the whole topic partition). A
-scheduled rotation or a schema change ends a segment after everything staged.
+scheduled rotation or a schema change ends a segment after everything buffered.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Piece:
-    """One put's records of one topic partition, staged in one directory."""
+    """One put's records of one topic partition, buffered in one directory."""
 
     path: str
     first_offset: int
     last_offset: int
-    staged_at: float  # wall clock, seconds
+    buffered_at: float  # wall clock, seconds
 
 
 @dataclass(frozen=True)
@@ -41,13 +41,13 @@ class Segment:
     files: tuple[FileSpan, ...]
 
 
-class StagedPartition:
-    """The staged records of one topic partition: offsets, times and directories, the
+class BufferedPartition:
+    """The buffered records of one topic partition: offsets, times and directories, the
     pieces holding them, and where complete segments end."""
 
     def __init__(self, type_key: str, value_is_struct: bool) -> None:
         self.type_key = type_key
-        """The value type of every staged record (a new type starts a new segment)."""
+        """The value type of every buffered record (a new type starts a new segment)."""
         self.value_is_struct = value_is_struct
         self.offsets = array("q")
         self.times: list[int | None] = []
@@ -75,7 +75,7 @@ class StagedPartition:
     def add(
         self, offsets: list[int], times: list[int | None], dirs: list[str], piece: Piece
     ) -> None:
-        """Append one put's records (ascending offsets after those staged)."""
+        """Append one put's records (ascending offsets after those buffered)."""
         if self.offsets and offsets and offsets[0] <= self.offsets[-1]:
             raise ValueError(f"offset {offsets[0]} is not after {self.offsets[-1]}")
         self.offsets.extend(offsets)
@@ -108,9 +108,9 @@ class StagedPartition:
         """How many records from the front are in complete segments."""
         return self.ends[-1] if self.ends else 0
 
-    def staged_since(self) -> float | None:
-        """When the oldest staged record was staged (wall clock), None if none is."""
-        return self.pieces[0].staged_at if self.offsets else None
+    def buffered_since(self) -> float | None:
+        """When the oldest buffered record was buffered (wall clock), None if none is."""
+        return self.pieces[0].buffered_at if self.offsets else None
 
     def segments(self, upto: int) -> list[Segment]:
         """The segments of the first ``upto`` records: the complete ones, plus one ending at
@@ -153,7 +153,7 @@ class StagedPartition:
 
     def drop(self, upto: int) -> list[Piece]:
         """Forget the first ``upto`` records (a segment end, or all); returns the pieces
-        that hold no staged record any more."""
+        that hold no buffered record any more."""
         if upto <= 0:
             return []
         if upto != len(self.offsets) and upto not in self.ends:

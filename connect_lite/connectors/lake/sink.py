@@ -59,7 +59,7 @@ class LakeSinkConnector(SinkConnector):
         return LakeSinkTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        """The connector's config for each task, plus the task's number (its staging area)."""
+        """The connector's config for each task, plus the task's number (its buffer area)."""
         return [dict(self._props, **{TASK_ID: str(i)}) for i in range(max_tasks)]
 
     def stop(self) -> None:
@@ -67,7 +67,7 @@ class LakeSinkConnector(SinkConnector):
 
 
 class LakeSinkTask(SinkTask):
-    """Stages each batch in the store and commits files of ``flush.size`` records (or by
+    """Buffers each batch in the store and commits files of ``flush.size`` records (or by
     time); offsets are committed only up to the records in visible files."""
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
@@ -99,7 +99,7 @@ class LakeSinkTask(SinkTask):
         return Committer(self._config, self._layout, store, self._clock)
 
     def open(self, partitions: list[TopicPartition]) -> None:
-        """Recover: roll journals forward, drop stale staging, and start each partition
+        """Recover: roll journals forward, drop stale buffered pieces, and start each partition
         after the last record in its visible files. A Hadoop store needs the Spark session
         (unknown before the first batch): then this runs at the first ``put_dataframe``."""
         if self._committer is not None:
@@ -128,9 +128,9 @@ class LakeSinkTask(SinkTask):
         return starts
 
     def put_dataframe(self, df: Any) -> None:
-        """Stage the batch and commit complete files; returns once the batch is staged and
+        """Buffer the batch and commit complete files; returns once the batch is buffered and
         every complete file is visible. Raises RetriableError only for failures that may
-        pass; after any other error nothing of the batch is staged."""
+        pass; after any other error nothing of the batch is buffered."""
         assert self._config is not None
         try:
             self._put(df)
@@ -183,8 +183,8 @@ class LakeSinkTask(SinkTask):
             return set(self._opened)
 
     def pre_commit(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """Commit scheduled rotations, then per partition the first staged offset (or the
-        offset given when nothing is staged). Nothing while a round is unsettled."""
+        """Commit scheduled rotations, then per partition the first buffered offset (or the
+        offset given when nothing is buffered). Nothing while a round is unsettled."""
         committer = self._committer
         if committer is None:
             return {}
@@ -212,14 +212,14 @@ class LakeSinkTask(SinkTask):
         return committer.safe_offsets(open_now)
 
     def close(self, partitions: list[TopicPartition]) -> None:
-        """Forget the partitions' staged records; their next owner re-reads them."""
+        """Forget the partitions' buffered records; their next owner re-reads them."""
         self._opening.difference_update(partitions)
         self._opened.difference_update(partitions)
         if self._committer is not None:
             self._committer.forget(partitions)
 
     def stop(self) -> None:
-        """Nothing to release: staged files of partitions still open go at the next open."""
+        """Nothing to release: buffered files of partitions still open go at the next open."""
         self._session = None
 
 

@@ -1,8 +1,8 @@
 """The sink's Spark work, with only the methods of the DataFrame it is given (and its
-``sparkSession``): collect a batch's small columns, stage a batch, write committed files.
+``sparkSession``): collect a batch's small columns, buffer a batch, write committed files.
 
-Staged pieces are Parquet, partitioned by ``_tp`` (``<topic>+<partition>``), one directory
-per put: ``<staging>/<put id>/_tp=<topic>+<partition>/part-*.parquet``, with the columns
+Buffered pieces are Parquet, partitioned by ``_tp`` (``<topic>+<partition>``), one directory
+per put: ``<buffer area>/<put id>/_tp=<topic>+<partition>/part-*.parquet``, with the columns
 ``topic``, ``partition``, ``offset``, ``_dir`` and ``value``. A commit round reads the pieces
 of the partitions it commits back, keeps the rows of the segments it commits, and writes
 one file per (topic partition, segment, directory) into a temporary directory, rows in
@@ -76,8 +76,8 @@ def _sort_by_offset(part: PartitionRows) -> None:
     part.nulls = [part.nulls[i] for i in order]
 
 
-def stage(df: Any, plan: BatchPlan, url: str, condition: str | None) -> None:
-    """Write the batch's rows (those matching ``condition``) as one staged piece per topic
+def buffer_batch(df: Any, plan: BatchPlan, url: str, condition: str | None) -> None:
+    """Write the batch's rows (those matching ``condition``) as one buffered piece per topic
     partition under ``url``."""
     rows = df.where(condition) if condition else df
     rows.selectExpr(
@@ -91,7 +91,7 @@ def stage(df: Any, plan: BatchPlan, url: str, condition: str | None) -> None:
 
 
 def piece_dir(put_dir: str, tp: TopicPartition) -> str:
-    """The directory of one topic partition's piece inside a put's staging directory."""
+    """The directory of one topic partition's piece inside a put's buffer directory."""
     return f"{put_dir}/{PARTITION_COLUMN}={tp.topic}+{tp.partition}"
 
 
@@ -108,11 +108,11 @@ def write_files(
     ``bounds`` are the segments as (topic, partition, first offset, last offset). A segment
     is joined to its rows by a broadcast range join; the file key is hashed so each file is
     written by one Spark task, sorted by offset."""
-    staged = session.read.parquet(*piece_urls)
+    buffered = session.read.parquet(*piece_urls)
     segments = session.createDataFrame(
         list(bounds), "_bt string, _bp int, _first long, _last long"
     ).hint("broadcast")
-    rows = staged.crossJoin(segments).where(
+    rows = buffered.crossJoin(segments).where(
         "topic = _bt AND partition = _bp AND offset BETWEEN _first AND _last"
     )
     keyed = rows.selectExpr(
@@ -129,8 +129,8 @@ def write_files(
 
 
 def keep_rows_sql(skip_below: dict[TopicPartition, int], drop_nulls: bool) -> str | None:
-    """A condition keeping the rows to stage: not below a partition's next offset (rows
-    staged or committed already), and, if asked, not null."""
+    """A condition keeping the rows to buffer: not below a partition's next offset (rows
+    buffered or committed already), and, if asked, not null."""
     parts = [
         f"NOT (topic = {sql_string(tp.topic)} AND partition = {int(tp.partition)} "
         f"AND offset < {int(offset)})"

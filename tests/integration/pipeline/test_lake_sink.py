@@ -135,7 +135,8 @@ def test_struct_values_in_files_of_flush_size_exactly_once(session: Any, tmp_pat
         ],
     }
     assert task.pre_commit({tp0: 8, tp1: 9}) == {tp0: 6, tp1: 7}
-    # readers of the topics directory, or of the whole store, never see the staging area
+    # readers of the topics directory, or of the whole store, never see the buffer area
+    # (on disk its directory is named "staging", part of the store's layout)
     dataset = pyarrow.dataset.dataset(tmp_path, format="parquet")
     assert sorted(dataset.to_table().column("id").to_pylist()) == list(range(6))
     assert (tmp_path / "_connect-lite" / "lake-it" / "task-0" / "staging").is_dir()
@@ -317,17 +318,17 @@ def test_a_crash_while_publishing_is_finished_by_the_next_task(
         "jobs/kind=a/jobs+0+0000000000+0000000002.parquet": [0, 2],
         "jobs/kind=b/jobs+0+0000000001+0000000001.parquet": [1],
     }
-    assert not any((tmp_path / "_connect-lite").rglob("*.parquet"))  # staging and temps gone
+    assert not any((tmp_path / "_connect-lite").rglob("*.parquet"))  # buffer and temps gone
     values = [{"id": o, "kind": "ab"[o % 2]} for o in range(3, 6)]
     task.put_dataframe(frame(session, "jobs", 0, range(3, 6), values))
     assert ids(visible(tmp_path)) == list(range(6))
 
 
-def test_a_task_that_dies_with_staged_records(session: Any, tmp_path: Path) -> None:
+def test_a_task_that_dies_with_buffered_records(session: Any, tmp_path: Path) -> None:
     dead, _ = start_task(tmp_path)
     tp = TopicPartition("orders", 0)
     dead.open([tp])
-    dead.put_dataframe(frame(session, "orders", 0, range(5)))  # 3 in a file, 2 staged
+    dead.put_dataframe(frame(session, "orders", 0, range(5)))  # 3 in a file, 2 buffered
     task, context = start_task(tmp_path)
     task.open([tp])
     assert context.offsets == {tp: 3}
@@ -427,7 +428,7 @@ def test_which_spark_errors_are_retriable(session: Any, tmp_path: Path) -> None:
         context.setLocalProperty("spark.jobGroup.id", None)
 
 
-def test_a_put_that_fails_for_good_leaves_nothing_staged(
+def test_a_put_that_fails_for_good_leaves_nothing_buffered(
     session: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     task, context = start_task(tmp_path)
@@ -443,8 +444,8 @@ def test_a_put_that_fails_for_good_leaves_nothing_staged(
     with pytest.raises(ConnectError, match=r"orders-0 offsets 0\.\.2 failed; no record") as raised:
         task.put_dataframe(frame(session, "orders", 0, range(2, 5)))
     assert not isinstance(raised.value, RetriableError) and context.timeouts == []
-    staged = sorted(p.name for p in (tmp_path / "_connect-lite").rglob("_tp=*"))
-    assert staged == ["_tp=orders+0"]  # the first put's records only
+    buffered = sorted(p.name for p in (tmp_path / "_connect-lite").rglob("_tp=*"))
+    assert buffered == ["_tp=orders+0"]  # the first put's records only
     monkeypatch.setattr(spark_io, "write_files", real_write)
     task.put_dataframe(frame(session, "orders", 0, range(5, 6)))  # the worker skipped 2..4
     assert ids(visible(tmp_path)) == [0, 1, 5]

@@ -1,6 +1,6 @@
 """A stand-in for the sink's Spark work, so the commit protocol is tested without Spark.
 
-A "batch" is a list of :class:`Row`. Staging writes each partition's rows as JSON where
+A "batch" is a list of :class:`Row`. Buffering writes each partition's rows as JSON where
 Spark would write Parquet; a commit round reads those pieces back, keeps the rows inside
 the segments' bounds and writes one file per (partition, segment, directory) holding the
 offsets, under the directory names Spark would use. So a visible file's content is the
@@ -52,7 +52,7 @@ def _path(url: str) -> Path:
 
 
 class FakeSpark:
-    """collect_rows, stage and write_files of spark_io, on the local file system."""
+    """collect_rows, buffer_batch and write_files of spark_io, on the local file system."""
 
     def __init__(self) -> None:
         self.jobs: list[str] = []
@@ -68,8 +68,8 @@ class FakeSpark:
             part.nulls.append(row.null)
         return found
 
-    def stage(self, df: list[Row], plan: BatchPlan, url: str, condition: str | None) -> None:
-        self.jobs.append("stage")
+    def buffer_batch(self, df: list[Row], plan: BatchPlan, url: str, condition: str | None) -> None:
+        self.jobs.append("buffer")
         skip = {(t, int(p)): int(o) for t, p, o in _SKIP.findall(condition or "")}
         kept = [
             r
@@ -98,14 +98,14 @@ class FakeSpark:
         value_is_struct: bool,
     ) -> None:
         self.jobs.append("write")
-        staged = [
+        buffered = [
             Row(**json.loads(line))
             for piece in piece_urls
             for line in (_path(piece) / "part-0.json").read_text().splitlines()
         ]
         files: dict[str, list[int]] = {}
         for topic, partition, first, last in bounds:
-            for row in staged:
+            for row in buffered:
                 if (row.topic, row.partition) == (topic, partition) and first <= row.offset <= last:
                     key = f"{topic}+{partition}+{first}/{row.dir}"
                     files.setdefault(key, []).append(row.offset)
@@ -121,7 +121,7 @@ class FakeSpark:
 def fake_spark(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSpark]:
     fake = FakeSpark()
     monkeypatch.setattr(spark_io, "collect_rows", fake.collect_rows)
-    monkeypatch.setattr(spark_io, "stage", fake.stage)
+    monkeypatch.setattr(spark_io, "buffer_batch", fake.buffer_batch)
     monkeypatch.setattr(spark_io, "write_files", fake.write_files)
     yield fake
 

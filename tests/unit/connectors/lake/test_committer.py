@@ -1,5 +1,5 @@
 """The commit protocol, on a real local store with Spark's part faked (see conftest):
-staging, rotation, journals, crashes at every step, recovery and the offsets to commit."""
+buffering, rotation, journals, crashes at every step, recovery and the offsets to commit."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from connect_lite.connectors.lake import spark_io
 from connect_lite.connectors.lake.committer import Committer
 from connect_lite.connectors.lake.config import LakeConfig
 from connect_lite.connectors.lake.layout import Layout
+from connect_lite.connectors.lake.rotation import BufferedPartition
 from connect_lite.connectors.lake.store import LocalStore
 from tests.fakes import FakeClock
 
@@ -39,12 +40,22 @@ def hidden_files(tmp_path: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
 
-def staged_pieces(tmp_path: Path) -> list[str]:
-    """The partitions of the pieces in the staging area, one entry per piece."""
+def next_offsets(c: Committer) -> dict[TopicPartition, int]:
+    """The next offset to accept of each partition that has one."""
+    return {tp: s.next_offset for tp, s in c.partitions.items() if s.next_offset is not None}
+
+
+def buffers(c: Committer) -> dict[TopicPartition, BufferedPartition]:
+    """The buffer of each partition that has one (empty or not)."""
+    return {tp: s.buffer for tp, s in c.partitions.items() if s.buffer is not None}
+
+
+def buffered_pieces(tmp_path: Path) -> list[str]:
+    """The partitions of the pieces in the buffer area, one entry per piece."""
     return [f.split("/")[-2] for f in hidden_files(tmp_path) if f.endswith("part-0.json")]
 
 
-def test_files_of_flush_size_records_and_the_rest_stays_staged(
+def test_files_of_flush_size_records_and_the_rest_stays_buffered(
     tmp_path: Path, fake_spark: FakeSpark
 ) -> None:
     c = committer(tmp_path)
@@ -60,8 +71,8 @@ def test_files_of_flush_size_records_and_the_rest_stays_staged(
         "orders/partition=1/orders+1+0000000000+0000000002.parquet": [0, 1, 2],
     }
     assert c.safe_offsets({TP0: 7, TP1: 3}) == {TP0: 6, TP1: 3}
-    assert fake_spark.jobs == ["collect", "stage", "write", "collect", "stage", "write"]
-    assert staged_pieces(tmp_path) == ["_tp=orders+0"]  # the piece holding offset 6
+    assert fake_spark.jobs == ["collect", "buffer", "write", "collect", "buffer", "write"]
+    assert buffered_pieces(tmp_path) == ["_tp=orders+0"]  # the piece holding offset 6
     assert c.rounds == 2
 
 
@@ -112,7 +123,7 @@ def test_null_values_fail_by_default_and_can_be_ignored(
     }
 
 
-def test_a_schema_change_commits_what_is_staged_first(
+def test_a_schema_change_commits_what_is_buffered_first(
     tmp_path: Path, fake_spark: FakeSpark
 ) -> None:
     c = committer(tmp_path)
@@ -180,21 +191,21 @@ def test_a_crash_during_the_renames_is_rolled_forward_by_the_next_task(
         "t/a=0/t+0+0000000000+0000000002.parquet": [0, 2],
         "t/a=1/t+0+0000000001+0000000001.parquet": [1],
     }
-    assert hidden_files(tmp_path) == []  # journal, temps and stale staging are gone
+    assert hidden_files(tmp_path) == []  # journal, temps and stale buffered pieces are gone
     new.put([Row("t", 0, o, dir=f"a={o % 2}") for o in range(3, 6)], plan(), None)
     everything = sorted(o for offsets in visible_offsets(tmp_path).values() for o in offsets)
     assert everything == [0, 1, 2, 3, 4, 5]
 
 
-def test_staged_records_of_a_dead_task_are_read_again(
+def test_buffered_records_of_a_dead_task_are_read_again(
     tmp_path: Path, fake_spark: FakeSpark
 ) -> None:
     dead = committer(tmp_path)
-    dead.put(rows("orders", 0, range(5)), plan(), None)  # 3 visible, 2 staged
+    dead.put(rows("orders", 0, range(5)), plan(), None)  # 3 visible, 2 buffered
     new = committer(tmp_path)
     new.put(rows("orders", 1, range(1)), plan(), None)  # a partition this task keeps
     assert new.recover([TP0]) == {TP0: 3}
-    assert staged_pieces(tmp_path) == ["_tp=orders+1"]
+    assert buffered_pieces(tmp_path) == ["_tp=orders+1"]
     new.put(rows("orders", 0, range(3, 6)), plan(), None)
     assert visible_offsets(tmp_path) == {
         "orders/partition=0/orders+0+0000000000+0000000002.parquet": [0, 1, 2],
@@ -293,14 +304,14 @@ def test_a_failed_roll_forward_is_pending_until_the_store_works(
     ]
 
 
-def test_forget_drops_staged_records_and_their_pieces(
+def test_forget_drops_buffered_records_and_their_pieces(
     tmp_path: Path, fake_spark: FakeSpark
 ) -> None:
     c = committer(tmp_path)
     c.put(rows("orders", 0, range(2)) + rows("orders", 1, range(2)), plan(), None)
     c.forget([TP0])
     assert c.safe_offsets({TP0: 2, TP1: 2}) == {TP0: 2, TP1: 0}
-    assert staged_pieces(tmp_path) == ["_tp=orders+1"]
+    assert buffered_pieces(tmp_path) == ["_tp=orders+1"]
     c.forget([TP1])
     assert hidden_files(tmp_path) == []
 
@@ -324,11 +335,11 @@ def failing_writes(
     return asked
 
 
-def test_a_put_that_fails_for_good_unstages_its_records(
+def test_a_put_that_fails_for_good_unbuffers_its_records(
     tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The worker skips the records of a put that fails (errors.tolerance=all) or fails:
-    they must not stay staged, to be written later or to fail every later put."""
+    they must not stay buffered, to be written later or to fail every later put."""
     c = committer(tmp_path)
     c.put(rows("orders", 0, range(2)), plan(), None)
     failing_writes(fake_spark, monkeypatch, PermissionError(errno.EACCES, "denied"))
@@ -338,8 +349,8 @@ def test_a_put_that_fails_for_good_unstages_its_records(
         r"written: \[Errno 13\] denied",
     ):
         c.put(rows("orders", 0, range(2, 5)), plan(), None)
-    assert c.next_offsets == {TP0: 2} and c.safe_offsets({TP0: 5}) == {TP0: 0}
-    assert staged_pieces(tmp_path) == ["_tp=orders+0"]  # the first put's piece only
+    assert next_offsets(c) == {TP0: 2} and c.safe_offsets({TP0: 5}) == {TP0: 0}
+    assert buffered_pieces(tmp_path) == ["_tp=orders+0"]  # the first put's piece only
     c.put(rows("orders", 0, range(5, 8)), plan(), None)  # the worker went on after 2..4
     assert visible_offsets(tmp_path) == {
         "orders/partition=0/orders+0+0000000000+0000000005.parquet": [0, 1, 5]
@@ -347,7 +358,7 @@ def test_a_put_that_fails_for_good_unstages_its_records(
     assert c.safe_offsets({TP0: 8}) == {TP0: 6} and c.settled
 
 
-def test_a_run_retried_then_failing_for_good_unstages_what_every_attempt_staged(
+def test_a_run_retried_then_failing_for_good_unbuffers_what_every_attempt_buffered(
     tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     c = committer(tmp_path)
@@ -357,19 +368,19 @@ def test_a_run_retried_then_failing_for_good_unstages_what_every_attempt_staged(
         OSError(errno.EIO, "flaky"),
         PermissionError(errno.EACCES, "denied"),
     )
-    with pytest.raises(OSError, match="flaky"):  # retriable: the run stays staged
+    with pytest.raises(OSError, match="flaky"):  # retriable: the run stays buffered
         c.put(rows("orders", 0, range(4)), plan(), None)
-    assert c.safe_offsets({TP0: 4}) == {TP0: 0} and staged_pieces(tmp_path)
+    assert c.safe_offsets({TP0: 4}) == {TP0: 0} and buffered_pieces(tmp_path)
     with pytest.raises(ConnectError, match="denied"):  # the same records again
         c.put(rows("orders", 0, range(4)), plan(), None)
-    assert c.next_offsets == {} and c.states == {} and hidden_files(tmp_path) == []
+    assert next_offsets(c) == {} and buffers(c) == {} and hidden_files(tmp_path) == []
     c.put(rows("orders", 0, range(4, 7)), plan(), None)
     assert visible_offsets(tmp_path) == {
         "orders/partition=0/orders+0+0000000004+0000000006.parquet": [4, 5, 6]
     }
 
 
-def test_a_run_is_not_unstaged_once_a_round_committed_records_of_it(
+def test_a_run_is_not_unbuffered_once_a_round_committed_records_of_it(
     tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     c = committer(tmp_path)
@@ -392,7 +403,7 @@ def test_a_run_is_not_unstaged_once_a_round_committed_records_of_it(
 def test_earlier_records_that_cannot_be_written_are_read_again(
     tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A schema change commits what was staged before; if that fails for good, those
+    """A schema change commits what was buffered before; if that fails for good, those
     records (of puts that returned) are read again, and committed by the put that reads
     them, so a failure is theirs: nothing poisons later puts."""
     c = committer(tmp_path, **{"flush.size": "10"})
@@ -401,11 +412,11 @@ def test_earlier_records_that_cannot_be_written_are_read_again(
     c.put(rows("orders", 0, range(2, 4)) + rows("orders", 1, range(2)), plan("v2"), None)
     assert asked == [[("orders", 0, 0, 1)]]  # the schema change's round, which failed
     assert c.rewinds == {TP0: 0}  # the task rewinds the consumer
-    # this put's records of orders-0 come again too, after 0..1; orders-1 is staged
-    assert c.next_offsets == {TP0: 0, TP1: 2}
+    # this put's records of orders-0 come again too, after 0..1; orders-1 is buffered
+    assert next_offsets(c) == {TP0: 0, TP1: 2}
     assert c.safe_offsets({TP0: 4, TP1: 2}) == {TP0: 0, TP1: 0}
     c.put(rows("orders", 0, range(4, 6)), plan("v2"), None)  # the batch's rest: ahead
-    assert TP0 not in c.states and c.safe_offsets({TP0: 6}) == {TP0: 0}
+    assert TP0 not in buffers(c) and c.safe_offsets({TP0: 6}) == {TP0: 0}
     c.rewinds.clear()
     c.put(rows("orders", 0, range(2)), plan("v1"), None)  # read again: committed at once
     assert visible_offsets(tmp_path) == {
@@ -435,7 +446,7 @@ def test_earlier_records_failing_again_fail_their_own_put(
 def test_a_partition_rewound_is_read_again_when_the_worker_is_there(
     tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Records read again may start later than the first one staged (a transform drops
+    """Records read again may start later than the first one buffered (a transform drops
     it now): the worker's position tells that the rewind took place."""
     c = committer(tmp_path, **{"flush.size": "10"})
     c.put(rows("orders", 0, range(2)), plan("v1"), None)
@@ -443,7 +454,7 @@ def test_a_partition_rewound_is_read_again_when_the_worker_is_there(
     c.put(rows("orders", 0, range(2, 4)), plan("v2"), None)
     c.seen_positions({TP0: 4})  # not rewound yet
     c.put(rows("orders", 0, [2, 3]), plan("v2"), None)
-    assert TP0 not in c.states
+    assert TP0 not in buffers(c)
     c.seen_positions({TP0: 0})  # rewound
     c.put(rows("orders", 0, [2, 3]), plan("v2"), None)  # 0..1 are dropped now
     assert visible_offsets(tmp_path) == {
@@ -466,7 +477,7 @@ def test_a_partition_rewound_is_read_again_when_the_worker_is_there(
         ),
     ],
 )
-def test_a_bad_record_fails_the_put_before_anything_is_staged(
+def test_a_bad_record_fails_the_put_before_anything_is_buffered(
     tmp_path: Path, fake_spark: FakeSpark, batch: list[Row], message: str
 ) -> None:
     c = committer(
@@ -480,14 +491,14 @@ def test_a_bad_record_fails_the_put_before_anything_is_staged(
     with pytest.raises(DataError) as raised:
         c.put(batch, plan(), None)
     assert str(raised.value).startswith(message)
-    assert fake_spark.jobs == ["collect"] and c.states == {} and c.next_offsets == {}
+    assert fake_spark.jobs == ["collect"] and buffers(c) == {} and next_offsets(c) == {}
 
 
-def test_records_of_a_partition_not_assigned_are_refused_before_anything_is_staged(
+def test_records_of_a_partition_not_assigned_are_refused_before_anything_is_buffered(
     tmp_path: Path, fake_spark: FakeSpark
 ) -> None:
     """A transform renamed the topic: offsets would be tracked under a partition the
-    worker never asks about, and the consumed one committed past staged records."""
+    worker never asks about, and the consumed one committed past buffered records."""
     c = committer(tmp_path)
     with pytest.raises(
         ConnectError,

@@ -57,7 +57,7 @@ def test_spark_partition_values_unescape() -> None:
 
 def test_layout_paths() -> None:
     layout = Layout("topics", "lake", 2)
-    assert layout.staging_root == "_connect-lite/lake/task-2/staging"
+    assert layout.buffer_root == "_connect-lite/lake/task-2/staging"
     assert layout.temp_root == "_connect-lite/lake/task-2/tmp"
     assert layout.journal("r1") == "_connect-lite/lake/task-2/journal-r1.json"
     assert layout.visible_file("t", "partition=0", "f.parquet") == "topics/t/partition=0/f.parquet"

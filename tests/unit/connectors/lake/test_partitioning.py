@@ -1,4 +1,4 @@
-"""The SQL a batch is staged with, from its schema: value, record time, directory."""
+"""The SQL a batch is buffered with, from its schema: value, record time, directory."""
 
 from __future__ import annotations
 

@@ -37,13 +37,13 @@ def test_open_seeks_after_the_visible_files(tmp_path: Path, fake_spark: FakeSpar
     assert context.offsets == {TP0: 3}  # TP1 has no files: the group's offset stands
 
 
-def test_pre_commit_holds_back_staged_records_only(tmp_path: Path, fake_spark: FakeSpark) -> None:
+def test_pre_commit_holds_back_buffered_records_only(tmp_path: Path, fake_spark: FakeSpark) -> None:
     plugin, context = task(tmp_path)
     plugin.open([TP0, TP1])
     plugin.put_dataframe(FakeFrame(rows("orders", 0, range(4)) + rows("orders", 1, range(3))))
     assert context.commit_requests == 1
     assert plugin.pre_commit({TP0: 4, TP1: 3}) == {TP0: 3, TP1: 3}
-    # records a transform dropped (5..9) advance a partition with nothing staged
+    # records a transform dropped (5..9) advance a partition with nothing buffered
     plugin.put_dataframe(FakeFrame(rows("orders", 0, range(4, 6))))
     assert plugin.pre_commit({TP0: 10, TP1: 10}) == {TP0: 10, TP1: 10}
 
@@ -70,11 +70,11 @@ def test_store_errors_are_retriable_with_the_backoff(
     def broken(*args: object) -> None:
         raise OSError(errno.ENOSPC, "no space left")
 
-    monkeypatch.setattr(spark_io, "stage", broken)
+    monkeypatch.setattr(spark_io, "buffer_batch", broken)
     with pytest.raises(RetriableError, match="no space left"):
         plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))
     assert context.timeouts == [250]
-    assert plugin.pre_commit({TP0: 2}) == {TP0: 2}  # nothing was staged
+    assert plugin.pre_commit({TP0: 2}) == {TP0: 2}  # nothing was buffered
 
 
 def test_data_errors_are_not_retriable(tmp_path: Path, fake_spark: FakeSpark) -> None:
@@ -129,10 +129,10 @@ def test_close_forgets_and_a_reopen_recovers(tmp_path: Path, fake_spark: FakeSpa
     plugin.stop()
 
 
-def test_records_renamed_by_a_transform_are_refused_and_never_staged(
+def test_records_renamed_by_a_transform_are_refused_and_never_buffered(
     tmp_path: Path, fake_spark: FakeSpark
 ) -> None:
-    """Staged under lake_orders-0, the records were held back for no partition the worker
+    """Buffered under lake_orders-0, the records were held back for no partition the worker
     commits: pre_commit({orders-0: 5}) returned 5 while no file held them."""
     plugin, context = task(tmp_path)
     context.assigned = {TP0}
@@ -162,13 +162,13 @@ def test_a_store_failure_for_good_is_not_retriable(
     def denied(*args: object) -> None:
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(spark_io, "stage", denied)
+    monkeypatch.setattr(spark_io, "buffer_batch", denied)
     with pytest.raises(PermissionError):
         plugin.put_dataframe(FakeFrame(rows("orders", 0, range(2))))
     assert context.timeouts == []
 
 
-def test_the_task_rewinds_partitions_whose_staged_records_must_be_read_again(
+def test_the_task_rewinds_partitions_whose_buffered_records_must_be_read_again(
     tmp_path: Path, fake_spark: FakeSpark, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plugin, context = task(tmp_path, **{"flush.size": "10"})
