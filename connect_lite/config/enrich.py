@@ -80,17 +80,14 @@ def is_version_not_found(error: ConfigError) -> bool:
 
 
 def _versions(plugins: PluginLookup, name: str | None, types: Iterable[PluginType]) -> list[str]:
+    """The installed versions of a plugin, ascending: the ``.plugin.version`` keys recommend
+    them in this order, as Kafka's recommenders list its sorted plugin set."""
     if not name:
         return []
     try:
         return plugins.versions(name, types)
     except (NotFoundError, ConfigError):
         return []
-
-
-def newest_first(versions: list[str]) -> tuple[str, ...]:
-    """Installed versions as ``.plugin.version`` keys recommend them: newest first."""
-    return tuple(reversed(versions))
 
 
 def _class_names(plugins: PluginLookup, types: Iterable[PluginType]) -> tuple[str, ...]:
@@ -218,19 +215,19 @@ def _converter_keys(
             d.keys[version_key],
             default=default_version,
             validator=version_validator(plugins, chosen, types),
-            recommender=Fixed(newest_first(_versions(plugins, chosen, types)), bool(chosen)),
+            recommender=Fixed(tuple(_versions(plugins, chosen, types)), bool(chosen)),
         )
 
 
 def connector_version_key(d: ConfigDef, plugins: PluginLookup, props: Mapping[str, Any]) -> None:
     """``connector.plugin.version`` defaults to the newest installed version and recommends
-    every installed one, newest first (Kafka's ConnectorConfig.enrich)."""
+    every installed one, oldest first (Kafka's ConnectorConfig.enrich)."""
     conn_class = props.get("connector.class")
     versions = _versions(plugins, conn_class, CONNECTOR_TYPES)
     d.keys["connector.plugin.version"] = replace(
         d.keys["connector.plugin.version"],
         default=versions[-1] if versions else None,
-        recommender=Fixed(newest_first(versions), conn_class is not None),
+        recommender=Fixed(tuple(versions), conn_class is not None),
     )
 
 
@@ -323,7 +320,7 @@ def _embed_alias(
             version_validator(plugins, cls_name, types),
             Importance.LOW,
             f"Version or version range of the '{alias}' {kind.lower()}.",
-            Fixed(newest_first(versions), cls_name is not None),
+            Fixed(tuple(versions), cls_name is not None),
             f"Version for {alias}",
             group,
         ),

@@ -75,7 +75,7 @@ class _PathProvider(ConfigProvider):
 class FileConfigProvider(_PathProvider):
     """``${file:/path/to/file.properties:key}``: a key of a Java properties file."""
 
-    __connect_aliases__ = (_KAFKA_PACKAGE + "FileConfigProvider",)
+    __connect_class_name__ = _KAFKA_PACKAGE + "FileConfigProvider"
 
     def get(self, path: str, keys: set[str] | None = None) -> ConfigData:
         if not path:
@@ -94,7 +94,7 @@ class DirectoryConfigProvider(_PathProvider):
     """``${dir:/path/to/dir:name}``: the content of file ``name`` in a directory, as
     Kubernetes mounts secrets. Only regular files directly in the directory count."""
 
-    __connect_aliases__ = (_KAFKA_PACKAGE + "DirectoryConfigProvider",)
+    __connect_class_name__ = _KAFKA_PACKAGE + "DirectoryConfigProvider"
 
     def get(self, path: str, keys: set[str] | None = None) -> ConfigData:
         if not path:
@@ -133,7 +133,7 @@ class DirectoryConfigProvider(_PathProvider):
 class EnvVarConfigProvider(ConfigProvider):
     """``${env:NAME}``: an environment variable whose name matches ``allowlist.pattern``."""
 
-    __connect_aliases__ = (_KAFKA_PACKAGE + "EnvVarConfigProvider",)
+    __connect_class_name__ = _KAFKA_PACKAGE + "EnvVarConfigProvider"
 
     def __init__(self) -> None:
         self._allowed: UserRegex | None = None

@@ -15,7 +15,6 @@ from connect_lite.config.enrich import (
     connector_version_key,
     enrich,
     is_version_not_found,
-    newest_first,
     version_requirement,
 )
 from connect_lite.config.framework import (
@@ -303,9 +302,7 @@ def _version_not_found(
         values["connector.class"].errors.append(str(error))
     version_value = values["connector.plugin.version"]
     version_value.errors.append(str(error))
-    version_value.recommended_values = list(
-        newest_first(plugins.versions(conn_class, CONNECTOR_TYPES))
-    )
+    version_value.recommended_values = plugins.versions(conn_class, CONNECTOR_TYPES)
     return _result(conn_class, [base], [values], props)
 
 

@@ -15,7 +15,7 @@ from connect_lite.converters.forwarding import ForwardingHeaderConverter
 class ByteArrayConverter(ForwardingHeaderConverter):
     """Kafka's org.apache.kafka.connect.converters.ByteArrayConverter."""
 
-    __connect_aliases__ = ("org.apache.kafka.connect.converters.ByteArrayConverter",)
+    __connect_class_name__ = "org.apache.kafka.connect.converters.ByteArrayConverter"
 
     def version(self) -> str:
         return connect_lite.__version__

@@ -116,7 +116,7 @@ def contains_decimal_schema(schema: Schema | None) -> bool:
 class JsonConverter(ForwardingHeaderConverter):
     """Kafka's org.apache.kafka.connect.json.JsonConverter (also a header converter)."""
 
-    __connect_aliases__ = ("org.apache.kafka.connect.json.JsonConverter",)
+    __connect_class_name__ = "org.apache.kafka.connect.json.JsonConverter"
 
     def __init__(self) -> None:
         self.configure({})

@@ -20,7 +20,7 @@ class SimpleHeaderConverter(HeaderConverter):
     supported is described in :mod:`connect_lite.converters.values`.
     """
 
-    __connect_aliases__ = ("org.apache.kafka.connect.storage.SimpleHeaderConverter",)
+    __connect_class_name__ = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 
     def version(self) -> str:
         return connect_lite.__version__

@@ -33,7 +33,7 @@ class StringConverter(ForwardingHeaderConverter):
     configured encoding; reads bytes back as an optional string.
     """
 
-    __connect_aliases__ = ("org.apache.kafka.connect.storage.StringConverter",)
+    __connect_class_name__ = "org.apache.kafka.connect.storage.StringConverter"
 
     def __init__(self) -> None:
         self.encoding = "utf-8"

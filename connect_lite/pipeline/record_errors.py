@@ -11,6 +11,7 @@ from typing import Any
 
 from connect_lite.api import errors as api_errors
 from connect_lite.api.errors import ConnectError, DataError, RetriableError
+from connect_lite.plugins.isolation import public_class_name
 
 KEY_CONVERTER = "KEY_CONVERTER"
 VALUE_CONVERTER = "VALUE_CONVERTER"
@@ -89,8 +90,14 @@ def _qualified(obj: object) -> str:
 def capture(
     exc: BaseException, index: int | None, stage: str, component: object, where: str = ""
 ) -> RecordError:
-    """A RecordError for an exception caught inside the stage (call from the except block)."""
-    name = component if isinstance(component, str) else _qualified(component)
+    """A RecordError for an exception caught inside the stage (call from the except block).
+
+    ``component`` is the plugin (or its class name): its class name as the listings show it
+    (Kafka's for a built-in) becomes the error's ``class.name``."""
+    if isinstance(component, str):
+        name = component
+    else:
+        name = public_class_name(component if isinstance(component, type) else type(component))
     error_class = _connect_class_name(exc)
     if index is None and error_class == "DataError" and not isinstance(exc, DataError):
         error_class = "ConnectError"  # e.g. a factory that raised: not a data problem

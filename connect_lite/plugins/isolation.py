@@ -82,8 +82,20 @@ def location_package(path: str) -> str:
     return f"{ROOT}.{slug}_{digest}"
 
 
+CLASS_NAME_ATTRIBUTE = "__connect_class_name__"
+"""A class attribute naming the class as Kafka Connect users know it, e.g. the Java class name
+``org.apache.kafka.connect.file.FileStreamSourceConnector`` of the plugin it stands in for."""
+
+
 def public_class_name(cls: type) -> str:
-    """A class's name as users see it: module path inside its location plus the class name.
+    """A class's name as users see it: the name it declares (:data:`CLASS_NAME_ATTRIBUTE`, in
+    its own body: a subclass does not inherit it), else its :func:`module_class_name`."""
+    declared = vars(cls).get(CLASS_NAME_ATTRIBUTE)
+    return declared if isinstance(declared, str) and declared else module_class_name(cls)
+
+
+def module_class_name(cls: type) -> str:
+    """A class's Python name: module path inside its location plus the class name.
 
     A class of an installed module is named by its full module path, except in
     :data:`BUILTIN_LOCATION`, whose classes are named as if it were a plugin location.
@@ -389,6 +401,7 @@ _install_finder()
 
 __all__ = [
     "BUILTIN_LOCATION",
+    "CLASS_NAME_ATTRIBUTE",
     "ENV_LOCATIONS",
     "ROOT",
     "class_ref",
@@ -396,6 +409,8 @@ __all__ = [
     "load_location",
     "location_modules",
     "location_package",
+    "module_class_name",
+    "public_class_name",
     "register_location",
     "top_level_names",
     "use_copy",

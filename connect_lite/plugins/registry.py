@@ -1,5 +1,9 @@
 """The plugin registry: scans built-ins, installed packages and plugin.path, then finds plugins.
 
+A plugin's class name is the one its class declares (``__connect_class_name__``: the built-ins
+declare Kafka's Java class names), else its Python name (module path and class name); the
+listings show it, and every other name of the plugin is an alias (see ``_compute_aliases``).
+
 Where plugins come from, in scan order: the built-in modules, the modules that installed
 distributions name in the ``connect_lite.plugins`` entry-point group, the modules of the
 worker's ``plugin.modules``, then every location of ``plugin.path``. One class (one class name)
@@ -148,7 +152,7 @@ class Plugins:
         for relative, module in sorted(isolation.location_modules(location).items()):
             for cls in _classes_defined_in(module):
                 ref = PluginRef(os.path.abspath(location), relative, cls.__qualname__)
-                self._add(f"{relative}.{cls.__qualname__}", cls, ref)
+                self._add(isolation.public_class_name(cls), cls, ref)
 
     def _add(self, class_name: str, cls: type, ref: PluginRef, default: str | None = None) -> None:
         plugin_types = self.plugin_type_of(cls)
@@ -194,7 +198,7 @@ class Plugins:
         version: str | None = None,
         prefer_location: str | None = None,
     ) -> PluginDesc:
-        """The plugin a class name, alias or Java name denotes, at the requested version.
+        """The plugin a class name or alias denotes, at the requested version.
 
         ``prefer_location`` is the location of the connector a component is loaded for: a
         matching copy there wins over newer copies elsewhere (KIP-891 bundles)."""
@@ -213,13 +217,14 @@ class Plugins:
         return [d for d in self._descs.values() if d.class_name == class_name and d.type in types]
 
     def resolve_name(self, name: str) -> str:
-        """The canonical class name for a class name, alias or Java name (as given if unknown)."""
+        """The class name for a class name or alias (as given if unknown)."""
         if any(d.class_name == name for d in self._descs.values()):
             return name
         return self._aliases.get(name, name)
 
     def aliases(self) -> dict[str, str]:
-        """Every registered alias (and Java name) and the class name it stands for."""
+        """Every registered alias (short names, Python names of Java-named classes, declared
+        aliases) and the class name it stands for."""
         return dict(self._aliases)
 
     def new_instance(self, desc: PluginDesc) -> Any:
@@ -358,16 +363,22 @@ def _version_of(cls: type, default: str = UNDEFINED) -> str | None:
 
 
 def _compute_aliases(descs: Iterable[PluginDesc]) -> dict[str, str]:
-    """Alias -> class name; an alias claimed by two different classes is dropped."""
+    """Alias -> class name; an alias claimed by two different classes is dropped.
+
+    A class that declares its class name (a Java one) answers to its Python name too, and to
+    the short names of both."""
     claims: dict[str, set[str]] = {}
     class_names = set()
     for desc in descs:
         class_names.add(desc.class_name)
-        simple = desc.class_name.rsplit(".", 1)[-1]
-        names = {simple, *getattr(desc.cls, "__connect_aliases__", ())}
+        python_name = isolation.module_class_name(desc.cls)
+        names = {python_name, *getattr(desc.cls, "__connect_aliases__", ())}
         suffix = _SUFFIX[desc.type]
-        if simple.endswith(suffix) and len(simple) > len(suffix):
-            names.add(simple[: -len(suffix)])
+        for full in (desc.class_name, python_name):
+            simple = full.rsplit(".", 1)[-1]
+            names.add(simple)
+            if simple.endswith(suffix) and len(simple) > len(suffix):
+                names.add(simple[: -len(suffix)])
         for alias in names:
             claims.setdefault(alias, set()).add(desc.class_name)
     return {

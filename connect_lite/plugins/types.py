@@ -32,7 +32,7 @@ LISTED_TYPES = [t for t in PluginType if t is not PluginType.CONFIG_PROVIDER]
 class PluginDesc:
     """One installed plugin class at one version."""
 
-    class_name: str  # the canonical name: module path inside the location + class name
+    class_name: str  # the declared (Java) class name, else module path inside location + class
     type: PluginType
     version: str  # what version() returns; "undefined" when the plugin gives none
     ref: PluginRef

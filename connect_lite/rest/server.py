@@ -33,6 +33,7 @@ from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.worker import Listener, listener_of
 from connect_lite.rest.edge import LOOPBACK_ENVIRON
 from connect_lite.rest.slow_clients import Deadlines, LingeringCloses, TimedBody
+from connect_lite.rest.status_lines import status_line
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -61,9 +62,10 @@ MAX_HEADER_BYTES = 64 * 1024
 """The request line and headers together; longer ones get 414 or 413 from the server."""
 
 
-class _DeadlineRequest(cheroot_server.HTTPRequest):
-    """Cuts the connection when the request line and headers take over HEADER_DEADLINE_S, and
-    closes it, unread, when the answer goes out before the body was read."""
+class _Request(cheroot_server.HTTPRequest):
+    """Cuts the connection when the request line and headers take over HEADER_DEADLINE_S,
+    closes it, unread, when the answer goes out before the body was read, and writes every
+    status line as Kafka's Jetty does (``rest/status_lines.py``)."""
 
     def parse_request(self) -> None:
         deadlines: Deadlines = self.server.header_deadlines
@@ -81,7 +83,20 @@ class _DeadlineRequest(cheroot_server.HTTPRequest):
         if _body_left(self.rfile):
             self.close_connection = True
             self.conn.unread_body = True
+        self.status = _jetty_status(self.status)
         super().send_headers()
+
+    def simple_response(self, status: Any, msg: str = "") -> None:
+        """cheroot's own answers (400, 413, 414, 500...) carry Jetty's phrases too."""
+        super().simple_response(_jetty_status(status), msg)
+
+
+def _jetty_status(status: Any) -> Any:
+    """``status`` with Jetty's reason phrase, in its own type: the WSGI gateway keeps it as
+    bytes (cheroot's stub says str), ``simple_response`` takes a str."""
+    if isinstance(status, bytes):
+        return status_line(status.decode("iso-8859-1")).encode("iso-8859-1")
+    return status_line(str(status))
 
 
 def _body_left(rfile: Any) -> bool:
@@ -110,7 +125,7 @@ class _Gateway(wsgi.Gateway_10):
 
 
 class _Connection(cheroot_server.HTTPConnection):
-    RequestHandlerClass = _DeadlineRequest
+    RequestHandlerClass = _Request
     _tls_ready = False
     unread_body = False
     """Set by the request answered before its body was read: the connection lingers, closing."""

@@ -36,9 +36,10 @@ REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
 SCHEMA_CACHE_SIZE = 16  # Kafka's schemaUpdateCache: new LRUCache<>(16)
 
 
-def kafka_names(name: str, package: str = KAFKA_PACKAGE) -> tuple[str, ...]:
-    """The Java class name and the short alias Kafka users write, e.g. ``InsertField$Value``."""
-    return (f"{package}.{name}", name)
+def kafka_class(name: str, package: str = KAFKA_PACKAGE) -> str:
+    """The Java class name of a Kafka transform, e.g. ``...transforms.InsertField$Value``: a
+    built-in's class name (``__connect_class_name__``), whose short name is an alias."""
+    return f"{package}.{name}"
 
 
 class _Builtin:
@@ -403,7 +404,7 @@ __all__ = [
     "java_pattern",
     "java_regex_problem",
     "java_split",
-    "kafka_names",
+    "kafka_class",
     "non_empty_list",
     "non_empty_string",
     "require_map",

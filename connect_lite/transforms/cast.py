@@ -40,7 +40,7 @@ from connect_lite.transforms.base import (
     java_class,
     java_narrow,
     java_split,
-    kafka_names,
+    kafka_class,
     require_map,
     require_struct,
     schema_type_of,
@@ -425,12 +425,12 @@ def _cast_column(column: Expr, before: Schema, after: Schema) -> Expr:
 
 class CastKey(_Cast):
     is_key = True
-    __connect_aliases__ = kafka_names("Cast$Key")
+    __connect_class_name__ = kafka_class("Cast$Key")
 
 
 class CastValue(_Cast):
     is_key = False
-    __connect_aliases__ = kafka_names("Cast$Value")
+    __connect_class_name__ = kafka_class("Cast$Value")
 
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from connect_lite.api import ConfigDef, Headers, Importance, Type
-from connect_lite.transforms.base import BuiltinTransformation, kafka_names, non_empty_list, updated
+from connect_lite.transforms.base import BuiltinTransformation, kafka_class, non_empty_list, updated
 
 HEADERS = "headers"
 
@@ -13,7 +13,7 @@ HEADERS = "headers"
 class DropHeaders(BuiltinTransformation):
     """Kafka's DropHeaders: drops all headers named in ``headers``, every value of each."""
 
-    __connect_aliases__ = kafka_names("DropHeaders")
+    __connect_class_name__ = kafka_class("DropHeaders")
 
     def config(self) -> ConfigDef:
         return ConfigDef().define(

@@ -12,7 +12,7 @@ from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,
     define_replace_null_with_default,
-    kafka_names,
+    kafka_class,
     require_map_or_null,
     require_struct_or_null,
     struct_get,
@@ -98,12 +98,12 @@ class _ExtractField(KeyOrValue):
 
 class ExtractFieldKey(_ExtractField):
     is_key = True
-    __connect_aliases__ = kafka_names("ExtractField$Key")
+    __connect_class_name__ = kafka_class("ExtractField$Key")
 
 
 class ExtractFieldValue(_ExtractField):
     is_key = False
-    __connect_aliases__ = kafka_names("ExtractField$Value")
+    __connect_class_name__ = kafka_class("ExtractField$Value")
 
 
 __all__ = ["ExtractFieldKey", "ExtractFieldValue"]

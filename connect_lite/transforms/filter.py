@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from connect_lite.api.column_form import ColumnFrame, Lit
-from connect_lite.transforms.base import BuiltinTransformation, kafka_names
+from connect_lite.transforms.base import BuiltinTransformation, kafka_class
 
 
 class Filter(BuiltinTransformation):
@@ -14,7 +14,7 @@ class Filter(BuiltinTransformation):
     dropped. On its own it drops everything; with ``predicate`` (and ``negate``) it drops
     exactly the records that match (or do not match)."""
 
-    __connect_aliases__ = kafka_names("Filter")
+    __connect_class_name__ = kafka_class("Filter")
 
     def apply(self, record: Any) -> None:
         return None

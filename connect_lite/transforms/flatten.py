@@ -26,7 +26,7 @@ from connect_lite.transforms.base import (
     SchemaCache,
     copy_schema_basics,
     java_class,
-    kafka_names,
+    kafka_class,
     require_map,
     require_struct,
     schema_type_of,
@@ -173,12 +173,12 @@ def _unsupported(schema: Schema, name: str) -> DataError:
 
 class FlattenKey(_Flatten):
     is_key = True
-    __connect_aliases__ = kafka_names("Flatten$Key")
+    __connect_class_name__ = kafka_class("Flatten$Key")
 
 
 class FlattenValue(_Flatten):
     is_key = False
-    __connect_aliases__ = kafka_names("Flatten$Value")
+    __connect_class_name__ = kafka_class("Flatten$Value")
 
 
 __all__ = ["FlattenKey", "FlattenValue"]

@@ -23,7 +23,7 @@ from connect_lite.transforms.base import (
     SchemaCache,
     copy_schema_basics,
     define_replace_null_with_default,
-    kafka_names,
+    kafka_class,
     non_empty_list,
     require_map,
     require_struct,
@@ -139,11 +139,11 @@ class HeaderFromKey(_HeaderFrom):
     """HeaderFrom on the record key."""
 
     is_key = True
-    __connect_aliases__ = kafka_names("HeaderFrom$Key")
+    __connect_class_name__ = kafka_class("HeaderFrom$Key")
 
 
 class HeaderFromValue(_HeaderFrom):
     """HeaderFrom on the record value."""
 
     is_key = False
-    __connect_aliases__ = kafka_names("HeaderFrom$Value")
+    __connect_class_name__ = kafka_class("HeaderFrom$Value")

@@ -6,7 +6,7 @@ from typing import Any
 
 from connect_lite.api import ConfigDef, DataError, Importance, Schema, SchemaBuilder, Struct, Type
 from connect_lite.api.column_form import ColumnFrame, StructOf, out_schema
-from connect_lite.transforms.base import KeyOrValue, SchemaCache, kafka_names
+from connect_lite.transforms.base import KeyOrValue, SchemaCache, kafka_class
 
 FIELD = "field"
 
@@ -55,12 +55,12 @@ class _HoistField(KeyOrValue):
 
 class HoistFieldKey(_HoistField):
     is_key = True
-    __connect_aliases__ = kafka_names("HoistField$Key")
+    __connect_class_name__ = kafka_class("HoistField$Key")
 
 
 class HoistFieldValue(_HoistField):
     is_key = False
-    __connect_aliases__ = kafka_names("HoistField$Value")
+    __connect_class_name__ = kafka_class("HoistField$Value")
 
 
 __all__ = ["HoistFieldKey", "HoistFieldValue"]

@@ -24,7 +24,7 @@ from connect_lite.transforms.base import (
     SchemaCache,
     copy_schema_basics,
     define_replace_null_with_default,
-    kafka_names,
+    kafka_class,
     require_map,
     require_sink_record,
     require_struct,
@@ -186,12 +186,12 @@ class _InsertField(KeyOrValue):
 
 class InsertFieldKey(_InsertField):
     is_key = True
-    __connect_aliases__ = kafka_names("InsertField$Key")
+    __connect_class_name__ = kafka_class("InsertField$Key")
 
 
 class InsertFieldValue(_InsertField):
     is_key = False
-    __connect_aliases__ = kafka_names("InsertField$Value")
+    __connect_class_name__ = kafka_class("InsertField$Value")
 
 
 __all__ = ["InsertFieldKey", "InsertFieldValue", "InsertionSpec"]

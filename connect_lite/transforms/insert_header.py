@@ -8,7 +8,7 @@ from typing import Any
 from connect_lite.api import ConfigDef, Importance, Type
 from connect_lite.api.config import invalid
 from connect_lite.converters.values import parse_string
-from connect_lite.transforms.base import BuiltinTransformation, kafka_names, updated
+from connect_lite.transforms.base import BuiltinTransformation, kafka_class, updated
 
 HEADER = "header"
 VALUE_LITERAL = "value.literal"
@@ -25,7 +25,7 @@ class InsertHeader(BuiltinTransformation):
     ``1`` becomes an INT8 header, ``true`` a BOOLEAN, ``null`` a null without schema,
     ``[1,2]`` an ARRAY, anything else the STRING itself."""
 
-    __connect_aliases__ = kafka_names("InsertHeader")
+    __connect_class_name__ = kafka_class("InsertHeader")
 
     def config(self) -> ConfigDef:
         return (

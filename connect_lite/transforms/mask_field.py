@@ -23,7 +23,7 @@ from connect_lite.transforms.base import (
     define_replace_null_with_default,
     java_class,
     java_narrow,
-    kafka_names,
+    kafka_class,
     non_empty_string,
     require_map,
     require_struct,
@@ -176,12 +176,12 @@ class _MaskField(KeyOrValue):
 
 class MaskFieldKey(_MaskField):
     is_key = True
-    __connect_aliases__ = kafka_names("MaskField$Key")
+    __connect_class_name__ = kafka_class("MaskField$Key")
 
 
 class MaskFieldValue(_MaskField):
     is_key = False
-    __connect_aliases__ = kafka_names("MaskField$Value")
+    __connect_class_name__ = kafka_class("MaskField$Value")
 
 
 __all__ = ["MaskFieldKey", "MaskFieldValue", "null_value", "replacement_value"]

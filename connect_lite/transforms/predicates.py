@@ -16,7 +16,7 @@ from connect_lite.transforms.base import (
     BuiltinPredicate,
     java_pattern,
     java_regex_problem,
-    kafka_names,
+    kafka_class,
     non_empty_string,
 )
 
@@ -25,9 +25,9 @@ PATTERN = "pattern"
 NAME = "name"
 
 
-def predicate_names(name: str) -> tuple[str, ...]:
-    """The Java class name and the short alias of a Kafka predicate."""
-    return kafka_names(name, PREDICATES_PACKAGE)
+def predicate_class(name: str) -> str:
+    """The Java class name of a Kafka predicate."""
+    return kafka_class(name, PREDICATES_PACKAGE)
 
 
 def _pattern_problem(name: str, value: Any) -> str | None:
@@ -38,7 +38,7 @@ def _pattern_problem(name: str, value: Any) -> str | None:
 class TopicNameMatches(BuiltinPredicate):
     """True for records whose whole topic name matches ``pattern`` (a Java regex)."""
 
-    __connect_aliases__ = predicate_names("TopicNameMatches")
+    __connect_class_name__ = predicate_class("TopicNameMatches")
 
     def config(self) -> ConfigDef:
         return ConfigDef().define(
@@ -63,7 +63,7 @@ class TopicNameMatches(BuiltinPredicate):
 class HasHeaderKey(BuiltinPredicate):
     """True for records with at least one header named ``name``."""
 
-    __connect_aliases__ = predicate_names("HasHeaderKey")
+    __connect_class_name__ = predicate_class("HasHeaderKey")
 
     def config(self) -> ConfigDef:
         return ConfigDef().define(
@@ -88,7 +88,7 @@ class HasHeaderKey(BuiltinPredicate):
 class RecordIsTombstone(BuiltinPredicate):
     """True for tombstones: records whose value is null."""
 
-    __connect_aliases__ = predicate_names("RecordIsTombstone")
+    __connect_class_name__ = predicate_class("RecordIsTombstone")
 
     def test(self, record: Any) -> bool:
         return record.value is None

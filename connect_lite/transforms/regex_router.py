@@ -12,7 +12,7 @@ from connect_lite.transforms.base import (
     BuiltinTransformation,
     java_pattern,
     java_regex_problem,
-    kafka_names,
+    kafka_class,
     updated,
 )
 
@@ -53,7 +53,7 @@ class RegexRouter(BuiltinTransformation):
     memory starts over): ``Match.expand`` parses the replacement template on every call,
     which cost more than the rest of the chain, and a worker sees few topics."""
 
-    __connect_aliases__ = kafka_names("RegexRouter")
+    __connect_class_name__ = kafka_class("RegexRouter")
 
     def config(self) -> ConfigDef:
         return (

@@ -18,7 +18,7 @@ from connect_lite.transforms.base import (
     copy_schema_basics,
     define_replace_null_with_default,
     java_split,
-    kafka_names,
+    kafka_class,
     require_map,
     require_struct,
     struct_get,
@@ -134,12 +134,12 @@ class _ReplaceField(KeyOrValue):
 
 class ReplaceFieldKey(_ReplaceField):
     is_key = True
-    __connect_aliases__ = kafka_names("ReplaceField$Key")
+    __connect_class_name__ = kafka_class("ReplaceField$Key")
 
 
 class ReplaceFieldValue(_ReplaceField):
     is_key = False
-    __connect_aliases__ = kafka_names("ReplaceField$Value")
+    __connect_class_name__ = kafka_class("ReplaceField$Value")
 
 
 __all__ = ["ReplaceFieldKey", "ReplaceFieldValue", "parse_rename_mappings"]

@@ -12,7 +12,7 @@ from connect_lite.transforms.base import (
     KeyOrValue,
     SchemaCache,
     define_replace_null_with_default,
-    kafka_names,
+    kafka_class,
     require_schema,
     struct_get,
 )
@@ -93,12 +93,12 @@ class _SetSchemaMetadata(KeyOrValue):
 
 class SetSchemaMetadataKey(_SetSchemaMetadata):
     is_key = True
-    __connect_aliases__ = kafka_names("SetSchemaMetadata$Key")
+    __connect_class_name__ = kafka_class("SetSchemaMetadata$Key")
 
 
 class SetSchemaMetadataValue(_SetSchemaMetadata):
     is_key = False
-    __connect_aliases__ = kafka_names("SetSchemaMetadata$Value")
+    __connect_class_name__ = kafka_class("SetSchemaMetadata$Value")
 
 
 __all__ = ["SetSchemaMetadataKey", "SetSchemaMetadataValue", "update_schema_in"]

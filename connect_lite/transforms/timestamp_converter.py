@@ -36,7 +36,7 @@ from connect_lite.transforms.base import (
     copy_schema_basics,
     define_replace_null_with_default,
     java_class,
-    kafka_names,
+    kafka_class,
     require_map,
     require_struct_or_null,
     struct_get,
@@ -362,12 +362,12 @@ def _logical_millis(value: Any, kind: str) -> int:
 
 class TimestampConverterKey(_TimestampConverter):
     is_key = True
-    __connect_aliases__ = kafka_names("TimestampConverter$Key")
+    __connect_class_name__ = kafka_class("TimestampConverter$Key")
 
 
 class TimestampConverterValue(_TimestampConverter):
     is_key = False
-    __connect_aliases__ = kafka_names("TimestampConverter$Value")
+    __connect_class_name__ = kafka_class("TimestampConverter$Value")
 
 
 __all__ = [

@@ -13,7 +13,7 @@ from typing import Any
 from connect_lite.api import ConfigDef, ConfigError, DataError, Importance, Type
 from connect_lite.api.column_form import ColumnFrame, FormatMillis, Lit, ReplaceText
 from connect_lite.api.config import invalid
-from connect_lite.transforms.base import BuiltinTransformation, kafka_names, updated
+from connect_lite.transforms.base import BuiltinTransformation, kafka_class, updated
 from connect_lite.transforms.java_time import JavaDateFormat, PatternError
 
 TOPIC_FORMAT_CONFIG = "topic.format"
@@ -23,7 +23,7 @@ TIMESTAMP_FORMAT_CONFIG = "timestamp.format"
 class TimestampRouter(BuiltinTransformation):
     """Kafka's TimestampRouter; a record without a timestamp is a DataError."""
 
-    __connect_aliases__ = kafka_names("TimestampRouter")
+    __connect_class_name__ = kafka_class("TimestampRouter")
 
     def config(self) -> ConfigDef:
         return (

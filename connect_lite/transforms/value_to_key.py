@@ -13,7 +13,7 @@ from connect_lite.transforms.base import (
     BuiltinTransformation,
     SchemaCache,
     define_replace_null_with_default,
-    kafka_names,
+    kafka_class,
     require_map,
     require_struct,
     struct_get,
@@ -28,7 +28,7 @@ class ValueToKey(BuiltinTransformation):
     """Kafka's ValueToKey (one form only, no $Key/$Value): the key becomes a map, or a Struct
     of the named value fields in ``fields`` order. The value is left as it is."""
 
-    __connect_aliases__ = kafka_names("ValueToKey")
+    __connect_class_name__ = kafka_class("ValueToKey")
 
     def config(self) -> ConfigDef:
         config = ConfigDef().define(

@@ -227,7 +227,7 @@ def validate(worker: EmbeddedConnect, config: dict[str, str]) -> dict[str, Any]:
 
 def test_validate_attributes_version_errors_as_kafka(worker: EmbeddedConnect) -> None:
     base = {"connector.class": SOURCE, "name": "v"}
-    newest_first = ["3.0.0", "2.0.0", "1.0.0"]
+    lowest_first = ["1.0.0", "2.0.0", "3.0.0"]  # as Kafka's recommenders list them
     missing = validate(worker, {**base, "connector.plugin.version": "(3.0.0,)"})
     message = (
         f"Plugin {SOURCE} not found that matches the version range (3.0.0,), "
@@ -235,7 +235,7 @@ def test_validate_attributes_version_errors_as_kafka(worker: EmbeddedConnect) ->
     )
     assert missing["connector.class"]["value"]["errors"] == [message]
     assert missing["connector.plugin.version"]["value"]["errors"] == [message]
-    assert missing["connector.plugin.version"]["value"]["recommended_values"] == newest_first
+    assert missing["connector.plugin.version"]["value"]["recommended_values"] == lowest_first
 
     configs = validate(
         worker,
@@ -260,8 +260,9 @@ def test_validate_attributes_version_errors_as_kafka(worker: EmbeddedConnect) ->
     assert configs["transforms.b.plugin.version"]["value"]["errors"] == []
     for key in ("connector.plugin.version", "transforms.a.plugin.version"):
         assert configs[key]["definition"]["default_value"] == "3.0.0"
-        assert configs[key]["value"]["recommended_values"] == newest_first
-    assert configs["key.converter.plugin.version"]["value"]["recommended_values"] == newest_first
+        assert configs[key]["value"]["recommended_values"] == lowest_first
+    for key in ("key.converter.plugin.version", "header.converter.plugin.version"):
+        assert configs[key]["value"]["recommended_values"] == lowest_first
     converters = configs["key.converter"]["value"]["recommended_values"]
     headers = configs["header.converter"]["value"]["recommended_values"]
     assert CONVERTER in converters and HEADER_CONVERTER not in converters

@@ -49,6 +49,9 @@ def test_file_pipeline_copies_a_file_through_kafka_and_counts_it(worker: Embedde
         {"connector.class": "FileStreamSink", "file": str(dst), "topics": topic},
     )
     assert put.status == 201, put.body
+    assert put.body["config"]["connector.class"] == "FileStreamSink"  # as written, as Kafka
+    [task] = worker.http.get(f"/connectors/{source}/tasks").body
+    assert task["config"]["task.class"] == "org.apache.kafka.connect.file.FileStreamSourceTask"
     wait_for(lambda: len(lines(dst)) == 500, 120, what="500 lines in the sink file")
     # The broker auto-created the topic with several partitions: order holds per partition only.
     assert sorted(lines(dst)) == sorted(lines(src))
@@ -133,19 +136,20 @@ def assert_worker_metrics(
         ((info, one),) = metrics.find("kafka_connect_connector_info", connector=connector)
         assert one == 1
         assert info["connector_class"] in plugin_classes
-        assert info["connector_class"].endswith(f"FileStream{kind.title()}Connector")
+        file_stream = f"org.apache.kafka.connect.file.FileStream{kind.title()}"
+        assert info["connector_class"] == file_stream + "Connector"
         assert info["connector_type"] == kind
         assert info["connector_version"] == status["connector"]["version"]
         ((task, _),) = metrics.find("kafka_connect_connector_task_info", connector=connector)
         assert task["task"] == "0"
-        assert task["task_class"].endswith(f"FileStream{kind.title()}Task")
+        assert task["task_class"] == file_stream + "Task"
         assert task["task_version"] == status["tasks"][0]["version"]
         for converter, cls in (
             ("key", "StringConverter"),
             ("value", "StringConverter"),
             ("header", "SimpleHeaderConverter"),
         ):
-            assert task[f"{converter}_converter_class"].endswith(cls)
+            assert task[f"{converter}_converter_class"] == f"org.apache.kafka.connect.storage.{cls}"
             assert task[f"{converter}_converter_version"] == connect_lite.__version__
 
 
@@ -470,8 +474,8 @@ def test_connector_plugins(worker: EmbeddedConnect) -> None:
     connectors = worker.http.get("/connector-plugins").body
     classes = {p["class"] for p in connectors}
     assert {
-        "filestream.source.FileStreamSourceConnector",
-        "filestream.sink.FileStreamSinkConnector",
+        "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        "org.apache.kafka.connect.file.FileStreamSinkConnector",
     } <= classes
     assert {p["type"] for p in connectors} == {"source", "sink"}
     everything = worker.http.get("/connector-plugins?connectorsOnly=false").body

@@ -221,6 +221,71 @@ def test_a_body_over_the_limit_is_413(secured: Secured) -> None:
     assert secured.call("GET", f"/connectors/{name}").status == 404
 
 
+def _first_line(secured: Secured, request: bytes) -> bytes:
+    """The status line the http listener answers ``request`` with, as it comes off the socket."""
+    with secured.connect() as sock:
+        sock.sendall(request)
+        return sock.makefile("rb").readline()
+
+
+def _status_line(
+    secured: Secured,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    auth: bool = True,
+    headers: dict[str, str] | None = None,
+) -> bytes:
+    data = b"" if body is None else json.dumps(body).encode()
+    sent = {"Host": "127.0.0.1", "Connection": "close", **(headers or {})}
+    if auth:
+        sent["Authorization"] = "Basic " + base64.b64encode(f"{USER}:{SECRET}".encode()).decode()
+    if data:
+        sent = {"Content-Type": "application/json", **sent, "Content-Length": str(len(data))}
+    head = "".join(f"{k}: {v}\r\n" for k, v in sent.items())
+    return _first_line(secured, f"{method} {path} HTTP/1.1\r\n{head}\r\n".encode() + data)
+
+
+def test_status_lines_carry_jettys_reason_phrases(secured: Secured) -> None:
+    """Kafka's Jetty writes "HTTP/1.1 404 Not Found" (its own phrases, not RFC 9110's for 413
+    and 500), and clients quote the phrase: so on every path, the app's, the edge's and the
+    HTTP server's own."""
+    name = unique("phrases")
+    create = {"name": name, "config": source_config(unique("t"))}
+    text = {"Content-Type": "text/plain"}
+    foreign = {"Host": "attacker.example"}
+    expected: list[tuple[str, str, Any, dict[str, str] | None, str]] = [
+        ("GET", "/", None, None, "200 OK"),
+        ("POST", "/connectors", create, None, "201 Created"),
+        ("PUT", f"/connectors/{name}/pause", None, None, "202 Accepted"),
+        ("POST", "/connectors", create, None, "409 Conflict"),
+        ("DELETE", f"/connectors/{name}", None, None, "204 No Content"),
+        ("GET", f"/connectors/{name}", None, None, "404 Not Found"),
+        ("GET", "/nowhere", None, None, "404 Not Found"),
+        ("DELETE", "/connectors", None, None, "405 Method Not Allowed"),
+        ("POST", "/connectors", {"name": "x"}, None, "400 Bad Request"),
+        ("PUT", "/connectors/x/config", {"a": "b"}, text, "415 Unsupported Media Type"),
+        ("GET", "/", None, foreign, "403 Forbidden"),
+    ]
+    for method, path, body, headers, status in expected:
+        line = _status_line(secured, method, path, body, headers=headers)
+        assert line == f"HTTP/1.1 {status}\r\n".encode(), (method, path)
+    assert _status_line(secured, "GET", "/", auth=False) == b"HTTP/1.1 401 Unauthorized\r\n"
+    broken = {"name": unique("broken"), "config": source_config("t", **{"fail.on.start": "true"})}
+    assert _status_line(secured, "POST", "/connectors", broken) == b"HTTP/1.1 500 Server Error\r\n"
+    token = base64.b64encode(f"{USER}:{SECRET}".encode()).decode()
+    too_big = (  # refused on its Content-Length, before any of it is read
+        "POST /connectors HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Authorization: Basic {token}\r\nContent-Length: {MAX_BODY + 1}\r\n\r\n{{"
+    ).encode()
+    assert _first_line(secured, too_big) == b"HTTP/1.1 413 Payload Too Large\r\n"
+    long_uri = b"GET /" + b"x" * (70 * 1024) + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    assert _first_line(secured, long_uri) == b"HTTP/1.1 414 URI Too Long\r\n"
+    assert _first_line(secured, b"NONSENSE\r\n\r\n") == b"HTTP/1.1 400 Bad Request\r\n"
+    assert secured.call("DELETE", f"/connectors/{broken['name']}").status == 204
+
+
 def test_cors_preflight(secured: Secured) -> None:
     asked = {"Origin": ORIGIN, "Access-Control-Request-Method": "PUT"}
     preflight = secured.call("OPTIONS", "/connectors", auth=None, headers=asked)

@@ -302,7 +302,7 @@ def test_the_command_runs_a_filestream_pipeline_without_a_plugin_path(
 
     wait_for(copied, timeout=120, what="the sink file to equal the source file")
     plugins = {(p["class"], p["type"], p["version"]) for p in _get(port, "/connector-plugins")}
-    assert ("filestream.source.FileStreamSourceConnector", "source", "1.0.0") in plugins
+    assert ("org.apache.kafka.connect.file.FileStreamSourceConnector", "source", "1.0.0") in plugins
     process.send_signal(signal.SIGTERM)
     assert process.wait(60) == 0
 
@@ -324,7 +324,7 @@ def test_python_m_connect_lite_starts_a_worker_that_finds_entry_point_plugins(
     plugins = wait_for(listed, timeout=120, what="GET /connector-plugins")
     versions = {(p["class"], p["version"]) for p in plugins}
     assert ("acme_connect_demo.source.AcmeSourceConnector", "3.1.4") in versions
-    assert ("filestream.sink.FileStreamSinkConnector", "1.0.0") in versions
+    assert ("org.apache.kafka.connect.file.FileStreamSinkConnector", "1.0.0") in versions
     process.send_signal(signal.SIGTERM)
     assert process.wait(60) == 0
 

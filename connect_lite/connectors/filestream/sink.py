@@ -42,7 +42,7 @@ CONFIG_DEF = ConfigDef().define(
 class FileStreamSinkConnector(SinkConnector):
     """Very simple sink connector that writes record values to a file or the console."""
 
-    __connect_aliases__ = ("org.apache.kafka.connect.file.FileStreamSinkConnector",)
+    __connect_class_name__ = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 
     def __init__(self) -> None:
         self._props: dict[str, str] = {}
@@ -78,6 +78,8 @@ class FileStreamSinkConnector(SinkConnector):
 class FileStreamSinkTask(SinkTask):
     """Appends ``value`` of every record, as text, plus a newline: written to the file at each
     put (readable at once), made durable (fsync) at flush()."""
+
+    __connect_class_name__ = "org.apache.kafka.connect.file.FileStreamSinkTask"
 
     def __init__(self) -> None:
         self._filename: str | None = None

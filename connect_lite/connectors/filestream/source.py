@@ -89,7 +89,7 @@ CONFIG_DEF = (
 class FileStreamSourceConnector(SourceConnector):
     """Very simple source connector that works with stdin or a file."""
 
-    __connect_aliases__ = ("org.apache.kafka.connect.file.FileStreamSourceConnector",)
+    __connect_class_name__ = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 
     def __init__(self) -> None:
         self._props: dict[str, str] = {}
@@ -165,6 +165,8 @@ class FileStreamSourceTask(SourceTask):
     ``{"position": n}``, the byte position after the line, so a restarted task resumes at
     the next unread line. Reading stdin tracks no offsets.
     """
+
+    __connect_class_name__ = "org.apache.kafka.connect.file.FileStreamSourceTask"
 
     def __init__(self) -> None:
         self._stopping = threading.Event()

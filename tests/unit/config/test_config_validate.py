@@ -401,7 +401,7 @@ def test_connector_version_selection_and_not_found(
 ) -> None:
     chosen = validate(plugins, worker, {**SOURCE, "connector.plugin.version": "1.0.0"})
     assert chosen.error_count == 0
-    assert value(chosen, "connector.plugin.version")["recommended_values"] == ["2.0.0", "1.0.0"]
+    assert value(chosen, "connector.plugin.version")["recommended_values"] == ["1.0.0", "2.0.0"]
     assert definition(chosen, "connector.plugin.version")["default_value"] == "2.0.0"
 
     infos = validate(plugins, worker, {**SOURCE, "connector.plugin.version": "3.0.0", "x": None})
@@ -411,7 +411,7 @@ def test_connector_version_selection_and_not_found(
     )
     assert errors(infos, "connector.class") == [message]
     assert errors(infos, "connector.plugin.version") == [message]
-    assert value(infos, "connector.plugin.version")["recommended_values"] == ["2.0.0", "1.0.0"]
+    assert value(infos, "connector.plugin.version")["recommended_values"] == ["1.0.0", "2.0.0"]
     assert errors(infos, "x") == ["Null value can not be supplied as the configuration value."]
     assert infos.error_count == 3
     names = [c["value"]["name"] for c in infos.configs]

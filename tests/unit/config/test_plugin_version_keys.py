@@ -28,6 +28,34 @@ def _configs(plugins: Plugins, worker: WorkerConfig, config: dict[str, Any]) -> 
     return {c["value"]["name"]: c["value"] for c in infos.configs if c["value"]}
 
 
+def test_every_version_key_recommends_the_installed_versions_lowest_first(
+    plugins: Plugins,
+) -> None:
+    """Kafka's recommenders list a sorted plugin set: ascending, each version once."""
+    config = {
+        "connector.class": SOURCE,
+        "key.converter": CONVERTER,
+        "value.converter": CONVERTER,
+        "header.converter": "acme_versioned.VersionedHeaderConverter",
+        "transforms": "t",
+        "transforms.t.type": "acme_versioned.VersionedTransformation",
+        "transforms.t.predicate": "p",
+        "predicates": "p",
+        "predicates.p.type": "acme_versioned.VersionedPredicate",
+    }
+    configs = _configs(plugins, WorkerConfig(BROKER), config)
+    for key in (
+        "connector.plugin.version",
+        "key.converter.plugin.version",
+        "value.converter.plugin.version",
+        "header.converter.plugin.version",
+        "transforms.t.plugin.version",
+        "predicates.p.plugin.version",
+    ):
+        assert configs[key]["recommended_values"] == ["1.0.0", "2.0.0", "3.0.0"], key
+        assert configs[key]["errors"] == [], key
+
+
 def test_an_invalid_worker_version_key_fails_only_connectors_that_inherit_it(
     plugins: Plugins,
 ) -> None:
@@ -91,7 +119,7 @@ def test_a_malformed_connector_version_is_an_error_on_its_key(
     assert by_name["connector.class"]["value"]["errors"] == []
     # the definition shows the newest installed version as the default, as Kafka's does
     assert version["definition"]["default_value"] == "3.0.0"
-    assert version["value"]["recommended_values"] == ["3.0.0", "2.0.0", "1.0.0"]
+    assert version["value"]["recommended_values"] == ["1.0.0", "2.0.0", "3.0.0"]  # as Kafka
     with pytest.raises(BadRequestError, match="contains the following 1 error"):
         ensure_valid_connector_config(plugins, worker, config)
 

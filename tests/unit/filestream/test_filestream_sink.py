@@ -42,9 +42,9 @@ def test_connector_config_and_versions(sink_module: Any) -> None:
     assert key.default is None and not key.required
     assert connector.version() == sink_module.FileStreamSinkTask().version() == "1.0.0"
     assert connector.task_class() is sink_module.FileStreamSinkTask
-    assert sink_module.FileStreamSinkConnector.__connect_aliases__ == (
-        "org.apache.kafka.connect.file.FileStreamSinkConnector",
-    )
+    java = "org.apache.kafka.connect.file.FileStreamSink"
+    assert sink_module.FileStreamSinkConnector.__connect_class_name__ == java + "Connector"
+    assert sink_module.FileStreamSinkTask.__connect_class_name__ == java + "Task"
 
 
 def test_one_task_config_per_max_tasks(sink_module: Any) -> None:

@@ -93,9 +93,9 @@ def test_one_task_config_whatever_max_tasks(source_module: Any, tmp_path: Path) 
 def test_version_matches_the_plugin_location(source_module: Any) -> None:
     assert source_module.FileStreamSourceConnector().version() == "1.0.0"
     assert source_module.FileStreamSourceTask().version() == "1.0.0"
-    assert source_module.FileStreamSourceConnector.__connect_aliases__ == (
-        "org.apache.kafka.connect.file.FileStreamSourceConnector",
-    )
+    java = "org.apache.kafka.connect.file.FileStreamSource"
+    assert source_module.FileStreamSourceConnector.__connect_class_name__ == java + "Connector"
+    assert source_module.FileStreamSourceTask.__connect_class_name__ == java + "Task"
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,7 @@
-"""FileStream and the demo counter are built in, and a copy of them in plugin.path is no clash."""
+"""FileStream and the demo counter are built in, and a copy of them in plugin.path is no clash.
+
+FileStream is named as Kafka names it; its Python names (laid out like a plugin location) are
+aliases."""
 
 from __future__ import annotations
 
@@ -9,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from connect_lite.connectors.filestream.source import FileStreamSourceTask
-from connect_lite.plugins.isolation import public_class_name
+from connect_lite.plugins.isolation import module_class_name, public_class_name
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType as T
 
 BUILTIN_PACKAGE = Path(__file__).resolve().parents[3] / "connect_lite" / "connectors" / "filestream"
 CONNECTORS = [T.SOURCE, T.SINK]
+FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 
 
 def _copy_filestream(root: Path, location: str, version: str) -> Path:
@@ -28,21 +33,13 @@ def _copy_filestream(root: Path, location: str, version: str) -> Path:
 @pytest.mark.parametrize(
     ("name", "class_name"),
     [
-        ("FileStreamSource", "filestream.source.FileStreamSourceConnector"),
-        ("FileStreamSourceConnector", "filestream.source.FileStreamSourceConnector"),
-        (
-            "org.apache.kafka.connect.file.FileStreamSourceConnector",
-            "filestream.source.FileStreamSourceConnector",
-        ),
-        (
-            "filestream.source.FileStreamSourceConnector",
-            "filestream.source.FileStreamSourceConnector",
-        ),
-        ("FileStreamSink", "filestream.sink.FileStreamSinkConnector"),
-        (
-            "org.apache.kafka.connect.file.FileStreamSinkConnector",
-            "filestream.sink.FileStreamSinkConnector",
-        ),
+        ("FileStreamSource", FILE_SOURCE),
+        ("FileStreamSourceConnector", FILE_SOURCE),
+        (FILE_SOURCE, FILE_SOURCE),
+        ("filestream.source.FileStreamSourceConnector", FILE_SOURCE),
+        ("FileStreamSink", FILE_SINK),
+        (FILE_SINK, FILE_SINK),
+        ("filestream.sink.FileStreamSinkConnector", FILE_SINK),
         ("CounterSource", "counter.CounterSourceConnector"),
     ],
 )
@@ -51,9 +48,17 @@ def test_builtin_connectors_answer_without_a_plugin_path(name: str, class_name: 
     assert (desc.class_name, desc.version, desc.location) == (class_name, "1.0.0", None)
 
 
-def test_builtin_classes_are_named_like_a_plugin_location() -> None:
+def test_builtin_classes_are_named_like_a_plugin_location_or_as_kafka() -> None:
     assert FileStreamSourceTask.__module__ == "connect_lite.connectors.filestream.source"
-    assert public_class_name(FileStreamSourceTask) == "filestream.source.FileStreamSourceTask"
+    assert module_class_name(FileStreamSourceTask) == "filestream.source.FileStreamSourceTask"
+    kafka = "org.apache.kafka.connect.file.FileStreamSourceTask"
+    assert public_class_name(FileStreamSourceTask) == kafka
+
+    class Subclass(FileStreamSourceTask):  # a declared name is not inherited
+        pass
+
+    assert public_class_name(Subclass) == module_class_name(Subclass)
+    assert public_class_name(Subclass).endswith(".Subclass")
 
 
 def test_a_copy_at_the_builtin_version_is_ignored_and_names_still_resolve(
@@ -62,21 +67,21 @@ def test_a_copy_at_the_builtin_version_is_ignored_and_names_still_resolve(
     location = _copy_filestream(tmp_path, "file-1.0.0", "1.0.0")
     with caplog.at_level(logging.INFO, logger="connect_lite.plugins.registry"):
         plugins = Plugins([str(tmp_path)])
-    java = "org.apache.kafka.connect.file.FileStreamSourceConnector"
-    for name in ("FileStreamSource", "FileStreamSourceConnector", java):
+    python = "filestream.source.FileStreamSourceConnector"
+    for name in ("FileStreamSource", "FileStreamSourceConnector", FILE_SOURCE, python):
         desc = plugins.find(name, CONNECTORS)
-        assert (desc.version, desc.location) == ("1.0.0", None)
+        assert (desc.class_name, desc.version, desc.location) == (FILE_SOURCE, "1.0.0", None)
     assert plugins.versions("FileStreamSource", CONNECTORS) == ["1.0.0"]
-    listed = [d for d in plugins.all() if d.class_name.startswith("filestream.")]
+    listed = [d for d in plugins.all() if "FileStream" in d.class_name]
     assert [(d.class_name, d.location) for d in listed] == [
-        ("filestream.sink.FileStreamSinkConnector", None),
-        ("filestream.source.FileStreamSourceConnector", None),
+        (FILE_SINK, None),
+        (FILE_SOURCE, None),
     ]
     messages = [r.getMessage() for r in caplog.records if "installed twice" in r.getMessage()]
     assert messages == [
-        "Plugin filestream.sink.FileStreamSinkConnector 1.0.0 is installed twice; using the copy "
+        f"Plugin {FILE_SINK} 1.0.0 is installed twice; using the copy "
         f"in module connect_lite.connectors.filestream.sink, ignoring the one in {location}",
-        "Plugin filestream.source.FileStreamSourceConnector 1.0.0 is installed twice; using the "
+        f"Plugin {FILE_SOURCE} 1.0.0 is installed twice; using the "
         f"copy in module connect_lite.connectors.filestream.source, ignoring the one in {location}",
     ]
 
@@ -84,8 +89,11 @@ def test_a_copy_at_the_builtin_version_is_ignored_and_names_still_resolve(
 def test_a_copy_at_another_version_is_the_same_plugin_at_two_versions(tmp_path: Path) -> None:
     location = _copy_filestream(tmp_path, "file-2.0.0", "2.0.0")
     plugins = Plugins([str(tmp_path)])
-    java = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-    assert plugins.versions(java, CONNECTORS) == ["1.0.0", "2.0.0"]
-    assert plugins.find(java, CONNECTORS).location == str(location)
+    python = "filestream.sink.FileStreamSinkConnector"
+    for name in (FILE_SINK, python):
+        assert plugins.versions(name, CONNECTORS) == ["1.0.0", "2.0.0"]
+        assert plugins.find(name, CONNECTORS).location == str(location)
     assert plugins.find("FileStreamSink", CONNECTORS, "1.0.0").location is None
-    assert plugins.aliases()[java] == "filestream.sink.FileStreamSinkConnector"
+    assert plugins.aliases()[python] == FILE_SINK
+    sinks = [(d.class_name, d.version) for d in plugins.all([T.SINK]) if d.class_name == FILE_SINK]
+    assert sinks == [(FILE_SINK, "1.0.0"), (FILE_SINK, "2.0.0")]

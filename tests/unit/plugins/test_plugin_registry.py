@@ -80,13 +80,18 @@ def test_a_converter_that_is_also_a_header_converter_is_listed_twice(plugins: Pl
         plugins.find("SimpleHeaderConverter", [T.CONVERTER])
 
 
-def test_builtins_answer_to_class_names_aliases_and_java_names(plugins: Plugins) -> None:
-    full = "connect_lite.converters.json.JsonConverter"
-    for name in (full, "JsonConverter", "Json", "org.apache.kafka.connect.json.JsonConverter"):
+def test_builtins_are_named_in_java_and_answer_to_their_python_names(plugins: Plugins) -> None:
+    java = "org.apache.kafka.connect.json.JsonConverter"
+    python = "connect_lite.converters.json.JsonConverter"
+    for name in (java, python, "JsonConverter", "Json"):
         desc = plugins.find(name, [T.CONVERTER])
-        assert (desc.class_name, desc.ref.location) == (full, None)
-    java = "org.apache.kafka.connect.storage.StringConverter"
-    assert plugins.find(java, [T.HEADER_CONVERTER]).class_name.endswith(".StringConverter")
+        assert (desc.class_name, desc.ref.location) == (java, None)
+    assert plugins.aliases()[python] == java
+    string = "org.apache.kafka.connect.storage.StringConverter"
+    assert plugins.find(string, [T.HEADER_CONVERTER]).class_name == string
+    insert = "org.apache.kafka.connect.transforms.InsertField$Value"
+    for name in (insert, "InsertField$Value", "InsertFieldValue"):
+        assert plugins.find(name, [T.TRANSFORMATION]).class_name == insert
     assert plugins.find("org.apache.kafka.connect.storage.SimpleHeaderConverter", ALL)
     assert (
         plugins.find("ByteArray", [T.CONVERTER]).version == __import__("connect_lite").__version__
@@ -107,7 +112,8 @@ def test_colliding_aliases_are_not_registered(tmp_path: Path) -> None:
     plugins = Plugins([str(tmp_path)])
     aliases = plugins.aliases()
     assert "DupConverter" not in aliases and "Dup" not in aliases
-    assert java not in aliases  # claimed by the built-in and by ClaimConverter
+    assert java not in aliases  # the built-in's class name: ClaimConverter cannot take it
+    assert plugins.find(java, [T.CONVERTER]).ref.module == "connect_lite.converters.json"
     assert aliases["Claim"] == "claims.ClaimConverter"
     assert plugins.find("first.DupConverter", [T.CONVERTER]).class_name == "first.DupConverter"
     with pytest.raises(NotFoundError):

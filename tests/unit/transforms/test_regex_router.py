@@ -43,7 +43,7 @@ def test_config_errors() -> None:
         RegexRouter().configure({"regex": "(", "replacement": "x"})
     with pytest.raises(ConfigError):
         RegexRouter().configure({"regex": "a"})
-    assert "org.apache.kafka.connect.transforms.RegexRouter" in RegexRouter.__connect_aliases__
+    assert RegexRouter.__connect_class_name__ == "org.apache.kafka.connect.transforms.RegexRouter"
 
 
 def test_remembered_routes_give_the_same_topics_and_stay_bounded() -> None:

@@ -34,7 +34,7 @@ def test_installed_plugins_and_plugin_modules_run(connect: EmbeddedConnect, tmp_
     plugins = connect.client.plugins(connectors_only=False)
     listed = {(p["class"], p.get("version")) for p in plugins}  # no "version" for undefined
     assert {
-        ("filestream.source.FileStreamSourceConnector", "1.0.0"),  # built in
+        ("org.apache.kafka.connect.file.FileStreamSourceConnector", "1.0.0"),  # built in
         (ACME, "2.0.0"),  # plugin.path
         (ACME, "3.1.4"),  # entry point, its distribution's version
         ("my_transforms.UpperCaseValue", None),  # plugin_modules, no distribution: undefined
