@@ -356,6 +356,10 @@ def client_key(client: str, key: str) -> ConfigKey | None:
     return CLIENT_KEYS[client].get(key)
 
 
+WORKER_CLIENT_PREFIXES = {"producer.": "producer", "consumer.": "consumer", "admin.": "admin"}
+"""The worker's own client keys, by prefix: its ``producer.*``, ``consumer.*``, ``admin.*``."""
+
+
 def check_client_value(
     client: str, key: str, raw: Any, native: NativeCheck | None = None
 ) -> tuple[Any, str | None]:
@@ -416,6 +420,7 @@ def _prefixed_key(problem: str, key: str, full: str) -> str:
 
 __all__ = [
     "CLIENT_KEYS",
+    "WORKER_CLIENT_PREFIXES",
     "NativeCheck",
     "check_client_value",
     "client_key",
