@@ -11,6 +11,7 @@ from connect_lite.config.client_configs import (
     client_key_problems,
 )
 from connect_lite.kafka import clients
+from tests.unit.docs.doc_blocks import block
 
 
 def problem(client: str, key: str, raw: str) -> str | None:
@@ -160,4 +161,12 @@ def test_client_key_problems_name_the_prefixed_key() -> None:
     assert client_key_problems(props, prefixes) == [
         "Invalid value abc for configuration producer.linger.ms: Not a number of type LONG",
         "Invalid value 0 for configuration consumer.max.poll.records: Value must be at least 1",
+    ]
+
+
+def test_the_configuration_pages_examples_are_the_checks_texts() -> None:
+    shown = block("override-errors").text.splitlines()
+    assert shown == [
+        problem("consumer", "max.poll.records", "0"),
+        check_client_value("producer", "linger.ms", "1000000", clients.librdkafka_refusal)[1],
     ]
