@@ -387,6 +387,8 @@ def check_client_value(
         return value, None
     if is_secret(client, key):
         return value, invalid(key, "[hidden]", "the client library refuses it")
+    # librdkafka quotes the value ("Invalid value "x" for ..."): it is shown once, in front
+    reason = reason.replace(f'"{raw}" ', "")
     return value, invalid(key, raw, f"librdkafka refuses it: {reason}")
 
 

@@ -200,12 +200,11 @@ def _as_written(infos: ConfigInfos, written: Props, resolved: Resolved) -> Confi
         if name in written and written[name] != resolved.values.get(name, written[name]):
             if shown["value"] != HIDDEN:
                 shown["value"] = written[name]
-            # The key's own "Invalid value <v> for configuration" shows it as written, however
-            # short the value (free text keeps values under 4 characters).
-            quoted = f"Invalid value {resolved.values[name]} for configuration "
+            # The key's own "Invalid value <v> for configuration", and Kafka's `<v>` quote of
+            # it, show it as written, however short the value (free text keeps values under 4
+            # characters).
             messages = [
-                m.replace(quoted, f"Invalid value {written[name]} for configuration ")
-                for m in messages
+                _as_written_value(m, resolved.values[name], written[name]) for m in messages
             ]
         else:
             shown["value"] = hide(shown["value"])
@@ -221,6 +220,12 @@ def _as_written(infos: ConfigInfos, written: Props, resolved: Resolved) -> Confi
         )
         errors += 1
     return ConfigInfos(infos.name, errors, infos.groups, configs)
+
+
+def _as_written_value(message: str, value: str | None, written: str | None) -> str:
+    for form in ("Invalid value {} for configuration ", "`{}`"):
+        message = message.replace(form.format(value), form.format(written))
+    return message
 
 
 def ensure_valid_connector_config(
