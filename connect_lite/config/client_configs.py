@@ -417,7 +417,9 @@ def client_key_problems(
 
 
 def _prefixed_key(problem: str, key: str, full: str) -> str:
-    return problem.replace(f" for configuration {key}", f" for configuration {full}", 1)
+    for form in (" for configuration {}", "Configuration '{}'"):
+        problem = problem.replace(form.format(key), form.format(full), 1)
+    return problem
 
 
 __all__ = [

@@ -155,12 +155,14 @@ def test_client_key_problems_name_the_prefixed_key() -> None:
         "producer.linger.ms": "abc",
         "consumer.max.poll.records": "0",
         "admin.retries": "3",
+        "admin.bootstrap.controllers": "a,a",
         "bootstrap.servers": "b:1",
     }
     prefixes = {"producer.": "producer", "consumer.": "consumer", "admin.": "admin"}
     assert client_key_problems(props, prefixes) == [
         "Invalid value abc for configuration producer.linger.ms: Not a number of type LONG",
         "Invalid value 0 for configuration consumer.max.poll.records: Value must be at least 1",
+        "Configuration 'admin.bootstrap.controllers' values must not be duplicated.",
     ]
 
 
