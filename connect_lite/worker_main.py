@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from connect_lite.api.errors import ConfigError, ConnectError
+from connect_lite.config.client_configs import WORKER_CLIENT_PREFIXES, client_key_problems
 from connect_lite.config.override_policy import client_passwords
 from connect_lite.config.properties import ConnectorFile
 from connect_lite.config.resolution import ConfigResolver, Redactor
@@ -38,7 +39,7 @@ from connect_lite.control.topic_tracking import TopicTracker
 from connect_lite.control.worker import Worker
 from connect_lite.kafka.admin import wait_for_cluster_id
 from connect_lite.kafka.broker import EmbeddedBroker
-from connect_lite.kafka.clients import admin_config
+from connect_lite.kafka.clients import admin_config, librdkafka_refusal
 from connect_lite.logs.loggers import Loggers, install_redaction
 from connect_lite.pipeline.java import check_java
 from connect_lite.plugins.registry import Plugins
@@ -143,7 +144,9 @@ class _Startup:
 
     def read_config(self) -> tuple[Plugins, ConfigResolver, WorkerConfig]:
         """The plugins first (config providers are plugins, and the worker's own keys may
-        refer to them), then the worker config, built once, with its references resolved."""
+        refer to them), then the worker config, built once, with its references resolved,
+        and its ``producer.*``, ``consumer.*`` and ``admin.*`` keys checked as connector
+        overrides are (``client_configs``)."""
         self.redactor.add_passwords(client_passwords(self.props))
         self.parts.add("log redaction", install_redaction(self.redactor))
         with self.timer.phase("plugins"):
@@ -153,6 +156,9 @@ class _Startup:
         resolver = load_config_providers(self.props, plugins, self.redactor)
         self.parts.add("config providers", resolver.close)
         config = WorkerConfig(resolve_worker_props(self.props, resolver))
+        problems = client_key_problems(config.raw, WORKER_CLIENT_PREFIXES, librdkafka_refusal)
+        if problems:  # each would fail every task that builds the client
+            raise ConfigError("\n".join(problems))
         for warning in replaced_key_warnings(config.raw):
             log.warning("%s", warning)
         return plugins, resolver, config

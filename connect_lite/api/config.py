@@ -335,21 +335,16 @@ def parse_value(key: ConfigKey, raw: Any) -> Any:
             return text == "true"
         raise ValueError(invalid(key.name, raw, "Expected value to be either true or false"))
     if t in _INT_BOUNDS:
-        try:
-            number = (
-                raw if isinstance(raw, int) and not isinstance(raw, bool) else int(str(raw).strip())
-            )
-        except ValueError:
-            raise ValueError(invalid(key.name, raw, f"Not a number of type {t.value}")) from None
+        number = _java_integer(raw)
         low, high = _INT_BOUNDS[t]
-        if not low <= number <= high:
+        if number is None or not low <= number <= high:
             raise ValueError(invalid(key.name, raw, f"Not a number of type {t.value}"))
         return number
     if t is Type.DOUBLE:
-        try:
-            return float(raw) if not isinstance(raw, bool) else float(int(raw))
-        except ValueError:
-            raise ValueError(invalid(key.name, raw, "Not a number of type DOUBLE")) from None
+        double = _java_double(raw)
+        if double is None:
+            raise ValueError(invalid(key.name, raw, "Not a number of type DOUBLE"))
+        return double
     if t is Type.LIST:
         if isinstance(raw, list | tuple):
             return [str(v) for v in raw]
@@ -358,6 +353,36 @@ def parse_value(key: ConfigKey, raw: Any) -> Any:
     if isinstance(raw, str):
         return raw.strip() if t is Type.CLASS else raw
     return raw
+
+
+_JAVA_INTEGER = re.compile(r"[+-]?\d+")
+_JAVA_DOUBLE = re.compile(
+    r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)[fFdD]?"
+)
+
+
+def _java_integer(raw: Any) -> int | None:
+    """An integer as Java's ``Long.parseLong`` reads the trimmed text (no ``_`` separators,
+    which Python's ``int`` allows); None if it is not one."""
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    text = str(raw).strip()
+    if len(text) > 40 or not _JAVA_INTEGER.fullmatch(text):  # 40: far past any long
+        return None
+    return int(text)
+
+
+def _java_double(raw: Any) -> float | None:
+    """A number as Java's ``Double.parseDouble`` reads the trimmed decimal text (``NaN``,
+    ``Infinity``, an ``f``/``d`` suffix; not Python's ``inf``, ``nan`` or ``1_0``); None if
+    it is not one."""
+    if isinstance(raw, int | float):
+        return float(raw)
+    text = str(raw).strip()
+    if not _JAVA_DOUBLE.fullmatch(text):
+        return None
+    text = text.rstrip("fFdD").replace("Infinity", "inf")
+    return float(text)
 
 
 class ConfigDef:

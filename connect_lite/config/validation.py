@@ -8,6 +8,7 @@ from typing import Any
 
 from connect_lite.api.config import ConfigDef, ConfigKey, ConfigValue, control_codes, prefixed
 from connect_lite.api.errors import BadRequestError, ConfigError, ConnectError, NotFoundError
+from connect_lite.config.client_configs import NativeCheck, check_client_value
 from connect_lite.config.enrich import (
     CONNECTOR_TYPES,
     CONVERTER_TYPES,
@@ -62,6 +63,7 @@ def validate_connector_config(
     worker: WorkerConfig,
     config: Props,
     resolver: ConfigResolver | None = None,
+    client_check: NativeCheck | None = None,
 ) -> ConfigInfos:
     """Kafka's connector config validation; the ``/config/validate`` answer.
 
@@ -71,20 +73,25 @@ def validate_connector_config(
 
     Provider references are resolved in memory only: the values are validated, while the
     answer shows each reference as written, and no resolved value in any message.
+
+    Client overrides are checked by Kafka's client config types and validators, then by
+    ``client_check`` (the client library's own rules; the herder passes librdkafka's).
     """
     written = {k: v for k, v in config.items() if not is_provider_key(k)}
     refuse_unsafe_keys(written)
     if resolver is None:
-        return _validate(plugins, worker, written)
+        return _validate(plugins, worker, written, client_check)
     resolved = resolver.resolve_leniently(written)
     try:
-        infos = _validate(plugins, worker, {**written, **resolved.values})
+        infos = _validate(plugins, worker, {**written, **resolved.values}, client_check)
     except ConnectError as exc:  # e.g. an unknown connector.class, given by reference
         raise type(exc)(resolved.concealer.conceal(str(exc))) from None
     return _as_written(infos, written, resolved)
 
 
-def _validate(plugins: PluginLookup, worker: WorkerConfig, props: Props) -> ConfigInfos:
+def _validate(
+    plugins: PluginLookup, worker: WorkerConfig, props: Props, client_check: NativeCheck | None
+) -> ConfigInfos:
     conn_class = props.get("connector.class")
     if conn_class is None:
         raise BadRequestError("Connector config contains no connector type")
@@ -115,7 +122,7 @@ def _validate(plugins: PluginLookup, worker: WorkerConfig, props: Props) -> Conf
         _connector_errors(connector, props),
     )
     sections = [
-        *_override_sections(worker, props, is_sink, path_problems),
+        *_override_sections(worker, props, is_sink, path_problems, client_check),
         *_converter_sections(plugins, props, framework_values),
     ]
     return _merge(conn_class, [main, *sections])
@@ -192,12 +199,11 @@ def _as_written(infos: ConfigInfos, written: Props, resolved: Resolved) -> Confi
         if name in written and written[name] != resolved.values.get(name, written[name]):
             if shown["value"] != HIDDEN:
                 shown["value"] = written[name]
-            # The key's own "Invalid value <v> for configuration" shows it as written, however
-            # short the value (free text keeps values under 4 characters).
-            quoted = f"Invalid value {resolved.values[name]} for configuration "
+            # The key's own "Invalid value <v> for configuration", and Kafka's `<v>` quote of
+            # it, show it as written, however short the value (free text keeps values under 4
+            # characters).
             messages = [
-                m.replace(quoted, f"Invalid value {written[name]} for configuration ")
-                for m in messages
+                _as_written_value(m, resolved.values[name], written[name]) for m in messages
             ]
         else:
             shown["value"] = hide(shown["value"])
@@ -215,14 +221,21 @@ def _as_written(infos: ConfigInfos, written: Props, resolved: Resolved) -> Confi
     return ConfigInfos(infos.name, errors, infos.groups, configs)
 
 
+def _as_written_value(message: str, value: str | None, written: str | None) -> str:
+    for form in ("Invalid value {} for configuration ", "`{}`"):
+        message = message.replace(form.format(value), form.format(written))
+    return message
+
+
 def ensure_valid_connector_config(
     plugins: PluginLookup,
     worker: WorkerConfig,
     config: Props,
     resolver: ConfigResolver | None = None,
+    client_check: NativeCheck | None = None,
 ) -> ConfigInfos:
     """Validate for create/update: raise BadRequestError with Kafka's text if anything is wrong."""
-    infos = validate_connector_config(plugins, worker, config, resolver)
+    infos = validate_connector_config(plugins, worker, config, resolver, client_check)
     if infos.error_count > 0:
         raise BadRequestError(invalid_config_message(infos))
     return infos
@@ -380,10 +393,15 @@ def _prefixed(
 
 
 def _override_sections(
-    worker: WorkerConfig, props: Props, is_sink: bool, path_problems: Mapping[str, str]
+    worker: WorkerConfig,
+    props: Props,
+    is_sink: bool,
+    path_problems: Mapping[str, str],
+    client_check: NativeCheck | None,
 ) -> list[ConfigInfos]:
-    """Client override checks by the worker's policy for the clients this connector will use;
-    keys that may never be overridden, and key or trust files outside connector.allowed.paths
+    """Client override checks by the worker's policy, and of their values (the client's
+    types and rules, see ``client_configs``), for the clients this connector will use; keys
+    that may never be overridden, and key or trust files outside connector.allowed.paths
     (``path_problems``), are refused for every client."""
     if is_sink:
         clients = {"consumer"} | ({"producer", "admin"} if has_dlq(props) else set())
@@ -395,6 +413,8 @@ def _override_sections(
     for client, prefix in OVERRIDE_PREFIXES.items():
         own = prefixed(props, prefix)
         values = policy.validate(own, used=client in clients)
+        if client in clients:
+            _check_values(client, values, client_check)
         shown = {cv.name: cv for cv in values}
         for key, value in own.items():
             problem = path_problems.get(prefix + key)
@@ -406,6 +426,15 @@ def _override_sections(
         if values:
             sections.append(_prefixed({}, values, prefix))
     return sections
+
+
+def _check_values(client: str, values: Iterable[ConfigValue], check: NativeCheck | None) -> None:
+    """Add the problem of each allowed override value, by its client's rules."""
+    for cv in values:
+        if not cv.errors:
+            _, problem = check_client_value(client, cv.name, cv.value, check)
+            if problem is not None:
+                cv.errors.append(problem)
 
 
 def _converter_sections(

@@ -39,6 +39,7 @@ from connect_lite.control.offset_requests import not_stopped_message, require_of
 from connect_lite.control.restart_plan import restart_plan
 from connect_lite.control.topic_tracking import TopicTracker
 from connect_lite.control.worker import Worker
+from connect_lite.kafka.clients import librdkafka_refusal
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginDesc, PluginType
 from connect_lite.protocol.states import State, TargetState, TaskStatus
@@ -240,7 +241,7 @@ class StandaloneHerder:
 
     def _validate(self, config: Mapping[str, Any]) -> ConfigInfos:
         return validation.validate_connector_config(
-            self._plugins, self.config, dict(config), self.worker.resolver
+            self._plugins, self.config, dict(config), self.worker.resolver, librdkafka_refusal
         )
 
     def _validate_or_400(self, name: str, config: dict[str, Any]) -> None:

@@ -9,10 +9,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connect_lite.api.config import Type
+from connect_lite.api.config import Type, prefixed
 from connect_lite.api.connector import SinkConnector, SourceConnector
 from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.batching import DEFAULT_BATCHING, Batching
+from connect_lite.config.client_configs import check_client_value
 from connect_lite.config.connector_config import ConnectorConfig, SinkSubscription
 from connect_lite.config.error_handling import ErrorHandling
 from connect_lite.config.local_paths import LocalPaths
@@ -314,9 +315,11 @@ class Worker:
             dlq_producer_conf = producer_config(
                 self.props, name, task, overrides["producer"], "connector-dlq-producer"
             )
+            # max.poll.records is Java's alone (translation drops it): read before translation
+            java_consumer = {**prefixed(self.props, "consumer."), **overrides["consumer"]}
             return dataclasses.replace(
                 plan,
-                batching=sink_batching(self.batching, consumer_conf),
+                batching=sink_batching(self.batching, java_consumer),
                 consumer_config=consumer_conf,
                 subscription=SinkSubscription.of_task(task_config),
                 producer_config=dlq_producer_conf,
@@ -435,19 +438,18 @@ class Worker:
             self.stop_connector(name)
 
 
-def sink_batching(batching: Batching, consumer_conf: Mapping[str, str]) -> Batching:
+def sink_batching(batching: Batching, consumer_props: Mapping[str, str]) -> Batching:
     """A sink's batches: at most ``max.poll.records`` records when the worker's
     ``consumer.`` keys or the connector's ``consumer.override.`` keys set it (as a Kafka
-    sink task gets at most that many per put), else the worker's batch size."""
-    given = consumer_conf.get("max.poll.records")
+    sink task gets at most that many per put), else the worker's batch size.
+
+    ``consumer_props`` are the Java client keys, before translation to librdkafka's. A bad
+    value is refused when the config is written; one stored by an older version fails here.
+    """
+    given = consumer_props.get("max.poll.records")
     if given is None:
         return batching
-    try:
-        limit = int(given)
-    except ValueError:
-        limit = 0
-    if limit < 1:
-        raise ConnectError(
-            f"Invalid value {given} for configuration max.poll.records: must be >= 1"
-        )
+    limit, problem = check_client_value("consumer", "max.poll.records", given)
+    if problem is not None:
+        raise ConnectError(problem)
     return dataclasses.replace(batching, max_records=limit)

@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable, Mapping
 
 from connect_lite.api.config import prefixed
+from connect_lite.config.override_policy import DENIED_KEYS
+from connect_lite.kafka.native import config_refusal
 
 log = logging.getLogger(__name__)
 
@@ -96,11 +98,17 @@ _ASSIGNORS = {
     "org.apache.kafka.clients.consumer.CooperativeStickyAssignor": "cooperative-sticky",
 }
 
+_LIBRDKAFKA_ASSIGNORS = frozenset({"range", "roundrobin", "cooperative-sticky"})
+
 _JAAS_CREDENTIAL = re.compile(r'\b(username|password)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 
 def _buffer_memory(value: str) -> dict[str, str]:
-    return {"queue.buffering.max.kbytes": str(max(1, math.ceil(int(value) / 1024)))}
+    try:
+        kbytes = max(1, math.ceil(int(value) / 1024))
+    except ValueError:  # refused when written (a LONG); here only in a client never built
+        return {}
+    return {"queue.buffering.max.kbytes": str(kbytes)}
 
 
 def _assignment_strategy(value: str) -> dict[str, str]:
@@ -153,6 +161,25 @@ def translate(props: Mapping[str, str]) -> dict[str, str]:
     if dropped:
         log.debug("client keys without a librdkafka equivalent, dropped: %s", sorted(dropped))
     return out
+
+
+def librdkafka_refusal(key: str, value: str) -> str | None:
+    """Why librdkafka would refuse the Java client key ``key`` set to ``value`` (translated
+    as a client's config is), or None: a ``NativeCheck`` for ``config.client_configs``.
+
+    No client is built (``native.config_refusal``). An assignor librdkafka lacks, which it
+    would refuse only when the consumer is built, is refused here too. Keys that load code
+    (``DENIED_KEYS``: librdkafka loads ``plugin.library.paths`` as soon as it is set) are
+    never tried: they are not a connector's to set, and the worker's own are trusted."""
+    if key.strip().lower() in DENIED_KEYS:
+        return None
+    translated = translate({key: value})
+    strategy = translated.get("partition.assignment.strategy")
+    if strategy is not None:
+        unknown = [n for n in strategy.split(",") if n.strip() not in _LIBRDKAFKA_ASSIGNORS]
+        if unknown:
+            return f"Unsupported partition.assignment.strategy: {unknown[0].strip()}"
+    return config_refusal(translated) if translated else None
 
 
 def _merge(*layers: Mapping[str, str]) -> dict[str, str]:
@@ -214,6 +241,7 @@ __all__ = [
     "PRODUCER_DEFAULTS",
     "admin_config",
     "consumer_config",
+    "librdkafka_refusal",
     "producer_config",
     "translate",
 ]

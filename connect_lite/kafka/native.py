@@ -72,6 +72,38 @@ def new_client(factory: Callable[[dict[str, Any]], C], config: Mapping[str, str]
         return client
 
 
+_PROBE = "connect.lite.config.probe"
+"""A key librdkafka does not know, set after the keys under test: its refusal proves that
+librdkafka took every key before it, and that no client was built."""
+
+
+def config_refusal(config: Mapping[str, str]) -> str | None:
+    """librdkafka's reason for refusing a value in ``config`` (its own key names), or None.
+
+    The keys are set as a client's would be (confluent-kafka sets them in order, each checked
+    by librdkafka's type, range and enum rules), then an unknown key stops the construction,
+    so no client is ever built: this is safe on a REST thread. Unknown keys are no refusal
+    (``new_client`` drops them), and checks that need a whole client (one key against
+    another) are not made.
+    """
+    conf: dict[str, Any] = dict(config)
+    while True:
+        try:
+            confluent_kafka.Producer({**conf, _PROBE: "-"})
+        except (KafkaException, ValueError, TypeError) as exc:
+            key = unknown_key(exc)
+            if key == _PROBE:
+                return None
+            if key is not None and key not in conf and f"topic.{key}" in conf:
+                key = f"topic.{key}"
+            if key is None or key not in conf:
+                err = exc.args[0] if exc.args else exc
+                return str(err.str() if isinstance(err, KafkaError) else err).strip()
+            del conf[key]
+            continue
+        return None  # not reached: the probe key is unknown
+
+
 def unknown_key(exc: BaseException) -> str | None:
     """The key named by librdkafka's "No such configuration property" error, if that is it."""
     match = _UNKNOWN_KEY.search(describe(exc))
@@ -114,6 +146,7 @@ def from_native(tp: NativeTopicPartition) -> TopicPartition:
 
 __all__ = [
     "LIBRDKAFKA_LOG",
+    "config_refusal",
     "describe",
     "from_native",
     "is_transient",

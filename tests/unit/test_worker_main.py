@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from connect_lite.api.errors import ConnectError
+from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.logs.loggers import Loggers
 from connect_lite.rest import create_app
-from connect_lite.worker_main import StartingHerder, StartupTimer, connect_to_kafka, spark_progress
+from connect_lite.worker_main import (
+    StartingHerder,
+    StartupTimer,
+    connect_to_kafka,
+    spark_progress,
+    start_worker,
+)
 from tests.fakes import FakeClock
 from tests.unit.rest.fake_herder import FakeHerder
 
@@ -112,3 +119,22 @@ def test_an_unreachable_kafka_names_bootstrap_servers_and_the_embedded_broker(
     assert lines[1][0] == "WARNING"
     assert lines[1][1].startswith(f"Kafka at {servers} does not answer yet (")
     assert lines[1][1].endswith("waiting up to 1.2 s in all (bootstrap.timeout.ms)")
+
+
+def test_a_worker_client_key_its_client_would_refuse_stops_the_start(tmp_path: Path) -> None:
+    props = {
+        "bootstrap.servers": "127.0.0.1:1",
+        "state.storage.file": str(tmp_path / "state.db"),
+        "producer.linger.ms": "1000000",  # librdkafka: at most 900000
+        "consumer.max.poll.records": "0",
+        "admin.retries": "3",
+    }
+    with pytest.raises(ConfigError) as refused:
+        start_worker(props, [])
+    assert str(refused.value) == (
+        "Invalid value 1000000 for configuration producer.linger.ms: librdkafka refuses it: "
+        'Configuration property "queue.buffering.max.ms" value 1e+06 is outside allowed range '
+        "0..900000\n"
+        "Invalid value 0 for configuration consumer.max.poll.records: Value must be at least 1"
+    )
+    assert not (tmp_path / "state.db").exists()  # refused before anything started

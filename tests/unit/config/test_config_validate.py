@@ -19,6 +19,7 @@ from connect_lite.config.validation import (
 )
 from connect_lite.config.worker import WorkerConfig
 from connect_lite.control.entities import ConfigInfos
+from connect_lite.kafka.clients import librdkafka_refusal
 
 SOURCE = {"name": "src", "connector.class": "FileSource", "file": "/tmp/in.txt"}
 SINK = {"name": "snk", "connector.class": "PickySink", "topics": "a,b"}
@@ -361,6 +362,109 @@ def test_sink_overrides_depend_on_dlq(plugins: FakePlugins) -> None:
     assert errors(infos, "consumer.override.max.poll.records")[0].startswith("The 'Principal'")
     with_dlq = validate(plugins, worker, {**config, "errors.deadletterqueue.topic.name": "dlq"})
     assert with_dlq.error_count == 2
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("abc", "Invalid value abc for configuration max.poll.records: Not a number of type INT"),
+        ("0", "Invalid value 0 for configuration max.poll.records: Value must be at least 1"),
+    ],
+)
+def test_an_override_its_client_would_refuse_is_an_error_of_its_key(
+    plugins: FakePlugins, worker: WorkerConfig, raw: str, message: str
+) -> None:
+    config = {**SINK, "consumer.override.max.poll.records": raw}
+    infos = validate(plugins, worker, config)
+    assert infos.error_count == 1
+    assert errors(infos, "consumer.override.max.poll.records") == [message]
+    with pytest.raises(BadRequestError) as refused:
+        ensure_valid_connector_config(plugins, worker, config)
+    assert str(refused.value) == (
+        "Connector configuration is invalid and contains the following 1 error(s):\n"
+        f"{message}\nYou can also find the above list of errors at the endpoint "
+        "`/connector-plugins/{connectorType}/config/validate`"
+    )
+
+
+TOPIC_CREATION = {
+    "topic.creation.default.replication.factor": "1",
+    "topic.creation.default.partitions": "1",
+}
+
+
+@pytest.mark.parametrize(
+    ("config", "key", "message"),
+    [
+        ({**SOURCE}, "producer.override.acks", "String must be one of: all, -1, 0, 1"),
+        ({**SOURCE, **TOPIC_CREATION}, "admin.override.retries", "Value must be at least 0"),
+        (
+            {**SINK, "errors.deadletterqueue.topic.name": "dlq"},
+            "admin.override.retries",
+            "Value must be at least 0",
+        ),
+    ],
+)
+def test_producer_and_admin_overrides_are_checked_when_the_connector_uses_them(
+    plugins: FakePlugins,
+    worker: WorkerConfig,
+    config: dict[str, str],
+    key: str,
+    message: str,
+) -> None:
+    bad = "-1" if key.endswith("retries") else "2"
+    [found] = errors(validate(plugins, worker, {**config, key: bad}), key)
+    assert found == f"Invalid value {bad} for configuration {key.split('.override.')[1]}: {message}"
+
+
+def test_a_client_the_connector_does_not_use_is_not_checked(
+    plugins: FakePlugins, worker: WorkerConfig
+) -> None:
+    # as in Kafka: a sink without a dead letter queue builds no producer, a source no consumer
+    unused = {**SINK, "producer.override.linger.ms": "soon", "admin.override.retries": "-1"}
+    assert validate(plugins, worker, unused).error_count == 0
+    source = {**SOURCE, "consumer.override.max.poll.records": "0"}
+    assert validate(plugins, worker, source).error_count == 0
+
+
+def test_valid_overrides_are_accepted(plugins: FakePlugins, worker: WorkerConfig) -> None:
+    config = {
+        **SINK,
+        "consumer.override.max.poll.records": "500",
+        "consumer.override.auto.offset.reset": "latest",
+        "consumer.override.partition.assignment.strategy": "range, roundrobin",
+        "consumer.override.x.unknown": "anything",
+    }
+    infos = validate_connector_config(plugins, worker, config, client_check=librdkafka_refusal)
+    assert infos.error_count == 0
+    assert value(infos, "consumer.override.max.poll.records")["value"] == "500"
+
+
+def test_the_client_library_judges_what_the_java_rules_take(
+    plugins: FakePlugins, worker: WorkerConfig
+) -> None:
+    config = {**SOURCE, "producer.override.linger.ms": "1000000"}
+    assert validate(plugins, worker, config).error_count == 0  # a LONG of at least 0
+    infos = validate_connector_config(plugins, worker, config, client_check=librdkafka_refusal)
+    [message] = errors(infos, "producer.override.linger.ms")
+    assert message.startswith("Invalid value 1000000 for configuration linger.ms: librdkafka")
+    assert "outside allowed range 0..900000" in message
+
+
+def test_a_refused_secret_override_is_never_quoted(
+    plugins: FakePlugins, worker: WorkerConfig
+) -> None:
+    def refuses(key: str, value: str) -> str | None:
+        return f'Invalid value "{value}" for configuration property "{key}"'
+
+    config = {**SOURCE, "producer.override.ssl.key.password": "hunter2"}
+    infos = validate_connector_config(plugins, worker, config, client_check=refuses)
+    shown = value(infos, "producer.override.ssl.key.password")
+    assert shown["value"] == "[hidden]"
+    assert shown["errors"] == [
+        "Invalid value [hidden] for configuration ssl.key.password: the client library refuses it"
+    ]
+    assert "hunter2" not in str(infos)
 
 
 def test_null_value_error(plugins: FakePlugins, worker: WorkerConfig) -> None:

@@ -359,3 +359,25 @@ def test_a_task_that_starts_gets_the_connector_config_resolved_anew() -> None:
         assert fresh.plugin_config["value.prefix"].startswith("gen-")
     finally:
         made.stop()
+
+
+@pytest.mark.parametrize(
+    ("key", "resolved"),
+    [
+        ("consumer.override.auto.offset.reset", "x9"),  # Kafka's text quotes it in `...`
+        ("consumer.override.compression.codec", "x9"),  # librdkafka's quotes it in "..."
+        ("consumer.override.max.poll.records", "x9"),
+    ],
+)
+def test_validate_never_quotes_a_short_resolved_override_value(
+    with_providers: HerderParts, monkeypatch: pytest.MonkeyPatch, key: str, resolved: str
+) -> None:
+    monkeypatch.setenv("APP_VALUE", resolved)
+    config = {"connector.class": "RecordingSink", "topics": "t", "output.file": "o"}
+    infos = with_providers.herder.validate_config(
+        "RecordingSink", {**config, key: "${env:APP_VALUE}"}
+    )
+    [value] = [c["value"] for c in infos.configs if c["value"] and c["value"]["name"] == key]
+    [message] = value["errors"]
+    assert message.startswith("Invalid value ${env:APP_VALUE} for configuration ")
+    assert resolved not in repr(infos)

@@ -7,6 +7,7 @@ import pytest
 from connect_lite.api.errors import BadRequestError
 from connect_lite.control.connector_requests import parse_initial_state, with_name
 from connect_lite.protocol.states import TargetState
+from tests.unit.control.real_herder import HerderParts
 
 
 @pytest.mark.parametrize(
@@ -33,3 +34,20 @@ def test_the_name_is_added_or_must_match() -> None:
     assert str(raised.value) == (
         "Connector name configuration (d) doesn't match connector name in the URL (c)"
     )
+
+
+def test_the_herder_checks_overrides_by_librdkafka_too(parts: HerderParts) -> None:
+    """What Kafka's Java rules take but librdkafka, connect-lite's client, would refuse."""
+    config = {
+        "connector.class": "ScriptedSource",
+        "topic": "t",
+        "producer.override.linger.ms": "1000000",  # a LONG of at least 0; librdkafka: ≤ 900000
+    }
+    infos = parts.herder.validate_config("ScriptedSource", config)
+    [entry] = [c for c in infos.configs if c["value"]["name"] == "producer.override.linger.ms"]
+    [message] = entry["value"]["errors"]
+    assert message.startswith("Invalid value 1000000 for configuration linger.ms: librdkafka")
+    with pytest.raises(BadRequestError) as refused:
+        parts.herder.create_connector("c", config)
+    assert message in str(refused.value)
+    assert parts.herder.connectors() == []

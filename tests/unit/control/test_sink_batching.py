@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from connect_lite.api.errors import ConnectError
-from connect_lite.config.batching import Batching
+from connect_lite.config.batching import DEFAULT_BATCHING, Batching
 from connect_lite.control.worker import sink_batching
+from connect_lite.protocol.plan import TaskPlan
+from tests.unit.control.real_herder import herder_parts
 
 WORKER = Batching(max_records=200_000, max_wait_ms=500)
 
@@ -23,3 +27,36 @@ def test_max_poll_records_bounds_a_sink_batch() -> None:
 def test_a_bad_max_poll_records_is_a_clear_error(bad: str) -> None:
     with pytest.raises(ConnectError, match=f"Invalid value {bad} for configuration max.poll"):
         sink_batching(WORKER, {"max.poll.records": bad})
+
+
+@pytest.mark.parametrize(
+    ("worker_props", "override", "limit"),
+    [
+        ({}, {"consumer.override.max.poll.records": "5"}, 5),
+        ({"consumer.max.poll.records": "7"}, {}, 7),
+        ({"consumer.max.poll.records": "7"}, {"consumer.override.max.poll.records": "5"}, 5),
+        ({}, {}, DEFAULT_BATCHING.max_records),
+    ],
+)
+def test_a_sink_tasks_plan_takes_max_poll_records_from_the_worker_or_the_connector(
+    tmp_path: Path, worker_props: dict[str, str], override: dict[str, str], limit: int
+) -> None:
+    parts = herder_parts(worker_props)
+    worker = parts.herder.worker
+    del worker.start_task  # herder_parts records the calls: plan the task for real
+    plans: list[TaskPlan] = []
+    worker.tasks.start = plans.append  # type: ignore[method-assign]
+    try:
+        parts.herder.create_connector(
+            "sink",
+            {
+                "connector.class": "RecordingSink",
+                "topics": "t",
+                "output.file": str(tmp_path / "out.jsonl"),
+                **override,
+            },
+        )
+    finally:
+        parts.stop()
+    [plan] = plans
+    assert plan.batching.max_records == limit

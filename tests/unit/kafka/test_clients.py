@@ -9,15 +9,17 @@ from typing import Any
 import pytest
 
 from connect_lite.api.errors import ConfigError, ConnectError
+from connect_lite.kafka import native
 from connect_lite.kafka.admin import Admin
 from connect_lite.kafka.clients import (
     admin_config,
     consumer_config,
+    librdkafka_refusal,
     producer_config,
     translate,
 )
 from connect_lite.kafka.consumer import subscription_pattern
-from connect_lite.kafka.native import new_client
+from connect_lite.kafka.native import config_refusal, new_client
 
 WORKER = {
     "bootstrap.servers": "127.0.0.1:1",
@@ -253,3 +255,63 @@ def test_a_closed_admin_releases_its_client_at_once_even_in_a_reference_cycle() 
     assert _threads() <= before
     with pytest.raises(ConnectError, match="closed"):
         scoped.describe_topic("t")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        ("linger.ms", "1000000", 'property "queue.buffering.max.ms" value 1e+06 is outside'),
+        ("acks", " all", "request.required.acks"),  # Java trims it; librdkafka is given it as is
+        ("session.timeout.ms", "0", "outside allowed range 1..3600000"),
+        ("max.request.size", "abc", '"message.max.bytes"'),  # asked by its librdkafka name
+        ("auto.offset.reset", "by_duration:PT1H", 'property "auto.offset.reset"'),
+        ("queue.buffering.max.messages", "many", "queue.buffering.max.messages"),
+        ("partition.assignment.strategy", "range,sticky", "Unsupported partition.assignment"),
+    ],
+)
+def test_librdkafka_refuses_what_its_client_would(key: str, value: str, reason: str) -> None:
+    found = librdkafka_refusal(key, value)
+    assert found is not None and reason in found
+    assert not found.endswith("\n")
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("linger.ms", "5"),
+        ("acks", "all"),
+        ("security.protocol", "SASL_SSL"),
+        ("auto.offset.reset", "none"),  # translated to librdkafka's "error"
+        ("partition.assignment.strategy", "org.apache.kafka.clients.consumer.RangeAssignor"),
+        ("max.poll.records", "0"),  # no librdkafka key: the Java rules judge it
+        ("no.such.key", "x"),  # unknown keys are dropped when a client is built
+        ("buffer.memory", "abc"),  # a LONG: refused by the Java rules, never converted
+    ],
+)
+def test_librdkafka_takes_what_its_client_would(key: str, value: str) -> None:
+    assert librdkafka_refusal(key, value) is None
+
+
+def test_keys_that_load_code_are_never_set_on_librdkafka() -> None:
+    # librdkafka loads plugin.library.paths as soon as it is set
+    assert "dlopen" in str(config_refusal({"plugin.library.paths": "no-such-plugin"}))
+    assert librdkafka_refusal("plugin.library.paths", "no-such-plugin") is None
+
+
+def test_a_refusal_check_builds_no_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[dict[str, Any]] = []
+
+    def producer(conf: dict[str, Any]) -> object:
+        built.append(conf)
+        return real(conf)
+
+    real = native.confluent_kafka.Producer
+    monkeypatch.setattr(native.confluent_kafka, "Producer", producer)
+    assert config_refusal({"linger.ms": "5", "topic.no.such": "x"}) is None
+    # every attempt carried the probe key, so librdkafka stopped before building a client
+    assert built and all(native._PROBE in conf for conf in built)
+
+
+def test_a_producer_with_a_bad_buffer_memory_is_built_without_it() -> None:
+    # a sink without a dead letter queue never builds its producer: its config must not fail
+    assert "queue.buffering.max.kbytes" not in producer_config({}, "c", 0, {"buffer.memory": "x"})
