@@ -17,6 +17,7 @@ cluster's executors keep PySpark's daemon). It forks every worker, so it starts 
 
 from __future__ import annotations
 
+import signal
 import socket
 
 from pyspark import daemon
@@ -27,9 +28,19 @@ _pyspark_worker = daemon.worker
 def worker(sock: socket.socket, authenticated: bool) -> int:
     """PySpark's ``daemon.worker`` for the next task on ``sock``; 1, silently, if the JVM
     closed the connection instead of sending one (the daemon then ends this worker process)."""
+    _worker_signals()
     if _closed_before_a_task(sock):
         return 1
     return int(_pyspark_worker(sock, authenticated))
+
+
+def _worker_signals() -> None:
+    """The signal handlers PySpark's ``daemon.worker`` sets first, set before the wait: a
+    forked worker inherits the daemon's, which ignore SIGHUP, the daemon's word to its
+    workers to end when it stops."""
+    for number in (signal.SIGHUP, signal.SIGCHLD, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _closed_before_a_task(sock: socket.socket) -> bool:
