@@ -32,12 +32,13 @@ from connect_lite.control.dataplane_process import DataPlaneProcess
 from connect_lite.control.entities import WorkerHealth
 from connect_lite.control.herder import StandaloneHerder
 from connect_lite.control.herder_api import WorkerStartingError
+from connect_lite.control.lost_topics import lost_topics, restart_warning
 from connect_lite.control.metric_samples import MetricSources
 from connect_lite.control.metrics import WorkerMetrics
 from connect_lite.control.status import StatusReporter
 from connect_lite.control.topic_tracking import TopicTracker
 from connect_lite.control.worker import Worker
-from connect_lite.kafka.admin import wait_for_cluster_id
+from connect_lite.kafka.admin import Admin, wait_for_cluster_id
 from connect_lite.kafka.broker import EmbeddedBroker
 from connect_lite.kafka.clients import admin_config, librdkafka_refusal
 from connect_lite.logs.loggers import Loggers, install_redaction
@@ -62,6 +63,9 @@ EMBEDDED_SESSION_TIMEOUT_MS = "6000"
 
 STORE_BUSY_TIMEOUT_S = 1.0
 """How long one state-store write waits for a lock held by another process."""
+
+TOPIC_LISTING_TIMEOUT_S = 5.0
+"""How long the start waits for the embedded broker's topic list (for the restart WARN)."""
 
 
 class ConnectorFileError(ConnectError):
@@ -255,6 +259,8 @@ class _Startup:
             self.parts.add("herder", herder.stop)
             # Stopped first (stop runs in reverse): no request reaches a stopping herder.
             self.parts.add("REST server (stops first)", server.stop)
+            if config.embedded_broker_enable:
+                warn_of_lost_topics(config, stores, herder.worker.connector_type)
             herder.start()
             for connector in connectors:
                 _create_from_file(herder, connector)
@@ -292,6 +298,23 @@ def connect_to_kafka(config: WorkerConfig) -> str:
             f"{error}. Check that the brokers are running and that bootstrap.servers names "
             f"them,{advice}."
         ) from error
+
+
+def warn_of_lost_topics(
+    config: WorkerConfig, stores: Stores, connector_type: Callable[[Mapping[str, str]], str]
+) -> None:
+    """Before the stored connectors start: one WARN naming those whose stored offsets or
+    active topics refer to topics the embedded broker (in memory, new at each start) does not
+    have, and what they will do. A broker that cannot list its topics only skips the check."""
+    try:
+        with Admin(admin_config(config.raw, {}), TOPIC_LISTING_TIMEOUT_S) as admin:
+            topics = admin.list_topics()
+    except ConnectError as error:
+        log.debug("Could not list the embedded broker's topics: %s", error)
+        return
+    lost = lost_topics(stores, connector_type, topics)
+    if lost:
+        log.warning("%s", restart_warning(lost, os.path.abspath(config.state_storage_file)))
 
 
 def start_data_plane(config: WorkerConfig) -> DataPlaneProcess:

@@ -161,6 +161,10 @@ class Resolved:
     """Only from ``resolve_leniently``: the keys that could not be resolved, and why."""
     written: dict[str, str] = field(default_factory=dict)
     """The config as written, references and all."""
+    unknown: dict[str, list[str]] = field(default_factory=dict)
+    """The keys whose references name providers that ``config.providers`` does not list (their
+    text is kept as written, as in Kafka), to those names in order: ``log_unknown_providers``
+    says so, once where the caller chooses (a connector's start), not at every resolution."""
 
     def conceal(self, config: Mapping[str, str]) -> dict[str, str]:
         """``config`` (derived from ``values``, as a connector's task configs are) with the
@@ -177,6 +181,24 @@ class Resolved:
         return shown
 
 
+def log_unknown_providers(resolved: Resolved, subject: str = "Config") -> None:
+    """One WARN line per key of ``resolved`` whose references name providers that
+    ``config.providers`` does not list, however many references it holds. ``subject`` starts
+    the line (``Config``, in a connector's logging context; ``Worker config``)."""
+    for key, names in resolved.unknown.items():
+        shown = ", ".join(f"'{name}'" for name in names[:UNKNOWN_PROVIDERS_SHOWN])
+        more = len(names) - UNKNOWN_PROVIDERS_SHOWN
+        log.warning(
+            "%s %s refers to config provider%s %s%s, which config.providers does not name; "
+            "its text is used as written",
+            subject,
+            key,
+            "s" if len(names) > 1 else "",
+            shown,
+            f" and {more} more" if more > 0 else "",
+        )
+
+
 class ConfigResolver:
     """The worker's configured providers, by name, and the resolution of references."""
 
@@ -188,10 +210,10 @@ class ConfigResolver:
         self.providers = dict(providers or {})
         self.redactor = redactor if redactor is not None else Redactor()
 
-    def resolve(self, config: Mapping[str, str], what: str = "") -> Resolved:
+    def resolve(self, config: Mapping[str, str]) -> Resolved:
         """Resolve every reference to a configured provider; ConfigError at the first that
         cannot be, naming the key and the provider (never a value)."""
-        resolved = self.resolve_leniently(config, what)
+        resolved = self.resolve_leniently(config)
         if resolved.errors:
             raise ConfigError(
                 "\n".join(resolved.errors.values()),
@@ -199,11 +221,12 @@ class ConfigResolver:
             )
         return resolved
 
-    def resolve_leniently(self, config: Mapping[str, str | None], what: str = "") -> Resolved:
+    def resolve_leniently(self, config: Mapping[str, str | None]) -> Resolved:
         """Resolve what can be; a key that cannot keeps its text and is listed in ``errors``."""
         wanted: dict[tuple[str, str], set[str]] = {}
+        unknown: dict[str, list[str]] = {}
         for key, value in config.items():
-            for ref in self._known(key, value, what):
+            for ref in self._known(key, value, unknown):
                 wanted.setdefault((ref.provider, ref.path), set()).add(ref.key)
         fetched: dict[tuple[str, str, str], str | ConfigError] = {}
         ttls: list[int] = []
@@ -224,7 +247,8 @@ class ConfigResolver:
         self.redactor.add(stand_ins)
         written = {key: value for key, value in config.items() if value is not None}
         concealer = Concealer(stand_ins, min_length=REDACT_MIN_LENGTH)
-        return Resolved(values, concealer, min(ttls) if ttls else None, errors, written)
+        ttl = min(ttls) if ttls else None
+        return Resolved(values, concealer, ttl, errors, written, unknown)
 
     def close(self) -> None:
         for name, provider in self.providers.items():
@@ -233,23 +257,15 @@ class ConfigResolver:
             except Exception:
                 log.warning("Config provider %s failed to close", name, exc_info=True)
 
-    def _known(self, key: str, value: str | None, what: str) -> list[Reference]:
+    def _known(self, key: str, value: str | None, unknown: dict[str, list[str]]) -> list[Reference]:
+        """The references of a configured provider in ``value``; the names of the others go
+        to ``unknown[key]``."""
         if value is None or "${" not in value:
             return []
         refs = references(value)
-        unknown = list(dict.fromkeys(r.provider for r in refs if r.provider not in self.providers))
-        if unknown:  # one line per key, however many references it holds
-            shown = ", ".join(f"'{name}'" for name in unknown[:UNKNOWN_PROVIDERS_SHOWN])
-            more = len(unknown) - UNKNOWN_PROVIDERS_SHOWN
-            log.warning(
-                "%sConfig %s refers to config provider%s %s%s, which config.providers does "
-                "not name; its text is used as written",
-                f"[{what}] " if what else "",
-                key,
-                "s" if len(unknown) > 1 else "",
-                shown,
-                f" and {more} more" if more > 0 else "",
-            )
+        names = list(dict.fromkeys(r.provider for r in refs if r.provider not in self.providers))
+        if names:
+            unknown[key] = names
         return [ref for ref in refs if ref.provider in self.providers]
 
     def _fetch(
@@ -329,6 +345,7 @@ __all__ = [
     "Reference",
     "Resolved",
     "is_provider_key",
+    "log_unknown_providers",
     "references",
     "replace_references",
 ]

@@ -8,7 +8,13 @@ from collections.abc import Mapping
 from connect_lite.api.config import prefixed
 from connect_lite.api.config_provider import ConfigProvider
 from connect_lite.api.errors import ConfigError, NotFoundError
-from connect_lite.config.resolution import PROVIDERS, ConfigResolver, Redactor, is_provider_key
+from connect_lite.config.resolution import (
+    PROVIDERS,
+    ConfigResolver,
+    Redactor,
+    is_provider_key,
+    log_unknown_providers,
+)
 from connect_lite.config.worker import written_list
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
@@ -66,7 +72,8 @@ def resolve_worker_props(props: Mapping[str, str], resolver: ConfigResolver) -> 
     """KIP-421: the worker's own properties with their references resolved (the provider
     settings themselves are taken as written)."""
     own = {key: value for key, value in props.items() if not is_provider_key(key)}
-    resolved = resolver.resolve(own, "worker")
+    resolved = resolver.resolve(own)
+    log_unknown_providers(resolved, "Worker config")
     return {**props, **resolved.values}
 
 

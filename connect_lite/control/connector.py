@@ -110,7 +110,7 @@ class WorkerConnector:
         written = self._resolved.written if self._resolved is not None else {}
         if not any("${" in value for value in written.values()):
             return self.config
-        values = resolver.resolve(written, self.name).values
+        values = resolver.resolve(written).values
         return ConnectorConfig(values, self.config.connector_type)
 
     def put_back(self, config: dict[str, str]) -> dict[str, str]:

@@ -399,7 +399,7 @@ class StandaloneHerder:
     def _resolved(self, name: str, config: dict[str, str]) -> dict[str, str]:
         """The config with its provider references resolved, in memory only (the offsets
         API builds clients from it and hands it to the connector, as Kafka does)."""
-        return self.worker.resolver.resolve(config, name).values
+        return self.worker.resolver.resolve(config).values
 
     def _require_stopped(self, name: str) -> None:
         """Offsets change only while the connector is STOPPED and has no tasks at all."""

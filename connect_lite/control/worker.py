@@ -22,7 +22,7 @@ from connect_lite.config.override_policy import (
     OverridePolicy,
     client_passwords,
 )
-from connect_lite.config.resolution import ConfigResolver
+from connect_lite.config.resolution import ConfigResolver, log_unknown_providers
 from connect_lite.config.topic_creation import TopicCreation, uses_topic_creation
 from connect_lite.control import components
 from connect_lite.control.connector import WorkerConnector
@@ -142,7 +142,8 @@ class Worker:
     ) -> WorkerConnector:
         self.status.connector(name, State.UNASSIGNED)
         try:
-            resolved = self.resolver.resolve(config, name)
+            resolved = self.resolver.resolve(config)
+            log_unknown_providers(resolved)  # once per start, not at each task's resolution
             desc = self.connector_desc(resolved.values)
             typed = ConnectorConfig(resolved.values, self.plugins.connector_type(desc.cls))
             instance = self.plugins.new_instance(desc)
@@ -272,7 +273,7 @@ class Worker:
         if runner is None:
             raise ConnectError(f"Connector {name} is not running")
         connector_config = runner.fresh_config(self.resolver)
-        task_config = self.resolver.resolve(task_config, f"{name}|task-{task}").values
+        task_config = self.resolver.resolve(task_config).values
         self._check_local_paths(runner.instance, connector_config.raw, task_config)
         handling = ErrorHandling.from_config(connector_config)
         spec = self._job_spec(name, task, connector_config, runner.location, chosen)

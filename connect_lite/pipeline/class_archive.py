@@ -17,11 +17,12 @@ only if it is still that size and starts with the dynamic archive's magic number
 own CDS log is turned off, so a refused archive (e.g. a class path changed by hand) costs the
 speed-up and prints nothing to users.
 
-Built by ``scripts/setup.sh`` (``python -m connect_lite.pipeline.class_archive_build``, a
-module of its own: building needs a session, and the session reads this module). A worker
-without one starts as before. A user's own ``-XX:SharedArchiveFile``,
-``-XX:ArchiveClassesAtExit`` or ``-Xshare`` (but ``-Xshare:auto``, the default) in
-``spark.driver.extraJavaOptions`` turns this off.
+Built by ``python -m connect_lite.pipeline.class_archive_build`` (a module of its own: building
+needs a session, and the session reads this module), which ``scripts/setup.sh`` runs in a
+checkout; :func:`build_command` is that command for an installed connect-lite too. A worker
+without one starts as before, slower, and says so at INFO with that command. A user's own
+``-XX:SharedArchiveFile``, ``-XX:ArchiveClassesAtExit`` or ``-Xshare`` (but ``-Xshare:auto``,
+the default) in ``spark.driver.extraJavaOptions`` turns this off.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import shlex
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -42,6 +45,9 @@ MAGIC = (0xF00BABA8).to_bytes(4, "little")
 
 QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 """A refused archive only costs the speed-up: no warning for users (the JVM's is cryptic)."""
+
+BUILD_MODULE = "connect_lite.pipeline.class_archive_build"
+"""The module that builds the archive: ``python -m`` it with the worker's Python."""
 
 USER_CDS_OPTIONS = ("-XX:SharedArchiveFile", "-XX:ArchiveClassesAtExit", "-Xshare")
 """Options of the user's that mean they manage class-data sharing themselves."""
@@ -91,6 +97,13 @@ def archive_path(conf: Mapping[str, str], env: Mapping[str, str] | None = None) 
     return cache_dir(env) / "cds" / f"spark-{key}.jsa"
 
 
+def build_command(python: str | None = None) -> str:
+    """The shell command that builds the archive with ``python`` (this process's by default,
+    which is the worker's): it works wherever connect-lite is installed, a checkout's ``.venv``
+    or a user's own virtualenv, where ``scripts/setup.sh`` does not exist."""
+    return f"{shlex.quote(python or sys.executable)} -m {BUILD_MODULE}"
+
+
 def _ok_file(path: Path) -> Path:
     return path.with_name(path.name + ".ok")
 
@@ -127,9 +140,10 @@ def archive_options(conf: Mapping[str, str], env: Mapping[str, str] | None = Non
         return []
     if not usable_archive(path):
         log.info(
-            "No class-data-sharing archive of Spark's classes at %s: Spark starts without it "
-            "(scripts/setup.sh builds it)",
+            "No class-data-sharing archive of Spark's classes at %s: Spark starts without it, "
+            "a few seconds slower. To build it once (about 20 s): %s",
             path,
+            build_command(),
         )
         return []
     return [_option("-XX:SharedArchiveFile", path), *QUIET]

@@ -22,6 +22,7 @@ from connect_lite.pipeline.class_archive import (
     _ok_file,
     _option,
     archive_path,
+    build_command,
     usable_archive,
 )
 from connect_lite.pipeline.session import SparkEngine
@@ -95,8 +96,7 @@ def main() -> None:
         if failed.exists() and not force:
             print(
                 f"No class-data-sharing archive: building it failed before ({failed}); "
-                "Spark starts slower. To try again: "
-                ".venv/bin/python -m connect_lite.pipeline.class_archive_build --force",
+                f"Spark starts slower. To try again: {build_command()} --force",
                 file=sys.stderr,
             )
             return

@@ -53,6 +53,8 @@ DEFAULT_CONF: dict[str, str] = {
 JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
 UNIX_SOCKETS_KEY = "spark.python.unix.domain.socket.enabled"
 SOCKET_DIR_KEY = "spark.python.unix.domain.socket.dir"
+DAEMON_MODULE_KEY = "spark.python.daemon.module"
+QUIET_DAEMON_MODULE = "connect_lite.pipeline.python_daemon"
 MAX_SOCKET_DIR_CHARS = 60
 """Spark names each socket ``.<uuid>.sock`` in its directory; a socket's whole path must fit
 in 104 bytes (macOS; 108 on Linux)."""
@@ -96,6 +98,9 @@ def effective_conf(conf: dict[str, str]) -> dict[str, str]:
         # cores; docs/benchmarks.md has the run). The sockets go in the engine's private
         # directory (SessionStarter.create): over them PySpark asks for no secret.
         merged.setdefault(UNIX_SOCKETS_KEY, "true")
+        # PySpark's daemon, but a Python worker that Spark retires (idle for a minute, or at
+        # stop) ends quietly instead of printing a BrokenPipeError traceback (python_daemon.py).
+        merged.setdefault(DAEMON_MODULE_KEY, QUIET_DAEMON_MODULE)
     return merged
 
 

@@ -4,7 +4,7 @@ the properties, the worker with its own embedded broker and state file, curl, ki
 ``~`` is a temporary home, ``connect-lite`` the one of this environment, and the two ports are
 free ones instead of 8443 and 8084. Between the block's curl and its ``kill %1`` the test
 checks what the page says of the worker (401 without the password, the http listener with
-it), and after it waits for the worker's exit.
+it, the health probe with the probe's own user), and after it waits for the worker's exit.
 """
 
 from __future__ import annotations
@@ -46,14 +46,16 @@ def test_the_network_example_serves_https_with_basic_auth(tmp_path: Path) -> Non
 
     run = block("network-run").text
     assert run.strip().splitlines()[-1] == "kill %1"
-    script = ours(run.replace("kill %1", CHECKS + "kill %1")) + "wait %1\n"
+    checks = CHECKS + block("network-probe").text  # the health probe, with its own user
+    script = ours(run.replace("kill %1", checks + "kill %1")) + "wait %1\n"
     done = run_shell(script, tmp_path, env, timeout=180)
 
     log = (home / "worker.log").read_text()
     assert done.returncode == 0, (done.stdout, done.stderr, log[-3000:])  # wait %1: the exit code
-    listed, without_password, local = done.stdout.splitlines()
+    listed, without_password, local, probed = done.stdout.splitlines()
     assert json.loads(listed) == []
     assert without_password == "401"
     assert json.loads(local) == []
-    assert "change-me" not in log
+    assert json.loads(probed)["status"] == "healthy"
+    assert "change-me" not in log and "probe-password" not in log
     assert (home / "data" / "connect-lite.db").exists()  # its own state file

@@ -1,7 +1,8 @@
 """The README's first command on this checkout: worker, embedded broker and demo pipeline; the
 docs' commands that work on the demo, run as written against it (the tour, the offsets, the
-active topics, the plugin versions, the OpenAPI document, the state file); and the same first
-command with the optional lake pipeline, read back as the docs show."""
+active topics, the plugin versions, the OpenAPI document, the state file); the demo run again
+(the restart WARN) and run afresh; and the same first command with the optional lake pipeline,
+read back as the docs show, then removed."""
 
 from __future__ import annotations
 
@@ -36,14 +37,27 @@ def _port_free(port: int) -> bool:
 
 
 @contextmanager
-def demo(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
-    """``scripts/run.sh [args]`` from a fresh checkout's state: a developer's ``data/`` is
-    parked and put back afterwards. Yields the process and its log."""
-    assert _port_free(8083), "scripts/run.sh needs port 8083 (standalone.properties); free it"
+def parked_data(tmp_path: Path) -> Iterator[None]:
+    """A fresh checkout's state: a developer's ``data/`` is parked and put back afterwards."""
     parked = tmp_path / "data-before-test"
     if DATA.exists():
         shutil.move(str(DATA), str(parked))
-    log = tmp_path / "run.log"
+    try:
+        yield
+    finally:
+        shutil.rmtree(DATA, ignore_errors=True)
+        if parked.exists():
+            shutil.move(str(parked), str(DATA))
+
+
+@contextmanager
+def run_demo(
+    tmp_path: Path, *args: str, log_name: str = "run.log"
+) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """``scripts/run.sh [args]`` on the checkout's ``data/`` as it is; killed if still running
+    at the end. Yields the process and its log."""
+    assert _port_free(8083), "scripts/run.sh needs port 8083 (standalone.properties); free it"
+    log = tmp_path / log_name
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [str(REPO / "scripts" / "run.sh"), *args],
@@ -58,9 +72,14 @@ def demo(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], 
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
-        shutil.rmtree(DATA, ignore_errors=True)
-        if parked.exists():
-            shutil.move(str(parked), str(DATA))
+
+
+@contextmanager
+def demo(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """``scripts/run.sh [args]`` from a fresh checkout's state (``parked_data``). Yields the
+    process and its log."""
+    with parked_data(tmp_path), run_demo(tmp_path, *args) as (proc, log):
+        yield proc, log
 
 
 def alive(proc: subprocess.Popen[bytes], log: Path) -> None:
@@ -105,6 +124,58 @@ def test_the_two_commands_are_the_scripts_these_tests_and_ci_run() -> None:
     commands = [line.split("#")[0].strip() for line in block("two-commands").text.splitlines()]
     assert commands == ["scripts/run.sh", "scripts/test.sh"]
     assert block("demo-run").text.strip() == "scripts/run.sh"
+
+
+RESTART_TRAP = "The embedded broker keeps topics in memory and no longer has the topics"
+
+
+def the_copy_is_whole(proc: subprocess.Popen[bytes], log: Path) -> Any:
+    def copied() -> bool:
+        alive(proc, log)
+        return TARGET.exists() and TARGET.read_text() == SOURCE.read_text()
+
+    copied.__doc__ = "the demo output file, a copy of the input"
+    return copied
+
+
+def test_the_demo_run_again_says_what_is_gone_and_fresh_starts_it_over(tmp_path: Path) -> None:
+    """The restart trap: the embedded broker keeps topics in memory, the state file keeps the
+    connectors and offsets. Run again, the demo names both connectors in one WARN at start;
+    ``scripts/run.sh --fresh`` (Getting started's command) copies the whole file again."""
+    with parked_data(tmp_path):
+        with run_demo(tmp_path, log_name="first.log") as (proc, log):
+            wait_for(the_copy_is_whole(proc, log), 180, what="the demo output file")
+            stop(proc, log)
+        assert RESTART_TRAP not in log.read_text()
+
+        with run_demo(tmp_path, log_name="again.log") as (proc, log):
+
+            def warned() -> str | None:
+                alive(proc, log)
+                found = [line for line in log.read_text().splitlines() if RESTART_TRAP in line]
+                return found[0] if found else None
+
+            line = wait_for(warned, 120, what="the WARN of a restart on the embedded broker")
+            wait_for(all_running, 60, what="both connectors RUNNING again")
+            stop(proc, log)
+        assert "source connectors local-file-source (connect-lite-demo) resume" in line
+        assert "sink connectors local-file-sink (connect-lite-demo) wait" in line
+        assert "Only an external Kafka keeps topic data across a restart" in line
+        assert f"remove the state file {DATA / 'connect-lite.db'}," in line
+        assert lines(TARGET) == lines(SOURCE)  # nothing written twice, nothing new
+
+        fresh = block("demo-fresh").text.split()
+        assert fresh[0] == "scripts/run.sh"
+        with run_demo(tmp_path, *fresh[1:], log_name="fresh.log") as (proc, log):
+            wait_for(lambda: "afresh" in log.read_text(), 120, what="--fresh's line")
+            # The output file is removed and the source reads from the start: a whole copy again,
+            # not the file twice.
+            wait_for(the_copy_is_whole(proc, log), 180, what="the whole file copied again")
+            stop(proc, log)
+        text = log.read_text()
+        assert "Starting the demo afresh: removed data/connect-lite.db" in text
+        assert "data/demo/output.txt" in text
+        assert RESTART_TRAP not in text
 
 
 def test_run_command_copies_the_demo_file_and_the_docs_commands_work_on_it(
@@ -258,4 +329,7 @@ def test_the_optional_lake_pipeline_writes_parquet_that_spark_reads(tmp_path: Pa
         first = sorted(SOURCE.read_text().splitlines())[:3]
         assert all(line in read.stdout for line in first), read.stdout
         assert "|partition|" in read.stdout.replace(" ", "")  # the directories' column
+        # Getting started's way to remove a connector that a demo added.
+        assert run("demo-remove-connector") == ""
+        assert set(REST.get("/connectors").body) == {"local-file-source", "local-file-sink"}
         stop(proc, log)

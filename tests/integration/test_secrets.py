@@ -212,3 +212,30 @@ def test_a_secret_that_cannot_be_resolved_fails_the_task_with_a_clear_trace(
     assert status["connector"]["state"] == "RUNNING"
     assert secured.call("DELETE", f"/connectors/{name}").status == 204
     secured.assert_no_secret_leaked()
+
+
+def test_a_reference_to_an_unlisted_provider_is_logged_once_in_the_connectors_context(
+    secured: Secured,
+) -> None:
+    """It was logged four times for one connector (validation, the connector's start, its task's
+    config and the task's own), once with a doubled context: ``[c|task-0] [c|task-0]``."""
+    name = unique("unlisted")
+    config = {
+        "connector.class": "ScriptedSource",
+        "topic": unique("t"),
+        "tasks.max": "1",
+        "token": "${vault:db:password}",
+    }
+    assert secured.call("PUT", f"/connectors/{name}/config", config).status == 201
+    secured.wait_running(name)
+    warned = [
+        line
+        for line in secured.worker.log_text().splitlines()
+        if name in line and "config.providers does not name" in line
+    ]
+    assert len(warned) == 1, warned
+    assert (
+        f"WARN [{name}|worker] Config token refers to config provider 'vault', which "
+        "config.providers does not name; its text is used as written"
+    ) in warned[0]
+    assert secured.call("DELETE", f"/connectors/{name}").status == 204

@@ -1,5 +1,6 @@
 """Shutdown in order: REST stops first, so a request racing SIGTERM is answered or refused,
-never run against a stopped herder; a stored config with a forbidden override cannot run."""
+never run against a stopped herder; a stored config with a forbidden override cannot run; a
+clean stop after Spark retired its idle Python workers shows no traceback."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from connect_lite.protocol.states import TargetState
 from connect_lite.storage.sqlite import open_sqlite_stores
 from connect_lite.testing import EmbeddedConnect, wait_for
-from tests.integration.testkit import source_config, unique
+from connect_lite.testing.processes import descendants
+from tests.integration.testkit import lines, sink_config, source_config, unique
 
 pytestmark = pytest.mark.integration
 
@@ -101,3 +103,49 @@ def test_a_stored_forbidden_override_fails_the_connector_instead_of_loading_code
     task = wait_for(failed, 120, what="the task FAILED")
     assert "producer.override.plugin.library.paths" in str(task["trace"])
     assert "may not be overridden" in str(task["trace"])
+
+
+def _spark_python_daemon(worker: EmbeddedConnect) -> int:
+    """The pid of Spark's Python daemon, ``python -m <daemon module> pyspark.worker``; the
+    Python workers it forks have its command line too, and it for a parent."""
+    assert worker.worker_pid is not None
+
+    def forks_python_workers(pid: int) -> bool:
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+        except OSError:
+            return False
+        return len(argv) >= 4 and argv[-3] == b"-m" and argv[-1] == b"pyspark.worker"
+
+    def parent(pid: int) -> int | None:
+        try:
+            return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except OSError:  # gone meanwhile
+            return None
+
+    def found() -> list[int]:
+        both = {p for p in descendants(worker.worker_pid or 0) if forks_python_workers(p)}
+        return [p for p in both if parent(p) not in both]
+
+    [daemon] = wait_for(found, 60, what="Spark's Python daemon")
+    return daemon
+
+
+def test_a_clean_stop_after_idle_python_workers_were_retired_shows_no_traceback(
+    new_worker: Callable[..., EmbeddedConnect], tmp_path: Path
+) -> None:
+    """Spark closes the socket of a Python worker idle for a minute (and of every idle one
+    at stop). PySpark's daemon then printed a BrokenPipeError traceback into the worker's log,
+    which a user saw on a clean stop. This test waits that minute."""
+    worker = new_worker().start()
+    topic, out = unique("idle"), tmp_path / "out.jsonl"
+    worker.create_running(unique("idle-src"), source_config(topic, **{"max.records": "3"}))
+    worker.create_running(unique("idle-sink"), sink_config(topic, out))
+    wait_for(lambda: len(lines(out)) >= 3, 120, what="the 3 records in the sink's file")
+    daemon = _spark_python_daemon(worker)
+    # Its children are the Python workers; with no record flowing, Spark retires them all.
+    wait_for(lambda: not descendants(daemon), 180, what="Spark retiring its idle Python workers")
+    assert worker.terminate_worker() == 0
+    log = worker.log_text()
+    assert "BrokenPipeError" not in log, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]

@@ -1,5 +1,6 @@
 """Start-up fails fast and says why: a taken port, no Java, no Kafka; a Spark that cannot start
-leaves the worker up, 503 on /health with the reason, and fails tasks with it."""
+leaves the worker up, 503 on /health with the reason, and fails tasks with it; a restart on the
+embedded broker names the connectors whose topics are gone."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from connect_lite.pipeline.java import INSTALL_ADVICE
 from connect_lite.testing import EmbeddedConnect, wait_for
-from tests.integration.testkit import REPO, source_config, unique
+from tests.integration.testkit import REPO, lines, source_config, unique
 
 pytestmark = pytest.mark.integration
 
@@ -191,3 +192,50 @@ def test_a_spark_that_cannot_start_gives_503_on_health_and_fails_tasks_with_the_
     task = wait_for(failed_task, 120, what="the task FAILED")
     assert f"connect_lite.pipeline.session.SparkStartError: {reason}" in task["trace"]
     assert worker.terminate_worker() == 0
+
+
+RESTART_TRAP = "The embedded broker keeps topics in memory and no longer has the topics"
+
+
+def test_a_restart_on_the_embedded_broker_names_the_connectors_whose_topics_are_gone(
+    new_worker: Callable[..., EmbeddedConnect], tmp_path: Path
+) -> None:
+    """The embedded broker keeps topics in memory; the state file keeps source offsets and
+    active topics. After a restart the source resumes past records that are no longer in any
+    topic, so it creates no topic, and the sink waits for one: a user got no file at all."""
+    src, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("one\ntwo\n")
+    worker = new_worker(start_broker=False, worker_properties={"embedded.broker.enable": "true"})
+    worker.start()
+    source, sink, topic = unique("trap-src"), unique("trap-sink"), unique("trap")
+    worker.create_running(
+        source,
+        {
+            "connector.class": "FileStreamSource",
+            "file": str(src),
+            "topic": topic,
+            "topic.creation.default.partitions": "1",
+            "topic.creation.default.replication.factor": "1",
+        },
+    )
+    worker.create_running(
+        sink, {"connector.class": "FileStreamSink", "file": str(out), "topics": topic}
+    )
+    wait_for(lambda: lines(out) == ["one", "two"], 120, what="both lines in the sink's file")
+    worker.wait_offsets(source, lambda offsets: bool(offsets))
+    assert RESTART_TRAP not in worker.log_text()  # a first start has nothing to say
+
+    worker.restart_worker()
+    worker.wait_running(source, tasks=1)
+    second_start = worker.log_text().split("connect-lite stopped", 1)[1].splitlines()
+    [warned] = [i for i, line in enumerate(second_start) if RESTART_TRAP in line]
+    line = second_start[warned]
+    assert "WARN" in line
+    assert f"source connectors {source} ({topic}) resume after their stored offsets" in line
+    assert f"sink connectors {sink} ({topic}) wait until their topics are created again" in line
+    assert "Only an external Kafka keeps topic data across a restart" in line
+    assert f"remove the state file {worker.state_file}," in line
+    # Said before the stored connectors start, and it was true: no topic, no new line.
+    running = [i for i, line in enumerate(second_start) if "Connector is RUNNING" in line]
+    assert running and warned < min(running)
+    assert lines(out) == ["one", "two"]

@@ -178,6 +178,8 @@ class FileStreamSourceTask(SourceTask):
         self._stdin_fd: int | None = None
         self._buffer = LineBuffer()
         self._partition: dict[str, Any] | None = None
+        self._missing_reported = False
+        """Whether the missing file was reported (at WARN) already."""
 
     def version(self) -> str:
         return VERSION
@@ -201,10 +203,7 @@ class FileStreamSourceTask(SourceTask):
             if self._stopping.is_set():
                 return []
             if self._stream is None and self._stdin_fd is None and not self._open():
-                log.warning(
-                    "Couldn't find file %s for FileStreamSourceTask, waiting for it to be created",
-                    self._filename,
-                )
+                self._report_missing()
                 records: list[SourceRecord] = []
             else:
                 records = self._read_records()
@@ -219,6 +218,17 @@ class FileStreamSourceTask(SourceTask):
             if self._stream is not None:
                 self._stream.close()
                 self._stream = None
+
+    def _report_missing(self) -> None:
+        """Say once that the file is not there, then look for it quietly (every
+        IDLE_WAIT_SECONDS); its arrival is said at INFO. Kafka's task warns at each look."""
+        if self._missing_reported:
+            return
+        self._missing_reported = True
+        log.warning(
+            "Couldn't find file %s for FileStreamSourceTask, waiting for it to be created",
+            self._filename,
+        )
 
     def _open(self) -> bool:
         """Open the file at the stored position; False if it does not exist yet."""
@@ -236,7 +246,10 @@ class FileStreamSourceTask(SourceTask):
             raise
         self._stream = stream
         self._buffer = LineBuffer(position)
-        log.debug("Opened %s for reading at byte %d", self._filename, position)
+        if self._missing_reported:
+            log.info("File %s was created; reading it from byte %d", self._filename, position)
+        else:
+            log.debug("Opened %s for reading at byte %d", self._filename, position)
         return True
 
     def _stored_position(self) -> int:

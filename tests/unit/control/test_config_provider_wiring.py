@@ -15,6 +15,7 @@ from connect_lite.config.resolution import ConfigResolver, Redactor
 from connect_lite.control.config_providers import load_config_providers, resolve_worker_props
 from connect_lite.control.herder import RELOAD_MIN_DELAY_MS
 from connect_lite.control.status import StatusReporter
+from connect_lite.logs.context import ContextFilter
 from connect_lite.logs.loggers import install_redaction
 from connect_lite.plugins.registry import Plugins
 from connect_lite.plugins.types import PluginType
@@ -270,6 +271,43 @@ def test_log_lines_and_tracebacks_conceal_secrets() -> None:
     assert SECRET not in text
     assert "connecting with ${env:APP_X}" in text
     assert "RuntimeError: auth failed for ${env:APP_X}" in text
+
+
+UNKNOWN_PROVIDER_WARNING = (
+    "refers to config provider 'vault', which config.providers does not name; its text is "
+    "used as written"
+)
+
+
+def test_a_reference_to_an_unlisted_provider_is_said_once_per_start_in_its_context(
+    with_providers: HerderParts, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Validation, the connector's start, and each task's resolutions all resolve the config:
+    the warning came four times, once as ``[c|task-0] [c|task-0]``. Now the start says it, in
+    the connector's context, once."""
+    herder = with_providers.herder
+    config = {"connector.class": "ScriptedSource", "topic": "t", "token": "${vault:db:pw}"}
+    caplog.handler.addFilter(ContextFilter())
+    with caplog.at_level(logging.WARNING):
+        herder.validate_config("ScriptedSource", config)
+        herder.create_connector("c", config)
+        running = herder.worker._connectors["c"]
+        assert running.fresh_config(herder.worker.resolver).raw["token"] == "${vault:db:pw}"
+    warned = [r for r in caplog.records if "config.providers does not name" in r.getMessage()]
+    assert [(str(r.connector_context), r.getMessage()) for r in warned] == [
+        ("[c|worker] ", f"Config token {UNKNOWN_PROVIDER_WARNING}")
+    ]
+
+
+def test_the_worker_config_says_its_own_unlisted_provider(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    props = {**PROVIDERS, "bootstrap.servers": "h:1", "ssl.key.password": "${vault:pw}"}
+    with caplog.at_level(logging.WARNING):
+        resolve_worker_props(props, load_config_providers(props, Plugins([])))
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Worker config ssl.key.password {UNKNOWN_PROVIDER_WARNING}"
+    ]
 
 
 def test_worker_properties_may_use_providers(monkeypatch: pytest.MonkeyPatch) -> None:

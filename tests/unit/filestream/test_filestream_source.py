@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -224,6 +225,34 @@ def test_file_that_appears_later_is_read(
     path.write_text("finally\n")
     records = poll_until(task, lambda got: len(got) >= 1)
     assert [r.value for r in records] == ["finally"]
+
+
+def test_a_missing_file_is_reported_once_then_its_arrival(
+    make_source_task: Any,
+    source_module: Any,
+    monkeypatch: Any,
+    caplog: Any,
+    tmp_path: Path,
+    poll_until: Any,
+) -> None:
+    """Kafka's task warns at each look for the file (once a second); ours looks every 100 ms,
+    and a worker waiting for a file logged 138 lines in 14 s. Now: one WARN, then quiet."""
+    monkeypatch.setattr(source_module, "IDLE_WAIT_SECONDS", 0.0)
+    path = tmp_path / "later.txt"
+    task = make_source_task(config_for(path))
+    with caplog.at_level(logging.DEBUG, logger=source_module.__name__):
+        for _ in range(50):
+            assert task.poll() == []
+        path.write_text("finally\n")
+        records = poll_until(task, lambda got: len(got) >= 1)
+    assert [r.value for r in records] == ["finally"]
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            f"Couldn't find file {path} for FileStreamSourceTask, waiting for it to be created",
+        ),
+        ("INFO", f"File {path} was created; reading it from byte 0"),
+    ]
 
 
 @pytest.mark.parametrize("exists", [True, False])

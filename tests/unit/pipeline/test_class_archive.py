@@ -3,7 +3,11 @@ then never handed to the JVM, which would crash on a truncated one), and the use
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 import os
+import shlex
+import sys
 import tempfile
 from pathlib import Path
 
@@ -15,6 +19,7 @@ from connect_lite.pipeline.class_archive import (
     QUIET,
     archive_key,
     archive_options,
+    build_command,
     cache_dir,
     usable_archive,
 )
@@ -87,6 +92,31 @@ def test_a_damaged_or_missing_archive_is_not_mapped(
     assert archive_options({}) == []
     path.unlink()
     assert archive_options({}) == []
+
+
+def test_a_missing_archive_is_said_with_a_command_that_exists_where_the_worker_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The line told installed users to run scripts/setup.sh, which only a checkout has. It
+    names the worker's own Python now, whose module builds the archive anywhere."""
+    path = tmp_path / "spark.jsa"
+    monkeypatch.setattr(class_archive, "archive_path", lambda conf, env=None: path)
+    monkeypatch.setattr(class_archive.sys, "executable", "/opt/my venv/bin/python")
+    with caplog.at_level(logging.INFO, logger=class_archive.__name__):
+        assert archive_options({}) == []
+    [line] = caplog.messages
+    assert "setup.sh" not in line
+    assert line.endswith(
+        "To build it once (about 20 s): '/opt/my venv/bin/python' -m "
+        "connect_lite.pipeline.class_archive_build"
+    )
+
+
+def test_the_build_command_runs_this_installations_builder() -> None:
+    python, dash_m, module = shlex.split(build_command())
+    assert (python, dash_m) == (sys.executable, "-m")
+    assert importlib.util.find_spec(module) is not None
+    assert class_archive_build.__name__ == module
 
 
 def test_no_java_means_no_archive_and_spark_itself_tells(monkeypatch: pytest.MonkeyPatch) -> None:
