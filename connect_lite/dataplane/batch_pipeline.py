@@ -127,5 +127,7 @@ class BatchPipeline(Generic[T, Result]):
         return dropped.batch
 
     def close(self) -> None:
-        """Stop the job's thread: a batch still in its batch job is waited for, not delivered."""
+        """Stop the job's thread: a batch still in its batch job is waited for, not delivered,
+        and forgotten (a later ``finish`` delivers nothing)."""
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._in_flight = None

@@ -87,6 +87,7 @@ class WorkerSinkTask(WorkerTask):
             f"job-{self.id}", self.spark_retrying(self._run_job_once), self._deliver
         )
         self._started = False
+        self._closing = False  # set by close: the consumer's last revocation only forgets
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self) -> None:
@@ -215,7 +216,18 @@ class WorkerSinkTask(WorkerTask):
     def _on_revoke(self, partitions: list[TopicPartition]) -> None:
         """Deliver the batch in flight, commit, close. While a batch waits to be handed over
         again, the one in flight behind it is dropped instead (it must not overtake it) and
-        the waiting batch forgets the revoked partitions' records, as Kafka's does."""
+        the waiting batch forgets the revoked partitions' records, as Kafka's does.
+
+        Closing the consumer revokes every partition once more, after ``close`` has committed
+        and stopped the plugin: then only the bookkeeping is done, as Kafka's listener skips a
+        task already stopped (no put, pre_commit or close of a stopped plugin)."""
+        if self._closing:
+            self.log.debug(
+                "Skipping partition revocation callback as task has already been stopped"
+            )
+            self.consumer.revoked(partitions)
+            self.offsets.forget(partitions)
+            return
         try:
             if self.delivery.waiting is None:
                 self._pipeline.finish()
@@ -250,6 +262,7 @@ class WorkerSinkTask(WorkerTask):
 
     def close(self) -> None:
         # A batch still in the batch job when stopping is dropped: its offsets were not committed.
+        self._closing = True
         self._pipeline.close()
         try:
             if self._started and not self.failed:
