@@ -4,7 +4,6 @@ after records that are gone; --fresh removes the demo's state and outputs, in da
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 from connect_lite.protocol.environment import package_home, python_path
 from connect_lite.storage.base import StateFileInUseError
 from connect_lite.storage.sqlite.lock import StateFileLock
+from tests.file_modules import load_file
 from tests.unit.docs.doc_blocks import REPO, block, run_shell
 
 SCRIPTS = REPO / "scripts"
@@ -22,12 +22,7 @@ SCRIPTS = REPO / "scripts"
 
 @pytest.fixture(scope="module")
 def fresh() -> ModuleType:
-    path = SCRIPTS / "demo" / "start_fresh.py"
-    spec = importlib.util.spec_from_file_location("_demo_start_fresh", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file("_demo_start_fresh", SCRIPTS / "demo" / "start_fresh.py")
 
 
 def demo_data(data: Path) -> dict[str, Path]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import html
-import importlib.util
 import re
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from connect_lite.config import framework
 from connect_lite.config.worker import WORKER_CONFIG_DEF, worker_config_markdown
 from connect_lite.rest.app import create_app
 from connect_lite.rest.openapi import document
+from tests.file_modules import load_file
 from tests.unit.docs.doc_blocks import block
 
 REPO = Path(__file__).resolve().parents[3]
@@ -29,11 +29,7 @@ MKDOCS = Path(sys.executable).with_name("mkdocs")
 @functools.cache
 def hooks() -> ModuleType:
     """docs/hooks/generated.py, the MkDocs hook (not a package: loaded from its file)."""
-    spec = importlib.util.spec_from_file_location("docs_hooks", REPO / "docs/hooks/generated.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file("docs_hooks", REPO / "docs/hooks/generated.py")
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -11,17 +10,14 @@ from typing import Any
 import pytest
 
 from connect_lite.api import SinkRecord
+from tests.file_modules import load_file
 
 DEMO_DIR = Path(__file__).resolve().parents[3] / "scripts" / "demo"
 
 
 @pytest.fixture(scope="module")
 def make_input() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("_demo_make_input", DEMO_DIR / "make_input.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file("_demo_make_input", DEMO_DIR / "make_input.py")
 
 
 def load_request(name: str) -> dict[str, Any]:
