@@ -106,10 +106,10 @@ class When(Expr):
 
 @dataclass(frozen=True)
 class KafkaCast(Expr):
-    """Kafka's Cast of a value of schema ``before`` to schema ``after``, with Java's rules.
-    The engine computes only the pairs where its own cast agrees with Java's for every
-    input (ints widening, ints and booleans to strings, ...); for any other pair the chain
-    has no column form."""
+    """Kafka's Cast of a value of schema ``before`` to schema ``after``, with Java's rules
+    (the same schema: the value unchanged). The engine computes only the pairs where its own
+    cast agrees with Java's for every input (ints widening, ints and booleans to strings,
+    ...); for any other pair the chain has no column form."""
 
     of: Expr
     before: Schema

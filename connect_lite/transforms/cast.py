@@ -29,7 +29,7 @@ from connect_lite.api import (
     Type,
     logical,
 )
-from connect_lite.api.column_form import ColumnFrame, Expr, KafkaCast, out_schema, struct_of
+from connect_lite.api.column_form import ColumnFrame, KafkaCast, out_schema, struct_of
 from connect_lite.api.config import invalid
 from connect_lite.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT,
@@ -207,13 +207,13 @@ class _Cast(KeyOrValue):
             return None
         column = frame.cols[side]
         if in_schema.type is not SchemaType.STRUCT:
-            return frame.with_side(side, _cast_column(column, in_schema, schema), schema)
+            return frame.with_side(side, KafkaCast(column, in_schema, schema), schema)
         columns = {}
         for f in schema.fields:
             before = in_schema.field(f.name)
             if before is None:
                 return None
-            columns[f.name] = _cast_column(column.field(f.name), before.schema, f.schema)
+            columns[f.name] = KafkaCast(column.field(f.name), before.schema, f.schema)
         return frame.with_side(side, struct_of(columns, schema), schema)
 
 
@@ -415,12 +415,6 @@ def _java_decimal_str(number: float, shortest: str) -> str:
             return f"{prefix}{digits}{'0' * (point - len(digits))}.0"
         return f"{prefix}{digits[:point]}.{digits[point:]}"
     return f"{prefix}{digits[0]}.{digits[1:] or '0'}E{point - 1}"
-
-
-def _cast_column(column: Expr, before: Schema, after: Schema) -> Expr:
-    if before.type is after.type and before.name == after.name:
-        return column
-    return KafkaCast(column, before, after)
 
 
 class CastKey(_Cast):
