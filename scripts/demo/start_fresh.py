@@ -16,13 +16,15 @@ import shutil
 import sys
 from pathlib import Path
 
+from connect_lite.config.local_paths import STATE_COMPANIONS
 from connect_lite.storage.base import StateFileInUseError
-from connect_lite.storage.sqlite.lock import StateFileLock
+from connect_lite.storage.sqlite.lock import LOCK_SUFFIX, StateFileLock
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 STATE_FILE = "connect-lite.db"
 """state.storage.file of standalone.properties, inside DATA."""
-STATE_COMPANIONS = ("", "-wal", "-shm", "-journal")
+STATE_FILES = tuple(suffix for suffix in STATE_COMPANIONS if suffix != LOCK_SUFFIX)
+"""The state file and SQLite's companions; not the owner lock, held while removing."""
 DEMO_OUTPUTS = ("demo/output.txt", "demo/lake")
 """What the demo's sinks write (scripts/demo/file-sink.json, lake-sink.json), inside DATA."""
 
@@ -37,7 +39,7 @@ def start_fresh(data: Path = DATA) -> list[Path]:
         return removed
     lock = StateFileLock.acquire(str(state))  # held while removing: no worker starts meanwhile
     try:
-        state_files = [data / (STATE_FILE + suffix) for suffix in STATE_COMPANIONS]
+        state_files = [data / (STATE_FILE + suffix) for suffix in STATE_FILES]
         for path in [*state_files, *map(data.joinpath, DEMO_OUTPUTS)]:
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
