@@ -305,7 +305,10 @@ def warn_of_lost_topics(
 ) -> None:
     """Before the stored connectors start: one WARN naming those whose stored offsets or
     active topics refer to topics the embedded broker (in memory, new at each start) does not
-    have, and what they will do. A broker that cannot list its topics only skips the check."""
+    have, and what they will do. A broker that cannot list its topics only skips the check.
+    A state file without connectors (a first start) asks the broker nothing."""
+    if not stores.configs.connector_names():
+        return
     try:
         with Admin(admin_config(config.raw, {}), TOPIC_LISTING_TIMEOUT_S) as admin:
             topics = admin.list_topics()
