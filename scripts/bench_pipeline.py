@@ -523,7 +523,7 @@ def main() -> None:
         # Last: its session's JVM lives on in this process (pyspark keeps the gateway).
         bare = None if args.master else bare_job(lines)
         del lines
-    target = "Parquet" if args.sink == "lake" else "file"
+    target = "lake, Parquet" if args.sink == "lake" else "FileStream file"
     if args.master:
         print_cluster(rates, produce_rate, consume_rate, target)
     else:
@@ -545,39 +545,39 @@ def print_local(
     rows: list[tuple[str, float, float, float | None, Rate | None]] = [
         ("raw confluent-kafka producer", produce_rate, produce_rate, None, None),
         ("bare Spark stage (text -> bytes)", bare[0], produce_rate, None, None),
-        ("source pipeline (file -> Spark -> Kafka)", source_rate.steady, produce_rate, bare[0],
-         source_rate),
+        ("source pipeline (FileStream -> Spark -> Kafka)", source_rate.steady, produce_rate,
+         bare[0], source_rate),
         ("raw confluent-kafka consumer", consume_rate, consume_rate, None, None),
         ("bare Spark stage (bytes -> text)", bare[1], consume_rate, None, None),
         (f"sink pipeline (Kafka -> Spark -> {target})", sink_rate.steady, consume_rate, bare[1],
          sink_rate),
     ]  # fmt: skip
     print(
-        f"{'path':<42}{'records/s':>12}{'ratio':>8}{'of bare Spark':>15}"
+        f"{'path':<50}{'records/s':>12}{'ratio':>8}{'of bare Spark':>15}"
         f"{'from creation':>15}{'first':>8}"
     )
     for label, rate, raw, job, pace in rows:
         share = "" if job is None else f"{rate / job:.2f}"
         whole = "" if pace is None else f"{pace.total:,.0f}/s"
         first = "" if pace is None else f"{pace.first:.1f} s"
-        print(f"{label:<42}{rate:>12,.0f}{rate / raw:>8.2f}{share:>15}{whole:>15}{first:>8}")
+        print(f"{label:<50}{rate:>12,.0f}{rate / raw:>8.2f}{share:>15}{whole:>15}{first:>8}")
 
 
 def print_cluster(
     rates: dict[int, tuple[Rate, Rate]], produce_rate: float, consume_rate: float, target: str
 ) -> None:
-    print(f"{'path':<42}{'1 executor':>14}{'2 executors':>14}{'2 / 1':>8}")
+    print(f"{'path':<50}{'1 executor':>14}{'2 executors':>14}{'2 / 1':>8}")
     rows = [
         ("raw confluent-kafka producer (no Spark)", produce_rate, None),
-        ("source pipeline (file -> Spark -> Kafka)", rates[1][0].steady, rates[2][0].steady),
+        ("source pipeline (FileStream -> Spark -> Kafka)", rates[1][0].steady, rates[2][0].steady),
         ("raw confluent-kafka consumer (no Spark)", consume_rate, None),
         (f"sink pipeline (Kafka -> Spark -> {target})", rates[1][1].steady, rates[2][1].steady),
     ]
     for label, one, two in rows:
         if two is None:
-            print(f"{label:<42}{one:>14,.0f}")
+            print(f"{label:<50}{one:>14,.0f}")
         else:
-            print(f"{label:<42}{one:>14,.0f}{two:>14,.0f}{two / one:>8.2f}")
+            print(f"{label:<50}{one:>14,.0f}{two:>14,.0f}{two / one:>8.2f}")
 
 
 if __name__ == "__main__":

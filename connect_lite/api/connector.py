@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from connect_lite.api.config import ConfigDef
 from connect_lite.api.records import (
@@ -180,6 +180,11 @@ class SinkTask(ABC):
     def put(self, records: list[SinkRecord]) -> None:
         """Write a batch of records. A task implements this or :meth:`put_dataframe`."""
         raise NotImplementedError(f"{type(self).__name__} implements neither put nor put_dataframe")
+
+    ordered_dataframes: ClassVar[bool] = True
+    """Whether ``put_dataframe`` needs each partition's rows in offset order, in one Spark
+    task (the default). A sink that orders them itself, or needs no order, sets it False:
+    a partition's records may then be read by several Spark tasks at once."""
 
     def put_dataframe(self, df: Any) -> None:  # a pyspark.sql.DataFrame; no Spark import here
         """Optional, replaces :meth:`put`: write one batch, already converted and transformed,

@@ -87,10 +87,12 @@ class BatchPipeline(Generic[T, Result]):
         name: str,
         run: Callable[[list[T]], Result],
         deliver: Callable[[list[T], Result], None],
+        discard: Callable[[Result], None] = lambda _result: None,
     ) -> None:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=name)
         self._run = run
         self._deliver = deliver
+        self._discard = discard  # told a result that is not delivered
         self._in_flight: _InFlight[T, Result] | None = None
 
     @property
@@ -123,11 +125,17 @@ class BatchPipeline(Generic[T, Result]):
         dropped, self._in_flight = self._in_flight, None
         if dropped is None:
             return []
-        dropped.result.exception()  # wait for the batch job; its result is not wanted
+        self._forget(dropped.result)  # wait for the batch job; its result is not wanted
         return dropped.batch
+
+    def _forget(self, result: Future[Result]) -> None:
+        if not result.cancelled() and result.exception() is None:
+            self._discard(result.result())
 
     def close(self) -> None:
         """Stop the job's thread: a batch still in its batch job is waited for, not delivered,
         and forgotten (a later ``finish`` delivers nothing)."""
         self._pool.shutdown(wait=True, cancel_futures=True)
-        self._in_flight = None
+        dropped, self._in_flight = self._in_flight, None
+        if dropped is not None and not dropped.result.cancelled():
+            self._forget(dropped.result)

@@ -98,6 +98,7 @@ def build_task(plan: TaskPlan, services: TaskServices) -> WorkerTask:
             consumer_factory=functools.partial(Consumer, plan.consumer_config),
             dlq_producer_factory=functools.partial(Producer, plan.producer_config),
             dlq_admin_factory=functools.partial(Admin, plan.admin_config),
+            reads_in_executors=True,  # a DataFrame sink's records are read by the executors
             **common,
         )
     raise ConnectError(f"Task class {type(plugin).__qualname__} does not match its connector")

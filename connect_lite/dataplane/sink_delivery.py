@@ -14,6 +14,7 @@ from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.dataplane.error_handling import ErrorHandler, ToleranceExceededError
 from connect_lite.dataplane.sink_offsets import SinkOffsets
 from connect_lite.dataplane.sink_task_context import WorkerSinkTaskContext
+from connect_lite.pipeline.range_job import RangeBatch, RangeFrame
 from connect_lite.pipeline.record_errors import TASK_PUT, capture
 from connect_lite.pipeline.sink_frames import schema_runs, sink_frame
 from connect_lite.pipeline.sink_job import SinkJob
@@ -31,6 +32,9 @@ class HandOver:
     pairs: list[tuple[SinkRecord, Any]]
     count: int
     retry_at: float | None = None
+    ranges: RangeBatch | None = None
+    """A batch the executors read: its frames are handed over instead of ``pairs``, and
+    ``messages`` holds one marker per partition, at its last offset in the batch."""
 
     def drop(self, partitions: set[TopicPartition]) -> None:
         """Forget the records of revoked partitions: their new owner reads them again."""
@@ -40,6 +44,13 @@ class HandOver:
 
         self.messages = [m for m in self.messages if kept(m)]
         self.pairs = [(r, m) for r, m in self.pairs if kept(m)]
+        if self.ranges is not None:
+            self.ranges.without(partitions)
+
+    def release(self) -> None:
+        """Free what the executors keep of the batch."""
+        if self.ranges is not None:
+            self.ranges.release()
 
 
 class SinkDelivery:
@@ -95,13 +106,17 @@ class SinkDelivery:
         self._putting, self._putting_index = batch.pairs, None
         try:
             with self._counters.timed_batch():
-                put = self._put_dataframes if self._puts_dataframes else self._put
-                handed = put(batch)
+                if batch.ranges is not None:
+                    handed = self._put_frames(batch, batch.ranges)
+                else:
+                    put = self._put_dataframes if self._puts_dataframes else self._put
+                    handed = put(batch)
         finally:
             self._putting, self._putting_index = [], None
         if not handed:
             self.waiting = batch
             return False
+        batch.release()
         if self._errors.failed is not None:  # the task swallowed its reporter's exception
             raise ToleranceExceededError(
                 "Tolerance exceeded in error handler"
@@ -113,6 +128,12 @@ class SinkDelivery:
         """The waiting batch forgets the records of revoked partitions, as Kafka's does."""
         if self.waiting is not None:
             self.waiting.drop(partitions)
+
+    def drop_waiting(self) -> None:
+        """Forget the waiting batch (the task stops)."""
+        if self.waiting is not None:
+            self.waiting.release()
+            self.waiting = None
 
     def _put(self, batch: HandOver) -> bool:
         try:
@@ -164,6 +185,46 @@ class SinkDelivery:
                 originals = [message for _, message in run]
                 self._errors.job_errors(errors, 0, originals.__getitem__)
         return True
+
+    def _put_frames(self, batch: HandOver, ranges: RangeBatch) -> bool:
+        """put_dataframe once per frame of a batch the executors read, as ``_put_dataframes``
+        does per run of schemas: a RetriableError hands the frame over again with those after
+        it; any other error fails the task, or with ``errors.tolerance=all`` skips the
+        frame's records (each partition's part of the batch is in one frame, so what was
+        handed over before stays handed over)."""
+        engine, group = self._job.engine, self._job.job_group
+        frames = list(ranges.frames)
+        for n, frame in enumerate(frames):
+            if self._stopping():
+                raise ConnectError("The task stopped before its batch was handed over")
+            try:
+                description = f"connect-lite put_dataframe {self._task_id}: {frame.count} records"
+                with engine.job_group(group, description, self._job.spec.job_id):
+                    self._plugin.put_dataframe(frame.frame())
+            except RetriableError as error:
+                ranges.frames = frames[n:]
+                self._schedule_retry(batch, error)
+                return False
+            except Exception as error:
+                if self._stopping():
+                    raise
+                if engine.unavailable is not None or engine.recover():
+                    # The stage lived in the JVM that is gone: the task reads the batch again.
+                    raise ConnectError(
+                        f"Spark's session was lost while the batch was handed over: {error}"
+                    ) from error
+                if not self._errors.handling.tolerance_all:
+                    raise self._put_failed(error) from error
+                self._skip_frame(frame, error)
+        return True
+
+    def _skip_frame(self, frame: RangeFrame, error: Exception) -> None:
+        """With ``errors.tolerance=all``: each record of the frame is reported (and sent to
+        the dead letter queue) with its consumed message, read again for it."""
+        component = public_class_name(type(self._plugin))
+        originals = frame.originals()
+        errors = [capture(error, i, TASK_PUT, component) for i in range(len(originals))]
+        self._errors.job_errors(errors, 0, originals.__getitem__)
 
     def _put_failed(self, error: Exception) -> ConnectError:
         return ConnectError(

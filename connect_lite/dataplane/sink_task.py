@@ -16,8 +16,10 @@ from connect_lite.dataplane.error_handling import WorkerErrantRecordReporter, bu
 from connect_lite.dataplane.sink_consumer import SinkConsumer
 from connect_lite.dataplane.sink_delivery import HandOver, SinkDelivery
 from connect_lite.dataplane.sink_offsets import SinkOffsets
+from connect_lite.dataplane.sink_ranges import RangeConsumer
 from connect_lite.dataplane.sink_task_context import WorkerSinkTaskContext
 from connect_lite.dataplane.task import WorkerTask
+from connect_lite.pipeline.range_job import OffsetRange, RangeBatch, merged
 from connect_lite.pipeline.sink_job import SinkBatchResult, SinkJob
 from connect_lite.plugins.distributions import version_of
 from connect_lite.plugins.isolation import public_class_name
@@ -50,6 +52,7 @@ class WorkerSinkTask(WorkerTask):
         error_handling: ErrorHandling = NO_ERROR_HANDLING,
         dlq_producer_factory: Any = None,
         dlq_admin_factory: Any = None,
+        reads_in_executors: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -66,7 +69,12 @@ class WorkerSinkTask(WorkerTask):
             dlq_producer_factory,
             dlq_admin_factory,
         )
-        self.consumer = SinkConsumer(consumer_factory, subscription, self.log)
+        # A task that takes DataFrames has its records read by the executors, when its
+        # consumer is Kafka's (``reads_in_executors``): its consumer plans offset ranges.
+        puts_dataframes = type(plugin).put_dataframe is not SinkTask.put_dataframe
+        self.reads_ranges = reads_in_executors and puts_dataframes
+        consumer_kind = RangeConsumer if self.reads_ranges else SinkConsumer
+        self.consumer = consumer_kind(consumer_factory, subscription, self.log)
         self.context = WorkerSinkTaskContext(self.consumer, task_config)
         self.offsets = SinkOffsets(
             plugin, self.consumer, self.context, self.errors, flush_interval_ms, self.counters,
@@ -83,8 +91,11 @@ class WorkerSinkTask(WorkerTask):
             )  # fmt: skip
         # The batch's job runs on the batch job thread; again, later, while Spark's cluster is
         # unreachable.
-        self._pipeline: BatchPipeline[Any, SinkBatchResult] = BatchPipeline(
-            f"job-{self.id}", self.spark_retrying(self._run_job_once), self._deliver
+        self._pipeline: BatchPipeline[Any, Any] = BatchPipeline(
+            f"job-{self.id}",
+            self.spark_retrying(self._run_job_once),
+            self._deliver,
+            discard=_release,
         )
         self._started = False
         self._closing = False  # set by close: the consumer's last revocation only forgets
@@ -119,7 +130,8 @@ class WorkerSinkTask(WorkerTask):
         messages = self._collect()
         if self.consumer.revocations != revocations:  # fetched before a revocation: not ours now
             messages = [m for m in messages if self.consumer.owns(m)]
-        self.counters.add(records_in=len(messages))
+        if not self.reads_ranges:  # a range batch counts what the executors read
+            self.counters.add(records_in=len(messages))
         if messages and self.topic_tracker is not None:  # as received, before transforms
             self.topic_tracker.record(self.connector, {m.topic for m in messages}, self.task)
         if self._pipeline.advance(messages) and self.consumer.rewinds:
@@ -138,16 +150,52 @@ class WorkerSinkTask(WorkerTask):
             self.consumer.fetch, self.batching, lambda: self.stopping, lambda: self._pipeline.busy
         )
 
-    def _run_job_once(self, messages: list[Any]) -> SinkBatchResult:
+    def _run_job_once(self, messages: list[Any]) -> SinkBatchResult | RangeBatch:
+        if self.reads_ranges:
+            assert isinstance(self.consumer, RangeConsumer)
+            ordered = type(self.plugin).ordered_dataframes
+            return self.job.run_ranges(messages, self.consumer.reader_config, ordered)
         return self.job.run(messages, tolerate_errors=True)
 
-    def _deliver(self, messages: list[Any], done: SinkBatchResult) -> None:
+    def _deliver(self, messages: list[Any], done: SinkBatchResult | RangeBatch) -> None:
         """Handle the batch's errors (skip, log, DLQ or fail), then hand the rest over.
 
         Offsets of skipped records advance too, as in Kafka."""
+        if isinstance(done, RangeBatch):
+            self._deliver_ranges(messages, done)
+            return
         self.errors.job_errors(done.errors, done.retries, messages.__getitem__)
         pairs = [(r, messages[i]) for r, i in zip(done.records, done.indices, strict=True)]
         self._hand_over(HandOver(messages, pairs, len(pairs)))
+
+    def _deliver_ranges(self, ranges: list[OffsetRange], done: RangeBatch) -> None:
+        """Hand over a batch the executors read. A partition's part counts only if it starts
+        where the task's offsets are (else it was planned before a rewind or a short read,
+        and is read again from there); a partition read short is read again from where its
+        part ends."""
+        self.counters.add(records_in=done.read)
+        assert isinstance(self.consumer, RangeConsumer)
+        starts = {r.tp: r.offset for r in merged(ranges)}
+        stale = {
+            tp
+            for tp, start in starts.items()
+            if tp not in self.consumer.assigned or self.offsets.current.get(tp) != start
+        }
+        if stale:
+            done.without(stale)
+            for tp in stale & self.consumer.assigned:
+                self.consumer.rewinds.setdefault(tp, self.offsets.current[tp])
+        for tp, full in done.opened.items():  # where an open range ended is known now
+            self.consumer.settle(tp, done.next_offsets[tp], full)
+        for tp, end in done.short.items():
+            self.consumer.rewinds.setdefault(tp, end)
+        self.errors.job_errors(done.errors, done.retries, done.originals.__getitem__)
+        markers = [
+            OffsetRange(tp.topic, tp.partition, end - 1, end)
+            for tp, end in done.next_offsets.items()
+            if end > starts[tp]
+        ]
+        self._hand_over(HandOver(markers, [], done.count, ranges=done))
 
     def _hand_over(self, batch: HandOver) -> None:
         """Hand the batch over, then advance its offsets. A batch refused with a RetriableError
@@ -210,7 +258,10 @@ class WorkerSinkTask(WorkerTask):
         self.consumer.assign(partitions)
         self.plugin.open(list(partitions))
         starts = self.consumer.take_rewinds(partitions)
-        self.offsets.rewound(starts)
+        if isinstance(self.consumer, RangeConsumer):  # the task's offsets start at the cursors
+            self.offsets.rewound(self.consumer.starts(partitions))
+        else:
+            self.offsets.rewound(starts)
         return starts
 
     def _on_revoke(self, partitions: list[TopicPartition]) -> None:
@@ -264,6 +315,7 @@ class WorkerSinkTask(WorkerTask):
         # A batch still in the batch job when stopping is dropped: its offsets were not committed.
         self._closing = True
         self._pipeline.close()
+        self.delivery.drop_waiting()
         try:
             if self._started and not self.failed:
                 self.commit_offsets()
@@ -279,3 +331,9 @@ class WorkerSinkTask(WorkerTask):
                 self.consumer.close()
                 if self.errors.dlq is not None:
                     self.errors.dlq.close()
+
+
+def _release(done: Any) -> None:
+    """Free what the executors keep of a batch that is not handed over."""
+    if isinstance(done, RangeBatch):
+        done.release()

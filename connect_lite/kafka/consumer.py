@@ -58,14 +58,45 @@ def subscription_pattern(pattern: str) -> str:
     return f"^({body})$"
 
 
+def to_messages(batch: list[Any]) -> list[ConsumedMessage]:
+    """confluent-kafka's messages as ConsumedMessages; error events are logged (a fatal one
+    raises) and left out."""
+    out: list[ConsumedMessage] = []
+    append = out.append
+    types = _TIMESTAMP_TYPES
+    new, cls = tuple.__new__, ConsumedMessage  # no Python __new__ call per message
+    for msg in batch:
+        if msg.error() is not None:
+            _on_error(msg)
+            continue
+        ts_type, ts = msg.timestamp()
+        fields = (msg.topic(), msg.partition(), msg.offset(), msg.key(), msg.value())
+        append(new(cls, (*fields, msg.headers() or [], ts if ts_type else None, types[ts_type])))
+    return out
+
+
+def _on_error(msg: Any) -> None:
+    err: KafkaError = msg.error()
+    if err.code() == KafkaError._PARTITION_EOF:
+        return
+    if err.fatal():
+        raise to_connect_error(err, "consumer failed")
+    log.warning("consumer error on %s [%s]: %s", msg.topic(), msg.partition(), err.str())
+
+
 class Consumer:
     """A confluent-kafka consumer in a group, with offsets committed only on request."""
 
     def __init__(self, config: Mapping[str, str]) -> None:
+        self.config = dict(config)
+        """The client's librdkafka config, as merged (executor-side readers start from it)."""
         self._consumer = new_client(confluent_kafka.Consumer, config, "consumer")
         strategy = str(config.get("partition.assignment.strategy", ""))
         self._incremental = "cooperative" in strategy
         self._closed = False
+        self.pause_assigned = False
+        """Whether newly assigned partitions are paused at once: the group member then fetches
+        nothing, and others read its partitions' records (executor-side readers)."""
 
     def subscribe(
         self,
@@ -97,6 +128,8 @@ class Consumer:
                 consumer.incremental_assign(partitions)
             else:
                 consumer.assign(partitions)
+            if self.pause_assigned and partitions:
+                consumer.pause(partitions)
 
         return hook
 
@@ -126,29 +159,7 @@ class Consumer:
                         batch += self._consumer.consume(num_messages=max_records - 1, timeout=0)
         except (KafkaException, RuntimeError) as exc:
             raise to_connect_error(exc, "consume failed") from exc
-        out: list[ConsumedMessage] = []
-        append = out.append
-        types = _TIMESTAMP_TYPES
-        new, cls = tuple.__new__, ConsumedMessage  # no Python __new__ call per message
-        for msg in batch:
-            if msg.error() is not None:
-                self._on_error(msg)
-                continue
-            ts_type, ts = msg.timestamp()
-            fields = (msg.topic(), msg.partition(), msg.offset(), msg.key(), msg.value())
-            append(
-                new(cls, (*fields, msg.headers() or [], ts if ts_type else None, types[ts_type]))
-            )
-        return out
-
-    @staticmethod
-    def _on_error(msg: Any) -> None:
-        err: KafkaError = msg.error()
-        if err.code() == KafkaError._PARTITION_EOF:
-            return
-        if err.fatal():
-            raise to_connect_error(err, "consumer failed")
-        log.warning("consumer error on %s [%s]: %s", msg.topic(), msg.partition(), err.str())
+        return to_messages(batch)
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Commit "next offset to read" per partition, waiting for the broker's answer."""
@@ -188,6 +199,21 @@ class Consumer:
         positions = self._call("position", [to_native(tp) for tp in tps])
         return {from_native(p): p.offset for p in positions if p.offset >= 0}
 
+    def committed(
+        self, tps: Iterable[TopicPartition], timeout: float = 10.0
+    ) -> dict[TopicPartition, int]:
+        """The group's committed offset per partition (only those with one)."""
+        native = [to_native(tp) for tp in tps]
+        if not native:
+            return {}
+        found = self._call("committed", native, timeout)
+        return {from_native(p): p.offset for p in found if p.error is None and p.offset >= 0}
+
+    def watermarks(self, tp: TopicPartition, timeout: float = 5.0) -> tuple[int, int]:
+        """The partition's low and high watermark offsets, asked of the broker now."""
+        low, high = self._call("get_watermark_offsets", to_native(tp), timeout, False)
+        return int(low), int(high)
+
     def _call(self, method: str, *args: Any) -> Any:
         try:
             return getattr(self._consumer, method)(*args)
@@ -211,4 +237,5 @@ __all__ = [
     "Consumer",
     "RevokeCallback",
     "subscription_pattern",
+    "to_messages",
 ]

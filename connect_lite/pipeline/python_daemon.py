@@ -22,6 +22,8 @@ import socket
 
 from pyspark import daemon
 
+from connect_lite.kafka.range_reader import close_readers
+
 _pyspark_worker = daemon.worker
 
 
@@ -30,8 +32,12 @@ def worker(sock: socket.socket, authenticated: bool) -> int:
     closed the connection instead of sending one (the daemon then ends this worker process)."""
     _worker_signals()
     if _closed_before_a_task(sock):
+        close_readers()  # the worker process retires: its Kafka readers close with it
         return 1
-    return int(_pyspark_worker(sock, authenticated))
+    code = int(_pyspark_worker(sock, authenticated))
+    if code:
+        close_readers()
+    return code
 
 
 def _worker_signals() -> None:

@@ -243,13 +243,17 @@ def _socket_dir(exchange: ChunkExchange | None) -> dict[str, str]:
 
 def _quiet_pool_warnings(spark: SparkSession) -> None:
     """Each task's job group is its scheduler pool, made on first use by design (job_groups.py);
-    Spark's driver warns at each that it "has not been configured". Only that logger is
-    raised to ERROR (in the driver's log4j), whatever ``spark.log.level`` says."""
+    Spark's driver warns at each that it "has not been configured". And a range batch's stage
+    is freed by design once handed over (range_job.py); Spark warns at each that it "cannot be
+    recomputed after unpersisting". Only those loggers are raised to ERROR (in the driver's
+    log4j), whatever ``spark.log.level`` says."""
     jvm: Any = spark.sparkContext._jvm
     log4j = jvm.org.apache.logging.log4j
-    log4j.core.config.Configurator.setLevel(
-        "org.apache.spark.scheduler.FairSchedulableBuilder", log4j.Level.ERROR
-    )
+    for name in (
+        "org.apache.spark.scheduler.FairSchedulableBuilder",
+        "org.apache.spark.rdd.MapPartitionsRDD",
+    ):
+        log4j.core.config.Configurator.setLevel(name, log4j.Level.ERROR)
 
 
 def stop_session(spark: SparkSession) -> None:

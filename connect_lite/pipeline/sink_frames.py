@@ -177,17 +177,51 @@ def schema_runs(records: Sequence[SinkRecord]) -> list[list[int]]:
     return runs
 
 
-def _side(name: str, schema: Schema | None, values: list[Any]) -> list[tuple[pa.Field, pa.Array]]:
+StructTypes = dict[str, "pa.DataType | None"]
+"""Per schemaless side (``key``, ``value``), the type of its ``<side>_struct`` column (None:
+no such column). Without it, a table infers the type from its own values."""
+
+
+def _side(
+    name: str, schema: Schema | None, values: list[Any], struct_types: StructTypes | None
+) -> list[tuple[pa.Field, pa.Array]]:
     kind = None if schema is None else frame_type(schema)
     if schema is not None and kind is not None:
         plain = [frame_value(v, schema) for v in values]
         return [(pa.field(name, kind), pa.array(plain, type=kind))]
     text = pa.array([json_text(v) for v in values], type=pa.string())
     out = [(pa.field(name, pa.string()), text)]
-    guessed = inferred(values)
+    if struct_types is None:
+        guessed = inferred(values)
+    else:
+        fixed = struct_types.get(name)
+        guessed = None if fixed is None else pa.array([_jsonable(v) for v in values], type=fixed)
     if guessed is not None:
         out.append((pa.field(f"{name}_struct", guessed.type), guessed))
     return out
+
+
+def guessed_type(values: Sequence[Any]) -> pa.DataType | None:
+    """The type Arrow infers from these values, nulls kept as nulls (``unified_type`` merges
+    such types from several chunks); None when no one type fits them all."""
+    try:
+        return pa.array([_jsonable(v) for v in values]).type
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+
+
+def unified_type(types: Sequence[pa.DataType | None]) -> pa.DataType | None:
+    """One struct column type for values of all these guessed types (a struct's fields merged,
+    ints promoted to floats, nulls to anything, fields always null as strings), or None when
+    there is none (some values had no guessed type, two disagree, or all were null)."""
+    if not types or any(t is None for t in types):
+        return None
+    try:
+        schemas = [pa.schema([pa.field("v", t)]) for t in types]
+        merged = pa.unify_schemas(schemas, promote_options="permissive").field("v").type
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    return None if pa.types.is_null(merged) else _without_nulls(merged)
 
 
 def _headers(records: Sequence[SinkRecord], converter: HeaderConverter | None) -> pa.Array:
@@ -207,7 +241,11 @@ def _headers(records: Sequence[SinkRecord], converter: HeaderConverter | None) -
     return pa.array(rows, type=pa.list_(_HEADER))
 
 
-def frame_table(records: Sequence[SinkRecord], converter: HeaderConverter | None) -> pa.Table:
+def frame_table(
+    records: Sequence[SinkRecord],
+    converter: HeaderConverter | None,
+    struct_types: StructTypes | None = None,
+) -> pa.Table:
     """The Arrow table of records that share one key and one value schema."""
     first = records[0]
     fields: list[pa.Field] = list(_BASE)
@@ -221,12 +259,40 @@ def frame_table(records: Sequence[SinkRecord], converter: HeaderConverter | None
         ("key", first.key_schema, [r.key for r in records]),
         ("value", first.value_schema, [r.value for r in records]),
     ):
-        for field, array in _side(name, schema, values):
+        for field, array in _side(name, schema, values, struct_types):
             fields.append(field)
             arrays.append(array)
     fields.append(pa.field("headers", pa.list_(_HEADER)))
     arrays.append(_headers(records, converter))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def frame_schema(
+    key_schema: Schema | None, value_schema: Schema | None, struct_types: StructTypes
+) -> pa.Schema:
+    """The Arrow schema of ``frame_table`` for records of these schemas, with these struct
+    types for their schemaless sides."""
+    fields: list[pa.Field] = list(_BASE)
+    for name, schema in (("key", key_schema), ("value", value_schema)):
+        kind = None if schema is None else frame_type(schema)
+        if schema is not None and kind is not None:
+            fields.append(pa.field(name, kind))
+            continue
+        fields.append(pa.field(name, pa.string()))
+        fixed = struct_types.get(name)
+        if fixed is not None:
+            fields.append(pa.field(f"{name}_struct", fixed))
+    fields.append(pa.field("headers", pa.list_(_HEADER)))
+    return pa.schema(fields)
+
+
+def schemaless_sides(key_schema: Schema | None, value_schema: Schema | None) -> list[str]:
+    """The sides of records with these schemas that travel as JSON text (and maybe a struct)."""
+    return [
+        name
+        for name, schema in (("key", key_schema), ("value", value_schema))
+        if schema is None or frame_type(schema) is None
+    ]
 
 
 def sink_frame(
@@ -237,10 +303,15 @@ def sink_frame(
 
 
 __all__ = [
+    "StructTypes",
+    "frame_schema",
     "frame_table",
     "frame_type",
+    "guessed_type",
     "inferred",
     "json_text",
     "schema_runs",
+    "schemaless_sides",
     "sink_frame",
+    "unified_type",
 ]

@@ -16,7 +16,7 @@ import pyarrow as pa
 from connect_lite.api.components import Converter
 from connect_lite.api.data import Headers
 from connect_lite.api.records import SinkRecord, TopicPartition
-from connect_lite.pipeline import column_plan
+from connect_lite.pipeline import column_plan, range_job
 from connect_lite.pipeline.batch_job import BatchJob, where_sink
 from connect_lite.pipeline.chunks import (
     TIMESTAMP_TYPES,
@@ -101,6 +101,13 @@ class SinkJob(BatchJob):
                     self._collect(rows, base, chunk, result)
         self._raise_first(result.errors, tolerate_errors)
         return result
+
+    def run_ranges(
+        self, ranges: Sequence[range_job.OffsetRange], config: dict[str, str], ordered: bool
+    ) -> range_job.RangeBatch:
+        """Read, convert and transform offset ranges in the executors with readers of
+        ``config``; the batch's frames for ``put_dataframe`` (range_job.py)."""
+        return range_job.run(self, ranges, config, ordered)
 
     def _probe(self, row: MessageRow) -> SinkRecord | None:
         """The batch's first message converted on the driver, when it has a schema."""

@@ -155,3 +155,55 @@ def test_a_failing_put_dataframe_follows_errors_tolerance(
     )
     assert "scripted put failure" in task["trace"]
     assert "Exiting WorkerSinkTask due to unrecoverable exception" in task["trace"]
+
+
+LEVEL = {"field": "level", "type": "int32", "optional": True}
+WIDER = {**SCHEMA, "name": "Reading2", "fields": [*SCHEMA["fields"], LEVEL]}
+
+
+def test_partitions_read_by_the_executors_keep_order_schemas_and_errors(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, tmp_path: Path
+) -> None:
+    """Two partitions, a schema change and a bad record in one of them: every good record is
+    handed over once, each put_dataframe holds one schema, the bad record goes to the dead
+    letter queue, and the group's offsets reach the ends."""
+    topic, dlq, out = unique("df-ranges"), unique("df-ranges-dlq"), tmp_path / "ranges.jsonl"
+    kafka.create_topic(topic, 2)
+
+    def wider(i: int) -> str:
+        return json.dumps({"schema": WIDER, "payload": {"id": i, "place": f"p{i}", "level": i}})
+
+    first = [(f"k{i}", reading(i)) for i in range(5)] + [("bad", "{not json")]
+    kafka.produce(topic, first + [(f"k{i}", wider(i)) for i in range(6, 11)], partition=0)
+    kafka.produce(topic, [(f"k{i}", reading(i)) for i in range(10)], partition=1)
+    name = start(
+        worker,
+        {
+            **sink_config(topic, out),
+            "connector.class": "DataFrameSink",
+            **JSON_VALUES,
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+        },
+    )
+    got = rows(out, 20)
+    dead = kafka.consume(dlq, 1, timeout=60)
+    assert [m.value for m in dead] == [b"{not json"]
+    by_partition = {p: [r for r in got if r["partition"] == p] for p in (0, 1)}
+    assert [r["offset"] for r in by_partition[0]] == [0, 1, 2, 3, 4, 6, 7, 8, 9, 10]
+    assert sorted(r["offset"] for r in by_partition[1]) == list(range(10))
+    narrow, wide = "struct<id:bigint,place:string>", "struct<id:bigint,place:string,level:int>"
+    assert [r["types"]["value"] for r in by_partition[0]] == [narrow] * 5 + [wide] * 5
+    assert {r["types"]["value"] for r in by_partition[1]} == {narrow}
+    body = worker.http.get(f"/connectors/{name}/offsets").body
+    wait_for(
+        lambda: (
+            sorted(
+                (o["partition"]["kafka_partition"], o["offset"]["kafka_offset"])
+                for o in worker.http.get(f"/connectors/{name}/offsets").body["offsets"]
+            )
+            == [(0, 11), (1, 10)]
+        ),
+        what=f"offsets at the ends (last seen {body})",
+    )

@@ -70,6 +70,8 @@ class LakeSinkTask(SinkTask):
     """Buffers each batch in the store and commits files of ``flush.size`` records (or by
     time); offsets are committed only up to the records in visible files."""
 
+    ordered_dataframes = False  # buffering and commit rounds sort each partition's rows
+
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self._config: LakeConfig | None = None
