@@ -50,14 +50,15 @@ from connect_lite.pipeline.chunks import (
     SinkInput,
     sink_record,
 )
-from connect_lite.pipeline.executor import BuildError, components, gc_paused
+from connect_lite.pipeline.executor import BuildError, Components, components, gc_paused
 from connect_lite.pipeline.record_errors import JobCancelledError, RecordError
 from connect_lite.pipeline.sink_frames import (
     StructTypes,
+    columns_table,
     frame_schema,
     frame_table,
-    guessed_type,
-    schemaless_sides,
+    guessed_types,
+    no_headers,
     unified_type,
 )
 from connect_lite.pipeline.transfer import MAX_CHUNK_RECORDS, dumps, to_arrow
@@ -220,14 +221,60 @@ def map_ranges(
                 read += len(messages)
                 position = messages[-1].offset + 1
                 with gc_paused():
-                    rows = cast("list[MessageRow]", messages)  # the same fields
-                    chunk = run_chunk(comps, SinkInput.of(rows, meta=meta))
-                    retries += chunk.retries
-                    out = _slice_rows(r, row["split"], messages, chunk, header_converter)
+                    out = _plain_slice_rows(comps, r, row["split"], messages)
+                    if out is None:
+                        rows = cast("list[MessageRow]", messages)  # the same fields
+                        chunk = run_chunk(comps, SinkInput.of(rows, meta=meta))
+                        retries += chunk.retries
+                        out = _slice_rows(r, row["split"], messages, chunk, header_converter)
                 if out:
                     yield _stage_rows(out)
             done = {"first": r.offset, "last": position, "count": read, "retries": retries}
             yield _stage_rows([_row(READ, r, row["split"], **done)])
+
+
+def _plain_slice_rows(
+    comps: Components, r: OffsetRange, split: int, messages: list[ConsumedMessage]
+) -> list[dict[str, Any]] | None:
+    """The stage row of a plain slice, straight from the converters' values to the frame's
+    columns: no transforms, no headers, one key schema and one value schema, and every
+    message converted. None for any other slice: it takes the record path, which also
+    reports each failing record."""
+    if comps.has_transforms or any(m.headers for m in messages):
+        return None
+    try:
+        key_converter, value_converter = comps.key.get(), comps.value.get()
+        topic = messages[0].topic
+        keys = [key_converter.to_connect_data(topic, m.key) for m in messages]
+        values = [value_converter.to_connect_data(topic, m.value) for m in messages]
+    except Exception:
+        return None
+    key_schema, value_schema = keys[0].schema, values[0].schema
+    for converted, schema in ((keys, key_schema), (values, value_schema)):
+        if any(c.schema is not schema and c.schema != schema for c in converted):
+            return None
+    table = columns_table(
+        [m.topic for m in messages],
+        [m.partition for m in messages],
+        [m.offset for m in messages],
+        [m.timestamp for m in messages],
+        (key_schema, [k.value for k in keys]),
+        (value_schema, [v.value for v in values]),
+        no_headers(len(messages)),
+        guess=True,
+    )
+    guessed = guessed_types(table, key_schema, value_schema)
+    offsets = [m.offset for m in messages]
+    return [
+        _row(
+            RECORDS, r, split,
+            first=offsets[0], last=offsets[-1], count=len(messages),
+            group=_group_id(key_schema, value_schema),
+            meta=dumps((key_schema, value_schema, guessed)),
+            payload=_ipc(table),
+            offsets=array.array("q", offsets).tobytes(),
+        )
+    ]  # fmt: skip
 
 
 def _slice_rows(
@@ -252,11 +299,8 @@ def _slice_rows(
         out.append(_row(ERRORS, r, split, first=first, payload=dumps(failed)))
     for run in _runs(_records(messages, chunk)):
         head = run[0]
-        guessed = {
-            side: guessed_type([getattr(record, side) for record in run])
-            for side in schemaless_sides(head.key_schema, head.value_schema)
-        }
-        table = frame_table(run, header_converter, guessed)  # the frame's rows, as guessed
+        table = frame_table(run, header_converter, guess=True)  # the frame's rows, as guessed
+        guessed = guessed_types(table, head.key_schema, head.value_schema)
         out.append(
             _row(
                 RECORDS, r, split,

@@ -128,22 +128,60 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def inferred(values: Sequence[Any]) -> pa.Array | None:
-    """The values as the Arrow array their types imply (null-only fields as strings), or None
-    when no one type fits them all."""
-    plain = [_jsonable(v) for v in values]
+_ARROW_ERRORS = (pa.ArrowException, TypeError, ValueError, OverflowError)
+
+
+def _json_texts(values: Sequence[Any]) -> tuple[list[str | None], bool]:
+    """Each value's JSON text, and whether every value was plain JSON data (dicts with string
+    keys, lists, strings, numbers, booleans, None), which Arrow takes as it is."""
+    texts: list[str | None] = []
+    plain = True
+    dumps = json.dumps
+    for value in values:
+        if value is None:
+            texts.append(None)
+            continue
+        if plain:
+            try:
+                texts.append(dumps(value, separators=(",", ":"), ensure_ascii=False))
+                continue
+            except (TypeError, ValueError):
+                plain = False
+        texts.append(json_text(value))
+    return texts, plain
+
+
+def _array(values: Sequence[Any], plain: bool, kind: pa.DataType | None = None) -> pa.Array:
+    """The values as an Arrow array (of ``kind``, else of the type they imply); values that
+    are not plain JSON data go as ``json_text`` would write them. Raises what Arrow raises."""
+    if plain:
+        try:
+            return pa.array(values, type=kind)
+        except _ARROW_ERRORS:  # e.g. a dict keyed by ints: as JSON, its keys are strings
+            pass
+    return pa.array([_jsonable(v) for v in values], type=kind)
+
+
+def _guessed(values: Sequence[Any], plain: bool) -> pa.Array | None:
+    """The values as the array their types imply, nulls kept; None when no type fits all."""
     try:
-        guessed = pa.array(plain)
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return _array(values, plain)
+    except _ARROW_ERRORS:
         return None
-    if pa.types.is_null(guessed.type):
+
+
+def inferred(values: Sequence[Any], plain: bool = False) -> pa.Array | None:
+    """The values as the Arrow array their types imply (null-only fields as strings), or None
+    when no one type fits them all. ``plain``: every value is plain JSON data."""
+    guessed = _guessed(values, plain)
+    if guessed is None or pa.types.is_null(guessed.type):
         return None
     fixed = _without_nulls(guessed.type)
     if fixed == guessed.type:
         return guessed
     try:
-        return pa.array(plain, type=fixed)
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return _array(values, plain, fixed)
+    except _ARROW_ERRORS:
         return None
 
 
@@ -183,31 +221,40 @@ no such column). Without it, a table infers the type from its own values."""
 
 
 def _side(
-    name: str, schema: Schema | None, values: list[Any], struct_types: StructTypes | None
+    name: str,
+    schema: Schema | None,
+    values: list[Any],
+    struct_types: StructTypes | None,
+    guess: bool = False,
 ) -> list[tuple[pa.Field, pa.Array]]:
     kind = None if schema is None else frame_type(schema)
     if schema is not None and kind is not None:
-        plain = [frame_value(v, schema) for v in values]
-        return [(pa.field(name, kind), pa.array(plain, type=kind))]
-    text = pa.array([json_text(v) for v in values], type=pa.string())
-    out = [(pa.field(name, pa.string()), text)]
-    if struct_types is None:
-        guessed = inferred(values)
+        typed = [frame_value(v, schema) for v in values]
+        return [(pa.field(name, kind), pa.array(typed, type=kind))]
+    texts, plain = _json_texts(values)
+    out = [(pa.field(name, pa.string()), pa.array(texts, type=pa.string()))]
+    if guess:
+        guessed = _guessed(values, plain)
+    elif struct_types is None:
+        guessed = inferred(values, plain)
     else:
         fixed = struct_types.get(name)
-        guessed = None if fixed is None else pa.array([_jsonable(v) for v in values], type=fixed)
+        guessed = None if fixed is None else _array(values, plain, fixed)
     if guessed is not None:
         out.append((pa.field(f"{name}_struct", guessed.type), guessed))
     return out
 
 
-def guessed_type(values: Sequence[Any]) -> pa.DataType | None:
-    """The type Arrow infers from these values, nulls kept as nulls (``unified_type`` merges
-    such types from several chunks); None when no one type fits them all."""
-    try:
-        return pa.array([_jsonable(v) for v in values]).type
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        return None
+def guessed_types(
+    table: pa.Table, key_schema: Schema | None, value_schema: Schema | None
+) -> StructTypes:
+    """The struct column types of a table made with ``guess``, per schemaless side (None
+    where the values implied none)."""
+    names = table.schema.names
+    return {
+        side: table.schema.field(f"{side}_struct").type if f"{side}_struct" in names else None
+        for side in schemaless_sides(key_schema, value_schema)
+    }
 
 
 def unified_type(types: Sequence[pa.DataType | None]) -> pa.DataType | None:
@@ -245,26 +292,56 @@ def frame_table(
     records: Sequence[SinkRecord],
     converter: HeaderConverter | None,
     struct_types: StructTypes | None = None,
+    guess: bool = False,
 ) -> pa.Table:
     """The Arrow table of records that share one key and one value schema."""
     first = records[0]
+    return columns_table(
+        [r.topic for r in records],
+        [r.kafka_partition for r in records],
+        [r.kafka_offset for r in records],
+        [r.timestamp for r in records],
+        (first.key_schema, [r.key for r in records]),
+        (first.value_schema, [r.value for r in records]),
+        _headers(records, converter),
+        struct_types,
+        guess,
+    )
+
+
+def columns_table(
+    topics: list[str],
+    partitions: list[int],
+    offsets: list[int],
+    timestamps: list[int | None],
+    key: tuple[Schema | None, list[Any]],
+    value: tuple[Schema | None, list[Any]],
+    headers: pa.Array,
+    struct_types: StructTypes | None = None,
+    guess: bool = False,
+) -> pa.Table:
+    """``frame_table`` from its columns: records' fields, each side as (schema, values), and
+    the headers already as their column. With ``guess`` a schemaless side's struct column
+    has the type its values imply, nulls kept (``unified_type`` merges such types)."""
     fields: list[pa.Field] = list(_BASE)
     arrays: list[pa.Array] = [
-        pa.array([r.topic for r in records], pa.string()),
-        pa.array([r.kafka_partition for r in records], pa.int32()),
-        pa.array([r.kafka_offset for r in records], pa.int64()),
-        pa.array([r.timestamp for r in records], pa.timestamp("ms", tz="UTC")),
+        pa.array(topics, pa.string()),
+        pa.array(partitions, pa.int32()),
+        pa.array(offsets, pa.int64()),
+        pa.array(timestamps, pa.timestamp("ms", tz="UTC")),
     ]
-    for name, schema, values in (
-        ("key", first.key_schema, [r.key for r in records]),
-        ("value", first.value_schema, [r.value for r in records]),
-    ):
-        for field, array in _side(name, schema, values, struct_types):
+    for name, (schema, values) in (("key", key), ("value", value)):
+        for field, array in _side(name, schema, values, struct_types, guess):
             fields.append(field)
             arrays.append(array)
     fields.append(pa.field("headers", pa.list_(_HEADER)))
-    arrays.append(_headers(records, converter))
+    arrays.append(headers)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def no_headers(count: int) -> pa.Array:
+    """The headers column of ``count`` records without headers."""
+    return pa.array([[]] * count, type=pa.list_(_HEADER))
 
 
 def frame_schema(
@@ -304,12 +381,14 @@ def sink_frame(
 
 __all__ = [
     "StructTypes",
+    "columns_table",
     "frame_schema",
     "frame_table",
     "frame_type",
-    "guessed_type",
+    "guessed_types",
     "inferred",
     "json_text",
+    "no_headers",
     "schema_runs",
     "schemaless_sides",
     "sink_frame",
