@@ -37,6 +37,7 @@ def collect_batch(
     batching: Batching,
     stopping: Callable[[], bool],
     busy: Callable[[], bool] = lambda: False,
+    size: Callable[[Sequence[T]], int] = len,
 ) -> list[T]:
     """Poll one batch, latency first: ``fetch(room left, seconds it may wait)``.
 
@@ -49,12 +50,13 @@ def collect_batch(
 
     No fixed window sits between a record and its job, and under load batches fill up: they
     grow for as long as the job before them runs. It stops when the batch is full or the
-    task stops."""
+    task stops. ``size`` counts what a batch holds (offset ranges count their offsets)."""
     batch: list[T] = []
     was_busy = busy()
-    while not stopping() and len(batch) < batching.max_records:
+    held = 0
+    while not stopping() and held < batching.max_records:
         in_flight = busy()
-        room = batching.max_records - len(batch)
+        room = batching.max_records - held
         if was_busy and not in_flight:  # the batch job is done: hand it on, with what is waiting
             batch.extend(fetch(room, 0.0) or ())
             break
@@ -63,6 +65,7 @@ def collect_batch(
         got = fetch(room, wait)
         if got:
             batch.extend(got)
+            held += size(got)
         elif not in_flight:
             break
     return batch

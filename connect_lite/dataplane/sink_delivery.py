@@ -209,14 +209,27 @@ class SinkDelivery:
                 if self._stopping():
                     raise
                 if engine.unavailable is not None or engine.recover():
-                    # The stage lived in the JVM that is gone: the task reads the batch again.
-                    raise ConnectError(
-                        f"Spark's session was lost while the batch was handed over: {error}"
-                    ) from error
+                    self._read_again(batch, frames[n:], error)
+                    return True
                 if not self._errors.handling.tolerance_all:
                     raise self._put_failed(error) from error
                 self._skip_frame(frame, error)
         return True
+
+    def _read_again(self, batch: HandOver, frames: list[RangeFrame], error: Exception) -> None:
+        """Spark's JVM died, or its cluster is unreachable, and the executors' stage of these
+        frames with it: their partitions leave the batch (their offsets do not advance) and
+        are read again from where the batch began for them."""
+        partitions = {tp for frame in frames for tp in frame.limits}
+        self._log.warning(
+            "Spark lost the batch before it was handed over; reading %s again: %s",
+            sorted(partitions), error,
+        )  # fmt: skip
+        for tp in partitions:
+            start = self._offsets.current.get(tp)
+            if start is not None:
+                self._context.offset(tp, start)
+        batch.drop(partitions)
 
     def _skip_frame(self, frame: RangeFrame, error: Exception) -> None:
         """With ``errors.tolerance=all``: each record of the frame is reported (and sent to

@@ -147,7 +147,11 @@ class WorkerSinkTask(WorkerTask):
 
     def _collect(self) -> list[Any]:
         return collect_batch(
-            self.consumer.fetch, self.batching, lambda: self.stopping, lambda: self._pipeline.busy
+            self.consumer.fetch,
+            self.batching,
+            lambda: self.stopping,
+            lambda: self._pipeline.busy,
+            _offsets_held if self.reads_ranges else len,
         )
 
     def _run_job_once(self, messages: list[Any]) -> SinkBatchResult | RangeBatch:
@@ -331,6 +335,11 @@ class WorkerSinkTask(WorkerTask):
                 self.consumer.close()
                 if self.errors.dlq is not None:
                     self.errors.dlq.close()
+
+
+def _offsets_held(ranges: Any) -> int:
+    """How many offsets these ranges span (what a range batch's size counts)."""
+    return sum(r.end - r.offset for r in ranges)
 
 
 def _release(done: Any) -> None:
