@@ -36,6 +36,11 @@ IDLE_POLL_S = 0.05
 watermarks are asked again: a lone record is planned within about this."""
 
 
+class NoOffsetError(ConnectError):
+    """A partition has no committed offset and ``auto.offset.reset`` is none: the task fails,
+    as Kafka's consumer does."""
+
+
 class RangeConsumer(SinkConsumer):
     """A SinkConsumer whose ``fetch`` returns OffsetRanges (see the module's doc)."""
 
@@ -67,11 +72,21 @@ class RangeConsumer(SinkConsumer):
         """New partitions start at the group's committed offsets (else the reset policy)."""
         tps = [tp for tp in partitions if tp not in self.assigned]
         super().assign(tps)
+        self._start_cursors(tps)
+
+    def _start_cursors(self, tps: list[TopicPartition]) -> None:
+        """The cursors of partitions without one, from the group (a broker that does not
+        answer leaves them unset: they are asked for again at the next plan)."""
         assert self.client is not None
-        committed = self.client.committed(tps)
-        for tp in tps:
-            offset = committed.get(tp)
-            self.cursors[tp] = offset if offset is not None else self._reset(tp)
+        try:
+            committed = self.client.committed(tps)
+            for tp in tps:
+                offset = committed.get(tp)
+                self.cursors[tp] = offset if offset is not None else self._reset(tp)
+        except NoOffsetError:
+            raise
+        except ConnectError as error:
+            self._log.warning("Cannot read where %s start yet: %s", tps, error)
 
     def starts(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """The cursors of these partitions: where the task's offsets begin."""
@@ -80,14 +95,12 @@ class RangeConsumer(SinkConsumer):
     def _reset(self, tp: TopicPartition) -> int:
         assert self.client is not None
         policy = str(self.client.config.get("auto.offset.reset", "latest")).lower()
+        if policy not in ("earliest", "smallest", "beginning", "latest", "largest", "end"):
+            raise NoOffsetError(
+                f"No committed offset for {tp.topic}-{tp.partition} and auto.offset.reset={policy}"
+            )
         low, high = self.client.watermarks(tp)
-        if policy in ("earliest", "smallest", "beginning"):
-            return low
-        if policy in ("latest", "largest", "end"):
-            return high
-        raise ConnectError(
-            f"No committed offset for {tp.topic}-{tp.partition} and auto.offset.reset={policy}"
-        )
+        return low if policy in ("earliest", "smallest", "beginning") else high
 
     def take_rewinds(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         taken = super().take_rewinds(partitions)
@@ -142,13 +155,21 @@ class RangeConsumer(SinkConsumer):
         if self._all_paused:
             return []
         planned: list[OffsetRange] = []
-        for tp in sorted(self.assigned - self.paused_by_task - self._open):
+        candidates = sorted(self.assigned - self.paused_by_task - self._open)
+        unstarted = [tp for tp in candidates if tp not in self.cursors]
+        if unstarted:
+            self._start_cursors(unstarted)
+        for tp in candidates:
             if room <= 0:
                 break
             cursor = self.cursors.get(tp)
             if cursor is None:
                 continue
-            low, high = self.client.watermarks(tp)
+            try:
+                low, high = self.client.watermarks(tp)
+            except ConnectError as error:  # the broker is away: nothing is planned meanwhile
+                self._log.debug("No watermarks for %s: %s", tp, error)
+                continue
             if cursor < low:
                 cursor = self.cursors[tp] = self._reset_below(tp, cursor, low)
             if high > cursor:
@@ -193,4 +214,4 @@ class RangeConsumer(SinkConsumer):
         return self.seek_rewinds()
 
 
-__all__ = ["IDLE_POLL_S", "RangeConsumer"]
+__all__ = ["IDLE_POLL_S", "NoOffsetError", "RangeConsumer"]

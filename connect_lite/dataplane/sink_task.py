@@ -180,10 +180,10 @@ class WorkerSinkTask(WorkerTask):
         self.counters.add(records_in=done.read)
         assert isinstance(self.consumer, RangeConsumer)
         starts = {r.tp: r.offset for r in merged(ranges)}
-        stale = {
+        stale = {  # (a partition whose start was not known at assignment starts here)
             tp
             for tp, start in starts.items()
-            if tp not in self.consumer.assigned or self.offsets.current.get(tp) != start
+            if tp not in self.consumer.assigned or self.offsets.current.get(tp, start) != start
         }
         if stale:
             done.without(stale)

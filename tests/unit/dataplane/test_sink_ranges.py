@@ -5,9 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import pytest
+
+from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import TopicPartition
 from connect_lite.config.connector_config import SinkSubscription
-from connect_lite.dataplane.sink_ranges import RangeConsumer
+from connect_lite.dataplane.sink_ranges import NoOffsetError, RangeConsumer
 from connect_lite.pipeline.range_job import OffsetRange, merged, splits
 
 TP = TopicPartition("t", 0)
@@ -136,3 +139,36 @@ def test_a_batch_merges_its_ranges_and_splits_them_unless_order_matters() -> Non
     open_range = merged([OffsetRange("t", 0, 0, 5), OffsetRange("t", 0, 5, 100, open=True)])
     assert open_range == [OffsetRange("t", 0, 0, 100, open=True)]
     assert splits(open_range, ordered=False) == [(open_range[0], 0)]
+
+
+class AwayBroker(FakeClient):
+    """A broker that does not answer until ``back`` is set."""
+
+    back = False
+
+    def committed(self, tps: Any) -> dict[TopicPartition, int]:
+        if not self.back:
+            raise ConnectError("timed out")
+        return super().committed(tps)
+
+    def watermarks(self, tp: TopicPartition) -> tuple[int, int]:
+        if not self.back:
+            raise ConnectError("timed out")
+        return super().watermarks(tp)
+
+
+def test_a_broker_away_plans_nothing_until_it_is_back() -> None:
+    client = AwayBroker({TP: 4})
+    c = consumer(client)
+    c.assign([TP])  # inside the rebalance callback: no exception escapes
+    assert c.starts([TP]) == {}
+    client.marks[TP] = (0, 9)
+    assert c.fetch(100, 0) == []
+    client.back = True
+    assert c.fetch(100, 0) == [OffsetRange("t", 0, 4, 9)]
+
+
+def test_no_committed_offset_and_no_reset_policy_fails_as_kafka_does() -> None:
+    c = consumer(FakeClient({}, reset="none"))
+    with pytest.raises(NoOffsetError, match=r"auto\.offset\.reset=none"):
+        c.assign([TP])
