@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
@@ -370,7 +371,24 @@ def run_pipelines(
     start = time.perf_counter()
     assert worker.http.put("/connectors/bench-sink/config", sink).status == 201
     sink_rate = timed(count, progress, done, start)
+    peak = data_plane_peak_mb(worker)
+    if peak is not None:
+        print(f"data-plane process peak RSS after both pipelines: {peak:,.0f} MiB")
     return source_rate, sink_rate
+
+
+def data_plane_peak_mb(worker: EmbeddedConnect) -> float | None:
+    """The data-plane process's peak resident memory so far (VmHWM), in MiB: the Python
+    process that runs the tasks (Spark's JVM is a process of its own)."""
+    found = re.findall(r"Data-plane process started \(pid (\d+)", worker.log_text())
+    if not found:
+        return None
+    try:
+        status = Path(f"/proc/{found[-1]}/status").read_text()
+    except OSError:
+        return None
+    peak = re.search(r"VmHWM:\s+(\d+) kB", status)
+    return None if peak is None else int(peak.group(1)) / 1024
 
 
 def last_batch_executors(worker: EmbeddedConnect, connector: str) -> int | None:
