@@ -31,6 +31,10 @@ from connect_lite.dataplane.sink_consumer import SinkConsumer
 from connect_lite.kafka.consumer import Consumer
 from connect_lite.pipeline.range_job import OffsetRange
 
+OPEN_RETRY_S = 30.0
+"""How long after an open range found nothing its partition is looked at again, though its
+watermark did not move (the reader may have waited too little on a busy machine)."""
+
 IDLE_POLL_S = 0.05
 """While no partition has records after its cursor, how long each poll waits before the
 watermarks are asked again: a lone record is planned within about this."""
@@ -54,7 +58,12 @@ class RangeConsumer(SinkConsumer):
         self.cursors: dict[TopicPartition, int] = {}
         self._all_paused = False
         self._open: set[TopicPartition] = set()  # an open range is being read
-        self._probed: dict[TopicPartition, int] = {}  # the watermark of the last open range
+        self.epochs: dict[TopicPartition, int] = {}
+        """Per partition, how many times its cursor jumped (a rewind, a short read, the end of
+        an open range): a range planned in an older epoch is stale."""
+        self._probed: dict[TopicPartition, tuple[int, float]] = {}
+        """Per partition, the watermark when an open range last found nothing, and when to look
+        again anyway."""
 
     def open(self) -> None:
         super().open()
@@ -82,7 +91,7 @@ class RangeConsumer(SinkConsumer):
             committed = self.client.committed(tps)
             for tp in tps:
                 offset = committed.get(tp)
-                self.cursors[tp] = offset if offset is not None else self._reset(tp)
+                self.jump(tp, offset if offset is not None else self._reset(tp))
         except NoOffsetError:
             raise
         except ConnectError as error:
@@ -104,8 +113,19 @@ class RangeConsumer(SinkConsumer):
 
     def take_rewinds(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         taken = super().take_rewinds(partitions)
-        self.cursors.update(taken)
+        for tp, offset in taken.items():
+            self.jump(tp, offset)
         return taken
+
+    def jump(self, tp: TopicPartition, offset: int) -> None:
+        """The next range of ``tp`` starts at ``offset``; ranges planned before are stale."""
+        self.cursors[tp] = offset
+        self.epochs[tp] = self.epochs.get(tp, 0) + 1
+        self._open.discard(tp)
+
+    def is_current(self, r: OffsetRange) -> bool:
+        """Whether ``r`` was planned since its partition's cursor last jumped."""
+        return r.tp in self.assigned and r.epoch == self.epochs.get(r.tp)
 
     def revoked(self, partitions: Iterable[TopicPartition]) -> None:
         partitions = list(partitions)
@@ -114,13 +134,14 @@ class RangeConsumer(SinkConsumer):
             self.cursors.pop(tp, None)
             self._open.discard(tp)
             self._probed.pop(tp, None)
+            self.epochs.pop(tp, None)
 
     def seek_rewinds(self) -> dict[TopicPartition, int]:
         """The pending rewinds of assigned partitions become their cursors."""
         rewinds, self.rewinds = self.rewinds, {}
         sought = {tp: offset for tp, offset in rewinds.items() if tp in self.assigned}
-        self.cursors.update(sought)
-        self._open.difference_update(sought)
+        for tp, offset in sought.items():
+            self.jump(tp, offset)
         for tp, offset in sought.items():
             self._log.debug("Rewound %s to offset %d", tp, offset)
         return sought
@@ -171,29 +192,41 @@ class RangeConsumer(SinkConsumer):
                 self._log.debug("No watermarks for %s: %s", tp, error)
                 continue
             if cursor < low:
-                cursor = self.cursors[tp] = self._reset_below(tp, cursor, low)
+                cursor = self._reset_below(tp, cursor, low)
+                self.jump(tp, cursor)
+            epoch = self.epochs[tp]
             if high > cursor:
                 end = min(high, cursor + room)
-                planned.append(OffsetRange(tp.topic, tp.partition, cursor, end))
+                planned.append(OffsetRange(tp.topic, tp.partition, cursor, end, False, epoch))
                 room -= end - cursor
-            elif self._probed.get(tp) != high:
-                self._probed[tp] = high
+            elif self._probe_due(tp, high):
                 self._open.add(tp)
                 end = cursor + room
-                planned.append(OffsetRange(tp.topic, tp.partition, cursor, end, open=True))
+                planned.append(OffsetRange(tp.topic, tp.partition, cursor, end, True, epoch))
             else:
                 continue
             self.cursors[tp] = end
         return planned
 
-    def settle(self, tp: TopicPartition, end: int, full: bool) -> None:
-        """An open range of ``tp`` was read up to ``end`` (to its cap, if ``full``: then more
-        may follow, and the next plan looks again)."""
+    def _probe_due(self, tp: TopicPartition, high: int) -> bool:
+        probed = self._probed.get(tp)
+        return probed is None or probed[0] != high or time.monotonic() >= probed[1]
+
+    def settle(self, tp: TopicPartition, end: int, found: bool) -> None:
+        """An open range of ``tp`` was read up to ``end``. If it ``found`` records, more may
+        follow, and the next plan looks again; if not, only once its watermark moves or
+        OPEN_RETRY_S passed."""
         if tp in self._open:
-            self._open.discard(tp)
-            self.rewinds.setdefault(tp, end)
-            if full:
+            self.jump(tp, end)
+            if found:
                 self._probed.pop(tp, None)
+            else:
+                assert self.client is not None
+                try:
+                    high = self.client.watermarks(tp)[1]
+                except ConnectError:
+                    return
+                self._probed[tp] = (high, time.monotonic() + OPEN_RETRY_S)
 
     def _reset_below(self, tp: TopicPartition, cursor: int, low: int) -> int:
         reset = self._reset(tp)
@@ -214,4 +247,4 @@ class RangeConsumer(SinkConsumer):
         return self.seek_rewinds()
 
 
-__all__ = ["IDLE_POLL_S", "NoOffsetError", "RangeConsumer"]
+__all__ = ["IDLE_POLL_S", "OPEN_RETRY_S", "NoOffsetError", "RangeConsumer"]

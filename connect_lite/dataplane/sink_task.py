@@ -173,26 +173,29 @@ class WorkerSinkTask(WorkerTask):
         self._hand_over(HandOver(messages, pairs, len(pairs)))
 
     def _deliver_ranges(self, ranges: list[OffsetRange], done: RangeBatch) -> None:
-        """Hand over a batch the executors read. A partition's part counts only if it starts
-        where the task's offsets are (else it was planned before a rewind or a short read,
-        and is read again from there); a partition read short is read again from where its
-        part ends."""
+        """Hand over a batch the executors read. A partition's part counts only if it was
+        planned since the partition's cursor last jumped, and starts where the task's
+        offsets are; else it is left out (the cursor already points where reading goes on).
+        Where a part ends short of its plan, or an open range ended, the cursor jumps there."""
         self.counters.add(records_in=done.read)
         assert isinstance(self.consumer, RangeConsumer)
-        starts = {r.tp: r.offset for r in merged(ranges)}
-        stale = {  # (a partition whose start was not known at assignment starts here)
-            tp
-            for tp, start in starts.items()
-            if tp not in self.consumer.assigned or self.offsets.current.get(tp, start) != start
+        merged_ranges = merged(ranges)
+        starts = {r.tp: r.offset for r in merged_ranges}
+        stale = {
+            r.tp
+            for r in merged_ranges
+            if not self.consumer.is_current(r)
+            or self.offsets.current.get(r.tp, r.offset) != r.offset
         }
         if stale:
             done.without(stale)
-            for tp in stale & self.consumer.assigned:
-                self.consumer.rewinds.setdefault(tp, self.offsets.current[tp])
-        for tp, full in done.opened.items():  # where an open range ended is known now
-            self.consumer.settle(tp, done.next_offsets[tp], full)
+            for r in merged_ranges:  # planned since the last jump, yet not where offsets are
+                if r.tp in stale and self.consumer.is_current(r):
+                    self.consumer.jump(r.tp, self.offsets.current[r.tp])
+        for tp, found in done.opened.items():  # where an open range ended is known now
+            self.consumer.settle(tp, done.next_offsets[tp], found)
         for tp, end in done.short.items():
-            self.consumer.rewinds.setdefault(tp, end)
+            self.consumer.jump(tp, end)
         self.errors.job_errors(done.errors, done.retries, done.originals.__getitem__)
         markers = [
             OffsetRange(tp.topic, tp.partition, end - 1, end)

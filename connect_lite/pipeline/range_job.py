@@ -75,10 +75,10 @@ SLICE_RECORDS = MAX_CHUNK_RECORDS
 READ_IDLE_S = 3.0
 """How long a reader waits for records that are due before its range ends short."""
 
-OPEN_WAIT_S = 0.5
+OPEN_WAIT_S = 1.0
 """How long the reader of an open range waits for a first record."""
 
-OPEN_QUIET_S = 0.2
+OPEN_QUIET_S = 0.5
 """How long the reader of an open range waits for more after a record: then it has read what
 the partition holds now."""
 
@@ -122,6 +122,7 @@ class OffsetRange(NamedTuple):
     offset: int
     end: int
     open: bool = False
+    epoch: int = 0  # of its partition's cursor when it was planned (sink_ranges.py)
 
     @property
     def tp(self) -> TopicPartition:
@@ -464,7 +465,8 @@ class RangeBatch:
     next_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     short: dict[TopicPartition, int] = field(default_factory=dict)
     opened: dict[TopicPartition, bool] = field(default_factory=dict)
-    """Per partition read as an open range: whether it was read to its cap."""
+    """Per partition read as an open range: whether it found records (then the partition is
+    looked at again at once: its reader may have stopped before the partition's end)."""
     frames: list[RangeFrame] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)
     originals: list[Any] = field(default_factory=list)
@@ -619,8 +621,8 @@ def _read_facts(
             other = [f["first"] for f in own if f["group"] != own[0]["group"]]
             end = min([end, *other])
         batch.next_offsets[tp] = end
-        if r.open:  # "full": records are known to follow (read to the cap, or cut)
-            batch.opened[tp] = gap_free >= r.end or end < gap_free
+        if r.open:  # whether it found records: then more may follow
+            batch.opened[tp] = gap_free > r.offset
         elif end < r.end:
             batch.short[tp] = end
     _frames(batch, job, config, runs, first_groups)

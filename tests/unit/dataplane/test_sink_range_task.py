@@ -92,7 +92,7 @@ class FakeJob:
         batch = RangeBatch([r], read=end - r.offset)
         batch.next_offsets[TP] = end
         if r.open:
-            batch.opened[TP] = end >= r.end
+            batch.opened[TP] = end > r.offset
         elif end < r.end:
             batch.short[TP] = end
         if end > r.offset:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -10,7 +11,8 @@ import pytest
 from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import TopicPartition
 from connect_lite.config.connector_config import SinkSubscription
-from connect_lite.dataplane.sink_ranges import NoOffsetError, RangeConsumer
+from connect_lite.dataplane import sink_ranges
+from connect_lite.dataplane.sink_ranges import OPEN_RETRY_S, NoOffsetError, RangeConsumer
 from connect_lite.pipeline.range_job import OffsetRange, merged, splits
 
 TP = TopicPartition("t", 0)
@@ -33,6 +35,12 @@ class FakeClient:
 
     def poll_batch(self, most: int, timeout: float) -> list[Any]:
         return []
+
+
+def spans(ranges: list[OffsetRange]) -> list[tuple[int, int, bool]]:
+    """Planned ranges as (start, end, open), of partition t-0."""
+    assert all(r.tp == TP for r in ranges)
+    return [(r.offset, r.end, r.open) for r in ranges]
 
 
 def consumer(client: FakeClient) -> RangeConsumer:
@@ -60,8 +68,8 @@ def test_ranges_run_from_the_cursor_to_the_watermark_capped_by_the_room() -> Non
     c = consumer(client)
     c.assign([TP])
     client.marks[TP] = (0, 50)
-    assert c.fetch(20, 0) == [OffsetRange("t", 0, 0, 20)]
-    assert c.fetch(100, 0) == [OffsetRange("t", 0, 20, 50)]
+    assert spans(c.fetch(20, 0)) == [(0, 20, False)]
+    assert spans(c.fetch(100, 0)) == [(20, 50, False)]
 
 
 def test_a_watermark_that_moved_but_is_not_past_the_cursor_gets_one_open_range() -> None:
@@ -70,26 +78,35 @@ def test_a_watermark_that_moved_but_is_not_past_the_cursor_gets_one_open_range()
     c = consumer(client)
     c.assign([TP])
     client.marks[TP] = (0, 1)
-    assert c.fetch(100, 0) == [OffsetRange("t", 0, 0, 1)]
-    assert c.fetch(100, 0) == [OffsetRange("t", 0, 1, 101, open=True)]
-    assert c.fetch(100, 0) == []  # its end is not known yet: nothing more of it is planned
-    c.settle(TP, 20, full=False)  # it held offsets 1..19
+    assert spans(c.fetch(100, 0)) == [(0, 1, False)]
+    assert spans(c.fetch(100, 0)) == [(1, 101, True)]
+    assert spans(c.fetch(100, 0)) == []  # its end is not known yet: nothing more of it is planned
+    c.settle(TP, 20, found=True)  # it held offsets 1..19: maybe more after them
     c.seek_rewinds()
     assert c.cursors[TP] == 20
-    assert c.fetch(100, 0) == []  # the watermark has not moved since
+    assert spans(c.fetch(100, 0)) == [(20, 120, True)]
+    c.settle(TP, 20, found=False)  # nothing more: look again when the watermark moves
+    c.seek_rewinds()
+    assert spans(c.fetch(100, 0)) == []
     client.marks[TP] = (0, 21)  # a new batch at offset 20
-    assert c.fetch(100, 0) == [OffsetRange("t", 0, 20, 21)]
+    assert spans(c.fetch(100, 0)) == [(20, 21, False)]
 
 
-def test_an_open_range_read_to_its_cap_is_followed_by_another() -> None:
+def test_an_open_range_that_found_nothing_is_tried_again_after_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its reader may have waited too little on a busy machine."""
     client = FakeClient({TP: 5})
     c = consumer(client)
     c.assign([TP])
     client.marks[TP] = (0, 5)
-    assert c.fetch(10, 0) == [OffsetRange("t", 0, 5, 15, open=True)]
-    c.settle(TP, 15, full=True)
+    assert spans(c.fetch(10, 0)) == [(5, 15, True)]
+    c.settle(TP, 5, found=False)
     c.seek_rewinds()
-    assert c.fetch(10, 0) == [OffsetRange("t", 0, 15, 25, open=True)]
+    assert spans(c.fetch(10, 0)) == []
+    later = time.monotonic() + OPEN_RETRY_S + 1
+    monkeypatch.setattr(sink_ranges.time, "monotonic", lambda: later)
+    assert spans(c.fetch(10, 0)) == [(5, 15, True)]
 
 
 def test_paused_partitions_and_a_paused_task_plan_nothing_and_rewinds_move_the_cursor() -> None:
@@ -98,15 +115,15 @@ def test_paused_partitions_and_a_paused_task_plan_nothing_and_rewinds_move_the_c
     c.assign([TP])
     client.marks[TP] = (0, 10)
     c.pause([TP])
-    assert c.fetch(100, 0) == []
+    assert spans(c.fetch(100, 0)) == []
     c.resume([TP])
     c.pause_all()
-    assert c.fetch(100, 0) == []
+    assert spans(c.fetch(100, 0)) == []
     c.resume_all()
-    assert c.fetch(100, 0) == [OffsetRange("t", 0, 0, 10)]
+    assert spans(c.fetch(100, 0)) == [(0, 10, False)]
     c.read_again([OffsetRange("t", 0, 0, 10)])  # a dropped batch is read again
     assert c.seek_rewinds() == {TP: 0}
-    assert c.fetch(100, 0) == [OffsetRange("t", 0, 0, 10)]
+    assert spans(c.fetch(100, 0)) == [(0, 10, False)]
 
 
 def test_a_cursor_below_the_log_start_follows_the_reset_policy() -> None:
@@ -114,7 +131,7 @@ def test_a_cursor_below_the_log_start_follows_the_reset_policy() -> None:
     c = consumer(client)
     c.assign([TP])
     client.marks[TP] = (40, 60)
-    assert c.fetch(100, 0) == [OffsetRange("t", 0, 40, 60)]
+    assert spans(c.fetch(100, 0)) == [(40, 60, False)]
 
 
 def test_revoked_partitions_are_forgotten() -> None:
@@ -123,7 +140,7 @@ def test_revoked_partitions_are_forgotten() -> None:
     c.assign([TP])
     client.marks[TP] = (0, 10)
     c.revoked([TP])
-    assert c.fetch(100, 0) == []
+    assert spans(c.fetch(100, 0)) == []
     assert TP not in c.cursors
 
 
@@ -163,12 +180,28 @@ def test_a_broker_away_plans_nothing_until_it_is_back() -> None:
     c.assign([TP])  # inside the rebalance callback: no exception escapes
     assert c.starts([TP]) == {}
     client.marks[TP] = (0, 9)
-    assert c.fetch(100, 0) == []
+    assert spans(c.fetch(100, 0)) == []
     client.back = True
-    assert c.fetch(100, 0) == [OffsetRange("t", 0, 4, 9)]
+    assert spans(c.fetch(100, 0)) == [(4, 9, False)]
 
 
 def test_no_committed_offset_and_no_reset_policy_fails_as_kafka_does() -> None:
     c = consumer(FakeClient({}, reset="none"))
     with pytest.raises(NoOffsetError, match=r"auto\.offset\.reset=none"):
         c.assign([TP])
+
+
+def test_a_range_planned_before_its_cursor_jumped_is_stale() -> None:
+    client = FakeClient({TP: 0})
+    c = consumer(client)
+    c.assign([TP])
+    client.marks[TP] = (0, 50)
+    (first,) = c.fetch(20, 0)
+    (second,) = c.fetch(20, 0)  # planned behind the first, while the first is read
+    assert c.is_current(first) and c.is_current(second)
+    c.jump(TP, 12)  # the first was read up to 12 only
+    assert not c.is_current(second)
+    (again,) = c.fetch(20, 0)
+    assert (again.offset, again.end) == (12, 32) and c.is_current(again)
+    c.revoked([TP])
+    assert not c.is_current(again)

@@ -93,12 +93,12 @@ def test_an_error_not_about_a_record_fails_the_batch() -> None:
         raise AssertionError("a component that cannot be built must fail the batch")
 
 
-def test_an_open_range_cut_at_other_schemas_is_known_to_go_on() -> None:
-    ranges = [OffsetRange("t", 0, 0, 1000, open=True), OffsetRange("t", 1, 0, 1000, open=True)]
+def test_open_ranges_say_whether_they_found_records() -> None:
+    ranges = [OffsetRange("t", p, 0, 1000, open=True) for p in range(3)]
     facts = [read(A, 0, 0, 10, 10), run(A, "g1", 0, 4), run(A, "g2", 5, 9, str),
-             read(B, 0, 0, 10, 10), run(B, "g1", 0, 9)]  # fmt: skip
+             read(B, 0, 0, 10, 10), run(B, "g1", 0, 9), read(C, 0, 0, 0, 0)]  # fmt: skip
     batch = RangeBatch(ranges)
     _read_facts(batch, None, {}, ranges, splits(ranges, True), facts)  # type: ignore[arg-type]
-    assert batch.next_offsets == {A: 5, B: 10}
-    assert batch.opened == {A: True, B: False}  # B read what there was; A stopped at g2
+    assert batch.next_offsets == {A: 5, B: 10, C: 0}
+    assert batch.opened == {A: True, B: True, C: False}  # found records: more may follow
     assert batch.short == {}
