@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from connect_lite.api import SinkTask, TopicPartition
@@ -14,6 +14,7 @@ from connect_lite.config.connector_config import SinkSubscription
 from connect_lite.dataplane.sink_task import WorkerSinkTask
 from connect_lite.pipeline.range_job import OffsetRange, RangeBatch, merged
 from connect_lite.protocol.states import TargetState
+from tests.unit.dataplane.sink_loop import Status, until
 
 TP = TopicPartition("t", 0)
 
@@ -121,11 +122,6 @@ class FrameSink(SinkTask):
         pass
 
 
-class Status:
-    def task(self, *args: Any) -> None:
-        pass
-
-
 def task_over(client: FakeClient, job: FakeJob, plugin: FrameSink) -> WorkerSinkTask:
     task = WorkerSinkTask(
         plugin=plugin,
@@ -143,14 +139,6 @@ def task_over(client: FakeClient, job: FakeJob, plugin: FrameSink) -> WorkerSink
     )
     task.initialize()
     return task
-
-
-def until(task: WorkerSinkTask, done: Callable[[], bool], most: int = 300) -> None:
-    for _ in range(most):
-        if done():
-            return
-        task.iteration()
-    raise AssertionError(f"not done after {most} iterations")
 
 
 def handed(plugin: FrameSink) -> list[int]:

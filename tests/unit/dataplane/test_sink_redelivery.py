@@ -16,6 +16,7 @@ from connect_lite.dataplane.sink_task import WorkerSinkTask
 from connect_lite.kafka.consumer import ConsumedMessage
 from connect_lite.pipeline.sink_job import SinkBatchResult
 from connect_lite.protocol.states import TargetState
+from tests.unit.dataplane.sink_loop import Status, until
 
 TP0, TP1 = TopicPartition("t", 0), TopicPartition("t", 1)
 
@@ -110,11 +111,6 @@ class FlakySink(SinkTask):
         pass
 
 
-class Status:
-    def task(self, *args: Any) -> None:
-        pass
-
-
 def sink_task(plugin: SinkTask, consumer: FakeConsumer) -> WorkerSinkTask:
     task = WorkerSinkTask(
         plugin=plugin,
@@ -131,14 +127,6 @@ def sink_task(plugin: SinkTask, consumer: FakeConsumer) -> WorkerSinkTask:
     )
     task.initialize()
     return task
-
-
-def until(task: WorkerSinkTask, done: Callable[[], bool], most: int = 200) -> None:
-    for _ in range(most):
-        if done():
-            return
-        task.iteration()
-    raise AssertionError(f"not done after {most} iterations")
 
 
 def test_the_same_records_are_handed_over_again_and_nothing_overtakes_them() -> None:
