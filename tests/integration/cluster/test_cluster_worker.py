@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_lite.testing import EmbeddedConnect, KafkaHelpers
+from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
 from connect_lite.testing.spark_cluster import SparkCluster
 from tests.integration.testkit import TEST_PLUGINS, create_running, source_config, unique
 
@@ -64,3 +64,46 @@ def test_two_connectors_run_their_own_plugin_versions_shipped_to_the_cluster(
     assert cluster_worker.worker_pid is not None
     everyone = pids["1.0.0"] | pids["2.0.0"]
     assert cluster_worker.worker_pid not in everyone and os.getpid() not in everyone
+
+
+def test_the_lake_sink_reads_its_records_in_the_cluster_executors(
+    cluster_worker: EmbeddedConnect, kafka: KafkaHelpers, tmp_path: Path
+) -> None:
+    """A DataFrame sink on a cluster: its batches' Spark jobs, which read the ranges from
+    Kafka with the executors' own readers (range_job.py), run on the cluster's executors, and
+    every record lands in a file once."""
+    import pyarrow.parquet as pq
+
+    topic, store = unique("lake-cluster"), tmp_path / "lake"
+    kafka.create_topic(topic, 2)
+    for partition in (0, 1):
+        values = [json.dumps({"n": i, "p": partition}) for i in range(RECORDS)]
+        kafka.produce(topic, values, partition=partition)
+    name = create_running(
+        cluster_worker,
+        "lake-cluster",
+        {
+            "connector.class": "LakeSink",
+            "topics": topic,
+            "store.url": store.as_uri(),
+            "flush.size": "10",
+            "rotate.schedule.interval.ms": "500",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+        },
+    )
+
+    def rows() -> list[dict[str, int]]:
+        files = sorted((store / "topics").rglob("*.parquet")) if store.exists() else []
+        return [row for f in files for row in pq.read_table(f).to_pylist()]
+
+    wait_for(lambda: len(rows()) >= 2 * RECORDS, 180, what="every record in a file")
+    got = rows()
+    assert sorted((r["p"], r["n"]) for r in got) == [(p, i) for p in (0, 1) for i in range(RECORDS)]
+
+    def executors() -> list[str] | None:
+        batch = cluster_worker.client.status(name)["tasks"][0].get("spark_last_batch")
+        return None if batch is None else batch.get("executor_ids")
+
+    ran_on = wait_for(executors, 60, what="the last batch's executors")
+    assert ran_on and "driver" not in ran_on  # the cluster's executors, not the worker
