@@ -78,7 +78,7 @@ READ_IDLE_S = 3.0
 OPEN_WAIT_S = 1.0
 """How long the reader of an open range waits for a first record."""
 
-OPEN_QUIET_S = 0.5
+OPEN_QUIET_S = 0.1
 """How long the reader of an open range waits for more after a record: then it has read what
 the partition holds now."""
 
