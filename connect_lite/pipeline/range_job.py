@@ -5,9 +5,9 @@ partitions (dataplane/sink_ranges.py). One Spark job reads them (kafka/range_rea
 assign-only reader per Python worker), converts and transforms each slice of messages in the
 Python workers (chunk_work.py, as the Arrow form does), and keeps the outcome on the executors
 with ``localCheckpoint``: the *stage*, one row per run of records that share their schemas
-(the records pickled), per slice of errors, and per range read. No record comes back to the
-driver; only those rows' small columns do, and the errors (with their messages, for the dead
-letter queue).
+(the frame's rows, as Arrow IPC), per slice of errors, and per range read. No record comes
+back to the driver; only those rows' small columns do, and the errors (with their messages,
+for the dead letter queue).
 
 From them the driver learns, per partition, how far the read went without a gap (a range
 stops short where records stopped arriving: "more later") and where the first record whose
@@ -59,6 +59,7 @@ from connect_lite.pipeline.sink_frames import (
     frame_table,
     guessed_types,
     no_headers,
+    schema_runs,
     unified_type,
 )
 from connect_lite.pipeline.transfer import MAX_CHUNK_RECORDS, dumps, to_arrow
@@ -104,7 +105,7 @@ STAGE = pa.schema(
         ("retries", pa.int64()),  # READ: operations retried after a RetriableError
         ("group", pa.string()),  # RECORDS: the id of the run's schemas
         ("meta", pa.binary()),  # RECORDS: pickled (key schema, value schema, guessed types)
-        ("payload", pa.binary()),  # RECORDS: pickled SinkRecords; ERRORS: (error, message)s
+        ("payload", pa.binary()),  # RECORDS: the frame's rows, Arrow IPC; ERRORS: pickled
         ("offsets", pa.binary()),  # RECORDS: the records' offsets, as int64s
     ]
 )
@@ -173,21 +174,6 @@ def _records(messages: list[ConsumedMessage], chunk: Any) -> list[SinkRecord]:
         sink_record(messages[i], kv, ks, vv, vs, hs)
         for i, ks, kv, vs, vv, hs in zip(chunk.kept, *columns, strict=True)
     ]
-
-
-def _runs(records: list[SinkRecord]) -> Iterator[list[SinkRecord]]:
-    """Runs of consecutive records with the same key and value schema."""
-    run: list[SinkRecord] = []
-    for record in records:
-        if run and (record.key_schema, record.value_schema) != (
-            run[0].key_schema,
-            run[0].value_schema,
-        ):
-            yield run
-            run = []
-        run.append(record)
-    if run:
-        yield run
 
 
 def _stage_rows(rows: list[dict[str, Any]]) -> pa.RecordBatch:
@@ -264,18 +250,28 @@ def _plain_slice_rows(
         no_headers(len(messages)),
         guess=True,
     )
+    return [_records_row(r, split, key_schema, value_schema, table)]
+
+
+def _records_row(
+    r: OffsetRange,
+    split: int,
+    key_schema: Schema | None,
+    value_schema: Schema | None,
+    table: pa.Table,
+) -> dict[str, Any]:
+    """The stage row of one run of records with these schemas: ``table`` is the frame's rows,
+    made with ``guess`` (its struct types are the run's guesses)."""
+    offsets = table.column("offset").to_pylist()
     guessed = guessed_types(table, key_schema, value_schema)
-    offsets = [m.offset for m in messages]
-    return [
-        _row(
-            RECORDS, r, split,
-            first=offsets[0], last=offsets[-1], count=len(messages),
-            group=_group_id(key_schema, value_schema),
-            meta=dumps((key_schema, value_schema, guessed)),
-            payload=_ipc(table),
-            offsets=array.array("q", offsets).tobytes(),
-        )
-    ]  # fmt: skip
+    return _row(
+        RECORDS, r, split,
+        first=offsets[0], last=offsets[-1], count=len(offsets),
+        group=_group_id(key_schema, value_schema),
+        meta=dumps((key_schema, value_schema, guessed)),
+        payload=_ipc(table),
+        offsets=array.array("q", offsets).tobytes(),
+    )  # fmt: skip
 
 
 def _slice_rows(
@@ -298,20 +294,11 @@ def _slice_rows(
         ]
         first = min((m.offset for _, m in failed if m is not None), default=messages[0].offset)
         out.append(_row(ERRORS, r, split, first=first, payload=dumps(failed)))
-    for run in _runs(_records(messages, chunk)):
-        head = run[0]
-        table = frame_table(run, header_converter, guess=True)  # the frame's rows, as guessed
-        guessed = guessed_types(table, head.key_schema, head.value_schema)
-        out.append(
-            _row(
-                RECORDS, r, split,
-                first=head.kafka_offset, last=run[-1].kafka_offset, count=len(run),
-                group=_group_id(head.key_schema, head.value_schema),
-                meta=dumps((head.key_schema, head.value_schema, guessed)),
-                payload=_ipc(table),
-                offsets=array.array("q", (record.kafka_offset for record in run)).tobytes(),
-            )
-        )  # fmt: skip
+    records = _records(messages, chunk)
+    for positions in schema_runs(records):
+        run = [records[p] for p in positions]
+        table = frame_table(run, header_converter, guess=True)
+        out.append(_records_row(r, split, run[0].key_schema, run[0].value_schema, table))
     return out
 
 
@@ -390,13 +377,18 @@ class RangeFrame:
     count: int
     config: Mapping[str, str] = field(default_factory=dict)  # the executors' readers'
 
+    def _runs(self) -> DataFrame:
+        """The stage's rows of this frame's runs of records."""
+        from pyspark.sql import functions as F
+
+        return self.stage.where((F.col("kind") == RECORDS) & (F.col("group") == self.group))
+
     def originals(self) -> list[ConsumedMessage]:
         """The consumed messages of the frame's records, read again here: for the dead letter
         queue when a put_dataframe failed and errors are tolerated (the only time records of
         a range batch come to the driver)."""
-        from pyspark.sql import functions as F
 
-        runs = self.stage.where((F.col("kind") == RECORDS) & (F.col("group") == self.group))
+        runs = self._runs()
         wanted: dict[TopicPartition, set[int]] = {}
         for row in runs.select("topic", "partition", "first", "offsets").toArrow().to_pylist():
             tp = TopicPartition(row["topic"], row["partition"])
@@ -416,10 +408,9 @@ class RangeFrame:
 
     def frame(self) -> DataFrame:
         """The DataFrame handed to ``put_dataframe`` (lazy: read from the stage when used)."""
-        from pyspark.sql import functions as F
 
         schema = _in_micros(frame_schema(self.key_schema, self.value_schema, self.struct_types))
-        runs = self.stage.where((F.col("kind") == RECORDS) & (F.col("group") == self.group))
+        runs = self._runs()
         mapper = functools.partial(map_frame, dict(self.limits), schema)
         return runs.select("topic", "partition", "first", "payload").mapInArrow(
             mapper, _spark_schema(schema)
