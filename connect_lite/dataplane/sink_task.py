@@ -19,7 +19,7 @@ from connect_lite.dataplane.sink_offsets import SinkOffsets
 from connect_lite.dataplane.sink_ranges import RangeConsumer
 from connect_lite.dataplane.sink_task_context import WorkerSinkTaskContext
 from connect_lite.dataplane.task import WorkerTask
-from connect_lite.pipeline.range_job import OffsetRange, RangeBatch, merged
+from connect_lite.pipeline.range_job import OffsetRange, RangeBatch
 from connect_lite.pipeline.sink_job import SinkBatchResult, SinkJob
 from connect_lite.plugins.distributions import version_of
 from connect_lite.plugins.isolation import public_class_name
@@ -166,30 +166,29 @@ class WorkerSinkTask(WorkerTask):
 
         Offsets of skipped records advance too, as in Kafka."""
         if isinstance(done, RangeBatch):
-            self._deliver_ranges(messages, done)
+            self._deliver_ranges(done)
             return
         self.errors.job_errors(done.errors, done.retries, messages.__getitem__)
         pairs = [(r, messages[i]) for r, i in zip(done.records, done.indices, strict=True)]
         self._hand_over(HandOver(messages, pairs, len(pairs)))
 
-    def _deliver_ranges(self, ranges: list[OffsetRange], done: RangeBatch) -> None:
+    def _deliver_ranges(self, done: RangeBatch) -> None:
         """Hand over a batch the executors read. A partition's part counts only if it was
         planned since the partition's cursor last jumped, and starts where the task's
         offsets are; else it is left out (the cursor already points where reading goes on).
         Where a part ends short of its plan, or an open range ended, the cursor jumps there."""
         self.counters.add(records_in=done.read)
         assert isinstance(self.consumer, RangeConsumer)
-        merged_ranges = merged(ranges)
-        starts = {r.tp: r.offset for r in merged_ranges}
+        starts = {r.tp: r.offset for r in done.ranges}  # one range per partition
         stale = {
             r.tp
-            for r in merged_ranges
+            for r in done.ranges
             if not self.consumer.is_current(r)
             or self.offsets.current.get(r.tp, r.offset) != r.offset
         }
         if stale:
             done.without(stale)
-            for r in merged_ranges:  # planned since the last jump, yet not where offsets are
+            for r in done.ranges:  # planned since the last jump, yet not where offsets are
                 if r.tp in stale and self.consumer.is_current(r):
                     self.consumer.jump(r.tp, self.offsets.current[r.tp])
         for tp, found in done.opened.items():  # where an open range ended is known now
