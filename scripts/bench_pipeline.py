@@ -400,11 +400,13 @@ def last_batch_executors(worker: EmbeddedConnect, connector: str) -> int | None:
 
 
 def await_executors(worker: EmbeddedConnect, src: Path, executors: int) -> None:
-    """Feed the warm-up source until one of its batches ran on ``executors`` executors: on a
-    cluster they register some seconds after the session starts."""
+    """Feed the warm-up pipeline until one of its sink's batches ran on ``executors``
+    executors: on a cluster they register some seconds after the session starts. (A sink
+    batch is split over the executors; a FileStream source's batch is one source partition,
+    which one executor produces, in order.)"""
 
     def used() -> bool:
-        if last_batch_executors(worker, "warm-source") == executors:
+        if last_batch_executors(worker, "warm-sink") == executors:
             return True
         with src.open("a") as out:
             out.writelines(f"more-{n}\n" for n in range(2000))

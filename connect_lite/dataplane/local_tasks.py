@@ -86,6 +86,7 @@ def build_task(plan: TaskPlan, services: TaskServices) -> WorkerTask:
             topic_creator=creator,
             job=SourceJob(services.spark, plan.spec, plan.job_group),
             producer_factory=functools.partial(Producer, plan.producer_config),
+            send_config=plan.producer_config,  # the executors produce each batch
             offsets=services.offsets,
             flush_timeout_ms=plan.flush_timeout_ms,
             **common,

@@ -7,6 +7,7 @@ import functools
 import operator
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -25,9 +26,11 @@ from connect_lite.dataplane.source_offsets import (
 )
 from connect_lite.dataplane.task import WorkerTask
 from connect_lite.dataplane.topic_creation import TopicCreator
+from connect_lite.kafka.batch_sender import sender_config
 from connect_lite.kafka.producer import Producer
 from connect_lite.pipeline.record_errors import JobCancelledError
 from connect_lite.pipeline.source_job import ProducedRow, SourceBatchResult, SourceJob
+from connect_lite.pipeline.source_send import SendOrder
 from connect_lite.plugins.distributions import version_of
 from connect_lite.protocol.host import LastBatch
 from connect_lite.protocol.reports import SourceOffsets, TopicRecorder
@@ -67,8 +70,12 @@ class WorkerSourceTask(WorkerTask):
         topic_creator: TopicCreator | None = None,
         topic_tracker: TopicRecorder | None = None,
         error_handling: ErrorHandling = NO_ERROR_HANDLING,
+        send_config: Mapping[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
+        """With ``send_config`` (the task producer's merged config), each batch's records are
+        produced by the executors that convert them (pipeline/source_send.py); without it,
+        by this task's producer."""
         super().__init__(**kwargs)
         self.topic_creator = topic_creator
         self.topic_tracker = topic_tracker
@@ -103,6 +110,15 @@ class WorkerSourceTask(WorkerTask):
         """Set on the batch job or send thread when a batch's job or send failed: the batches
         behind it are neither run nor produced (their offsets would be committed past it)."""
         self._job_run = self.spark_retrying(self._run_job_once)
+        self._send_config = None if send_config is None else sender_config(send_config)
+        self._gated = topic_creator is not None or topic_tracker is not None
+        """Whether a topic must be readied (created, recorded) before its first record."""
+        self._ready_topics: set[str] = set()
+        """The topics the executors may produce to: readied, and no record of theirs held
+        back for this task's producer is still in flight."""
+        self._holding = False
+        """The batch last handed to the send thread holds records back for this task's
+        producer: the next job waits for it (their topics' later records must not pass)."""
         self.errors = build_handler(
             error_handling, self.connector, self.task, self.error_counters, self.log
         )
@@ -164,8 +180,12 @@ class WorkerSourceTask(WorkerTask):
         if self._job_failed:
             raise JobCancelledError("Not run: a batch before it failed")
         try:
+            if self._holding:
+                self._wait_for_send()  # its held records are out: their topics are ready now
+                self._holding = False
             result = self._job_run(batch)
             self._wait_for_send()  # in order; a failed send fails the batches behind it
+            self._holding = self._send_config is not None and bool(result.rows)
             run_in_context = contextvars.copy_context().run
             self._sending = self._sender.submit(run_in_context, self._send_locked, batch, result)
         except BaseException:
@@ -188,35 +208,60 @@ class WorkerSourceTask(WorkerTask):
             sending.result()
 
     def _run_job_once(self, batch: list[SourceRecord]) -> SourceBatchResult:
-        return self.job.run(batch, tolerate_errors=True)
+        return self.job.run(batch, tolerate_errors=True, send=self._send_order())
+
+    def _send_order(self) -> SendOrder | None:
+        """How this batch's executors produce, or None when this task's producer does."""
+        if self._send_config is None:
+            return None
+        known = frozenset(self._ready_topics) if self._gated else None
+        return SendOrder(self._send_config, known, self._wants_commit_record)
 
     def _send(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
-        """Handle the batch's errors (skip or fail), then produce the rest.
+        """Handle the batch's errors (skip or fail), then produce what the executors did not
+        (all of it without a send config; else the records of topics not yet readied).
 
         A skipped record's offset is committed with the batch's, as in Kafka."""
         if self.stopping:
-            return  # not produced: its offsets are never committed, it is polled again
+            return  # its offsets are never committed: it is polled again
         producer = self.producer
         assert producer is not None
         self.errors.job_errors(result.errors, result.retries, source=batch.__getitem__)
         rows = result.rows
-        topics = set(map(_TOPIC, rows))  # after transforms: the real destinations
+        held_topics = set(map(_TOPIC, rows))  # after transforms: the real destinations
         if self.topic_creator is not None:  # before the producer's first send to a new topic
-            self.topic_creator.ensure(topics)
+            self.topic_creator.ensure(held_topics)
         if self.topic_tracker is not None:
-            self.topic_tracker.record(self.connector, topics, self.task)
-        submitted = self.submitted.submit(len(rows), offsets_of(batch))
+            self.topic_tracker.record(self.connector, held_topics | result.sent_topics, self.task)
+        submitted = self.submitted.submit(len(rows), offsets_of(batch))  # sent: acknowledged
+        if result.send_failure is not None:
+            submitted.failed = True
+            self._send_error = result.send_failure
         if self._wants_commit_record:
-            produced_indexes = set(map(_INDEX, rows))
-            for i, dropped in enumerate(batch):
-                if i not in produced_indexes:
-                    self.plugin.commit_record(dropped, None)
-        self.counters.add(records_out=len(rows))
+            self._commit_sent(batch, result)
+        self.counters.add(records_out=len(rows) + len(result.sent))
         try:
             self._produce(producer, rows, batch, submitted)
         except BaseException:
             submitted.failed = True  # not all of it reached the producer: never committed
             raise
+        # The executors may produce to these topics once their held records are out.
+        held_out = rows and self._send_config is not None
+        if held_out and producer.flush(self.flush_timeout) == 0 and self._send_error is None:
+            self._ready_topics.update(held_topics)
+
+    def _commit_sent(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
+        """``commit_record`` for the records dropped, then for those the executors sent,
+        in order (the held ones get theirs from their delivery callbacks)."""
+        produced = set(map(_INDEX, result.rows))
+        produced.update(result.sent)
+        for i, dropped in enumerate(batch):
+            if i not in produced:
+                self.plugin.commit_record(dropped, None)
+        for i in result.sent:
+            placement = result.placements.get(i)
+            if placement is not None:
+                self.plugin.commit_record(batch[i], RecordMetadata(*placement))
 
     def _produce(
         self,

@@ -5,7 +5,7 @@ each batch as offset ranges; the executors read the ranges with these readers. A
 from the task consumer's own merged config (overrides, security, everything the worker gave
 it), less what only a group member uses, and is kept per Python worker process and config, so
 a worker reads every batch with the same connections. It is closed when its process retires
-(``close_readers``).
+(``executor_clients.close_all``).
 
 A range's end comes from the broker's offsets, never from a count of records: a reader stops at
 the end, or where the records stop arriving for ``idle`` seconds (Tansu's high watermark can
@@ -16,15 +16,13 @@ gaps). What it read is all it reports: a short range means "more later", never a
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
-import threading
 import time
 from collections.abc import Iterator, Mapping
 
 import confluent_kafka
 
 from connect_lite.api.records import TopicPartition
+from connect_lite.kafka import executor_clients
 from connect_lite.kafka.consumer import ConsumedMessage, to_messages
 from connect_lite.kafka.native import new_client, to_connect_error, to_native
 
@@ -112,27 +110,10 @@ class RangeReader:
             self._consumer.close()
 
 
-_readers: dict[str, RangeReader] = {}
-_lock = threading.Lock()
-
-
 def reader(config: Mapping[str, str]) -> RangeReader:
-    """This process's reader for ``config``, built on first use."""
-    key = hashlib.sha256(json.dumps(sorted(config.items())).encode()).hexdigest()
-    with _lock:
-        found = _readers.get(key)
-        if found is None:
-            found = _readers[key] = RangeReader(config)
-        return found
+    """This process's reader for ``config``, built on first use (closed by
+    ``executor_clients.close_all`` when the process retires)."""
+    return executor_clients.cached("reader", config, RangeReader)
 
 
-def close_readers() -> None:
-    """Close this process's readers (its Python worker retires)."""
-    with _lock:
-        readers = list(_readers.values())
-        _readers.clear()
-    for r in readers:
-        r.close()
-
-
-__all__ = ["RangeReader", "close_readers", "reader", "reader_config"]
+__all__ = ["RangeReader", "reader", "reader_config"]

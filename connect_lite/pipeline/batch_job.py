@@ -44,7 +44,8 @@ from connect_lite.pipeline.chunks import (
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.record_errors import JobCancelledError, RecordError
 from connect_lite.pipeline.session import SparkEngine
-from connect_lite.pipeline.transfer import chunk_bounds, dumps, run_job
+from connect_lite.pipeline.source_send import SendOrder
+from connect_lite.pipeline.transfer import Layout, chunk_bounds, dumps, run_job
 from connect_lite.protocol.host import LastBatch
 from connect_lite.protocol.job_spec import Chain, JobSpec
 
@@ -92,13 +93,20 @@ class BatchJob:
             raise JobCancelledError(f"The batch job of {self.spec.job_id} was cancelled")
 
     def _run_chunks(
-        self, n: int, make_payload: Callable[[int, int], ChunkInput], kind: str | None = None
+        self,
+        n: int,
+        make_payload: Callable[[int, int], ChunkInput],
+        kind: str | None = None,
+        layout: Layout | None = None,
+        order: SendOrder | None = None,
     ) -> list[tuple[int, ChunkResult]]:
-        """One job over the batch in chunks; their results with each chunk's start. If the
-        job failed because Spark's JVM is gone, the batch runs once more on a new session; if
-        it failed because Spark's cluster is unreachable, SparkUnavailableError."""
+        """One job over the batch in chunks (``layout``'s bounds and partitions, else
+        chunk_bounds'); their results with each chunk's start. With ``order`` the executors
+        produce source chunks. If the job failed because Spark's JVM is gone, the batch runs
+        once more on a new session; if it failed because Spark's cluster is unreachable,
+        SparkUnavailableError."""
         try:
-            return self._run_chunks_once(n, make_payload, kind or self.kind)
+            return self._run_chunks_once(n, make_payload, kind or self.kind, layout, order)
         except JobCancelledError:
             raise
         except Exception as error:
@@ -106,17 +114,27 @@ class BatchJob:
             if not self.engine.recover():
                 raise
         log.warning("Running the batch of %s again on a new SparkSession", self.spec.job_id)
-        return self._run_chunks_once(n, make_payload, kind or self.kind)
+        return self._run_chunks_once(n, make_payload, kind or self.kind, layout, order)
 
     def _run_chunks_once(
-        self, n: int, make_payload: Callable[[int, int], ChunkInput], kind: str
+        self,
+        n: int,
+        make_payload: Callable[[int, int], ChunkInput],
+        kind: str,
+        layout: Layout | None,
+        order: SendOrder | None,
     ) -> list[tuple[int, ChunkResult]]:
-        bounds = chunk_bounds(n, self.engine.default_parallelism)
+        bounds = (
+            chunk_bounds(n, self.engine.default_parallelism) if layout is None else layout.bounds
+        )
+        partitions = None if layout is None else layout.partitions
         description = f"connect-lite {kind} batch job {self.spec.job_id}: {n} records"
         with self.engine.job_group(self.job_group, description, self.spec.job_id) as group:
             self._check_cancelled()
             payloads = [dumps(make_payload(a, b)) for a, b in bounds]
-            results = run_job(self.engine, group, self._shipped_spec(), self._token, payloads)
+            results = run_job(
+                self.engine, group, self._shipped_spec(), self._token, payloads, partitions, order
+            )
         return list(zip((a for a, _ in bounds), results, strict=True))
 
     def _shipped_spec(self) -> JobSpec:

@@ -86,6 +86,9 @@ class SourceInput:
 
     full: bool
     columns: tuple[list[Any], ...]
+    placement: tuple[list[int | None], list[int | None]] | None = None
+    """Without ``full``, when the executors produce the chunk: each record's Kafka partition
+    and timestamp (the chain's records carry their own)."""
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,22 @@ class SourceChunk(ChunkResult):
     input records hold them)."""
     selected: list[int] | None = None
     """Column form: the batch position of every row the chain's select kept."""
+    sent: Sent | None = None
+    """When the executors produced the chunk: what they sent. The columns above then hold
+    only the records they held back (``destinations`` always set), for the driver."""
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What a chunk's executor produced: the positions it sent (as ``kept`` counts them), the
+    topics they went to, the first failed delivery, and with per-record reports each sent
+    record's (topic, partition, offset, timestamp), aligned with ``positions`` (None if it
+    failed)."""
+
+    positions: list[int]
+    topics: list[str]
+    failure: str | None = None
+    placements: list[tuple[str, int, int, int | None] | None] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,6 +29,7 @@ from connect_lite.pipeline.column_compilers import Compiled, compile_chain
 from connect_lite.pipeline.columns import arrow_type
 from connect_lite.pipeline.session import SparkEngine
 from connect_lite.pipeline.transfer import (
+    Layout,
     chunk_bounds,
     chunk_frame,
     dumps,
@@ -105,10 +106,20 @@ def _types_agree(
     return True
 
 
-def _chunks(engine: SparkEngine, n: int, payload: Callable[[int, int], object]) -> DataFrame:
-    """A DataFrame of the batch's pickled chunks: ``payload(start, end)`` of each."""
-    bounds = chunk_bounds(n, engine.default_parallelism)
-    return chunk_frame(engine, [dumps(payload(a, b)) for a, b in bounds])
+def _chunks(
+    engine: SparkEngine,
+    n: int,
+    payload: Callable[[int, int], object],
+    layout: Layout | None = None,
+) -> DataFrame:
+    """A DataFrame of the batch's pickled chunks: ``payload(start, end)`` of each, cut and
+    placed by ``layout`` (else chunk_bounds, a partition each)."""
+    if layout is None:
+        return chunk_frame(
+            engine, [dumps(payload(a, b)) for a, b in chunk_bounds(n, engine.default_parallelism)]
+        )
+    payloads = [dumps(payload(a, b)) for a, b in layout.bounds]
+    return chunk_frame(engine, payloads, layout.partitions)
 
 
 @dataclass
@@ -137,10 +148,15 @@ def _compile(
 
 
 def plan(
-    engine: SparkEngine, chain: Chain, records: Sequence[SourceRecord | SinkRecord]
+    engine: SparkEngine,
+    chain: Chain,
+    records: Sequence[SourceRecord | SinkRecord],
+    chunking: Layout | None = None,
 ) -> Plan | None:
     """The chain over ``records`` as Spark columns, or None when the batch or the chain has
-    no column form (the caller then runs the Arrow form). Runs no job.
+    no column form (the caller then runs the Arrow form). Runs no job. ``chunking`` cuts the
+    records into chunks and places them (see transfer.lane_layout); the select keeps each
+    partition's rows in order.
 
     A side without a typed column travels pickled (``key_raw``/``value_raw``)."""
     if not records:
@@ -167,7 +183,7 @@ def plan(
     layout = RowLayout(
         given["key"], given["value"], frozenset(typed), compiled.sides, pa.schema(fields)
     )
-    chunks = _chunks(engine, len(records), lambda a, b: RecordColumns.of(a, records[a:b]))
+    chunks = _chunks(engine, len(records), lambda a, b: RecordColumns.of(a, records[a:b]), chunking)
     rows = chunks.mapInArrow(
         functools.partial(map_typed_rows, layout), from_arrow_schema(layout.arrow_schema)
     )

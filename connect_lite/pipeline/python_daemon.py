@@ -22,7 +22,7 @@ import socket
 
 from pyspark import daemon
 
-from connect_lite.kafka.range_reader import close_readers
+from connect_lite.kafka.executor_clients import close_all
 
 _pyspark_worker = daemon.worker
 
@@ -32,11 +32,11 @@ def worker(sock: socket.socket, authenticated: bool) -> int:
     closed the connection instead of sending one (the daemon then ends this worker process)."""
     _worker_signals()
     if _closed_before_a_task(sock):
-        close_readers()  # the worker process retires: its Kafka readers close with it
+        close_all()  # the worker process retires: its Kafka clients close with it
         return 1
     code = int(_pyspark_worker(sock, authenticated))
     if code:
-        close_readers()
+        close_all()
     return code
 
 

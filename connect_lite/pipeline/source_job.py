@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import operator
@@ -10,14 +11,21 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
 
-from connect_lite.api.records import SourceRecord
+from connect_lite.api.records import SourceRecord, canonical_json
 from connect_lite.pipeline import column_plan
 from connect_lite.pipeline.batch_job import BatchJob, where_source
 from connect_lite.pipeline.chunk_work import SOURCE_FIELDS, SOURCE_RECORD_FIELDS
 from connect_lite.pipeline.chunks import ChunkResult, SerializedHeaders, SourceChunk, SourceInput
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.record_errors import RecordError
-from connect_lite.pipeline.transfer import OUTPUT_SCHEMA, collect_source_chunks, map_source_rows
+from connect_lite.pipeline.source_send import SendOrder
+from connect_lite.pipeline.transfer import (
+    OUTPUT_SCHEMA,
+    Layout,
+    collect_source_chunks,
+    lane_layout,
+    map_source_rows,
+)
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +60,30 @@ class SourceBatchResult:
     dropped: list[int] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)  # only with tolerate_errors
     retries: int = 0  # operations retried after a RetriableError
+    sent: list[int] = field(default_factory=list)
+    """With a SendOrder: the positions the executors produced (``rows`` then holds only the
+    records they held back, whose topics are new)."""
+    sent_topics: set[str] = field(default_factory=set)
+    send_failure: str | None = None
+    """The first delivery that failed in the executors."""
+    placements: dict[int, tuple[str, int, int, int | None]] = field(default_factory=dict)
+    """With a SendOrder that reports each record: where each sent record landed
+    (topic, partition, offset, timestamp), by position."""
+
+    def _renumber(self, order: list[int]) -> None:
+        """Positions of a run over ``[records[i] for i in order]`` made the batch's own."""
+        self.rows = sorted(
+            ((order[row[0]], *row[1:]) for row in self.rows),
+            key=operator.itemgetter(0),
+        )
+        self.dropped = sorted(order[i] for i in self.dropped)
+        self.errors = [
+            e if e.index is None else dataclasses.replace(e, index=order[e.index])
+            for e in self.errors
+        ]
+        self.errors.sort(key=lambda e: -1 if e.index is None else e.index)
+        self.sent = sorted(order[i] for i in self.sent)
+        self.placements = {order[i]: p for i, p in self.placements.items()}
 
     @property
     def records(self) -> list[ProducedRecord]:
@@ -74,31 +106,54 @@ class SourceJob(BatchJob):
 
     kind = "source"
 
+    _sending: tuple[SendOrder, Layout] | None = None
+    """During a run with a SendOrder: it, and the layout the run's chunks follow."""
+
     def run(
-        self, records: list[SourceRecord], *, tolerate_errors: bool = False
+        self,
+        records: list[SourceRecord],
+        *,
+        tolerate_errors: bool = False,
+        send: SendOrder | None = None,
     ) -> SourceBatchResult:
         """Convert a batch. Errors raise (DataError or the original ConnectError subclass)
-        unless ``tolerate_errors``, which reports them in the result and skips the records."""
+        unless ``tolerate_errors``, which reports them in the result and skips the records.
+
+        With ``send``, the executors also produce the records (source_send.py): the records
+        of each source partition run in one Spark partition, in order (``lanes``)."""
         n = len(records)
         if n == 0:
             return SourceBatchResult(n)
-        columns = self.spec.transforms and self.spec.columns
-        result = self._run_as_columns(records) if columns else None
-        if result is None:
-            result = self._convert(records, bool(self.spec.transforms))
+        order = None
+        if send is not None:
+            layout = lane_layout(lanes(records), self.engine.default_parallelism)
+            order = layout.order
+            if order is not None:
+                records = [records[i] for i in order]
+            self._sending = (send, layout)
+        try:
+            columns = self.spec.transforms and self.spec.columns
+            result = self._run_as_columns(records) if columns else None
+            if result is None:
+                result = self._convert(records, bool(self.spec.transforms))
+        finally:
+            self._sending = None
+        if order is not None:
+            result._renumber(order)
         self._raise_first(result.errors, tolerate_errors)
         return result
 
     def _plan_columns(self, chain: Any, batch: Sequence[Any]) -> Any:
-        """The chain as Spark column expressions, then the converters in Python workers over
-        the rows it kept."""
-        planned = column_plan.plan(self.engine, chain, batch)
+        """The chain as Spark column expressions, then the converters (and with a SendOrder
+        the producing) in Python workers over the rows it kept."""
+        send, layout = self._sending or (None, None)
+        planned = column_plan.plan(self.engine, chain, batch, layout)
         if planned is None:
             return None
-        return planned.selected.mapInArrow(
-            functools.partial(map_source_rows, self._shipped_spec(), self._token, planned.schemas),
-            OUTPUT_SCHEMA,
+        mapper = functools.partial(
+            map_source_rows, self._shipped_spec(), self._token, planned.schemas, order=send
         )
+        return planned.selected.mapInArrow(mapper, OUTPUT_SCHEMA)
 
     def _fetch_columns(self, group: Any, planned: Any) -> Any:
         return collect_source_chunks(group, planned)
@@ -121,10 +176,16 @@ class SourceJob(BatchJob):
         """One job: with ``full`` the chain then the converters, else the converters only."""
         result = SourceBatchResult(len(records))
         names = SOURCE_RECORD_FIELDS if full else SOURCE_FIELDS
+        send, layout = self._sending or (None, None)
+        placed = send is not None and not full
+
+        def payload(a: int, b: int) -> SourceInput:
+            part = records[a:b]
+            placement = _placement(part) if placed else None
+            return SourceInput(full, _columns(part, names), placement)
+
         with gc_paused():
-            chunks = self._run_chunks(
-                len(records), lambda a, b: SourceInput(full, _columns(records[a:b], names))
-            )
+            chunks = self._run_chunks(len(records), payload, layout=layout, order=send)
             for base, chunk in chunks:
                 self._collect(records, base, chunk, result)
         return result
@@ -135,8 +196,20 @@ class SourceJob(BatchJob):
         out.errors.extend(self._errors(base, chunk.errors, lambda i: where_source(records[i])))
         out.retries += chunk.retries
         out.dropped.extend(base + i for i in chunk.dropped)
-        if not isinstance(chunk, SourceChunk) or not chunk.kept:
-            return  # nothing kept, or the chunk failed as a whole
+        if not isinstance(chunk, SourceChunk):
+            return  # the chunk failed as a whole
+        sent = chunk.sent
+        if sent is not None:
+            positions = [base + i for i in sent.positions]
+            out.sent.extend(positions)
+            out.sent_topics.update(sent.topics)
+            out.send_failure = out.send_failure or sent.failure
+            if sent.placements is not None:
+                out.placements.update(
+                    (i, p) for i, p in zip(positions, sent.placements, strict=True) if p
+                )
+        if not chunk.kept:
+            return  # nothing kept
         kept = chunk.kept
         indexes = [base + local for local in kept] if base else kept
         headers: Iterable[SerializedHeaders | None] = chunk.headers or repeat(None, len(kept))
@@ -158,6 +231,27 @@ class SourceJob(BatchJob):
 _TOPIC = operator.attrgetter("topic")
 _PARTITION = operator.attrgetter("kafka_partition")
 _TIMESTAMP = operator.attrgetter("timestamp")
+
+
+def lanes(records: Sequence[SourceRecord]) -> list[str | None]:
+    """Each record's source partition, canonically (None without one): the records of one
+    lane are produced by one executor, in order."""
+    keys: dict[int, str] = {}
+    out: list[str | None] = []
+    for record in records:
+        partition = record.source_partition
+        if partition is None:
+            out.append(None)
+            continue
+        key = keys.get(id(partition))  # a task often gives many records one partition object
+        if key is None:
+            key = keys[id(partition)] = canonical_json(dict(partition))
+        out.append(key)
+    return out
+
+
+def _placement(records: Sequence[SourceRecord]) -> tuple[list[int | None], list[int | None]]:
+    return list(map(_PARTITION, records)), list(map(_TIMESTAMP, records))
 
 
 def _columns(records: list[SourceRecord], names: tuple[str, ...]) -> tuple[list[Any], ...]:

@@ -32,11 +32,13 @@ records are built: it otherwise dominates the cost of allocating millions of obj
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import pickle
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -49,6 +51,7 @@ from connect_lite.pipeline.executor import components, gc_paused
 from connect_lite.pipeline.job_groups import JobGroup
 from connect_lite.pipeline.record_errors import JobCancelledError, JobFailedError
 from connect_lite.pipeline.session import SparkEngine
+from connect_lite.pipeline.source_send import Sending, SendOrder
 from connect_lite.pipeline.typed_rows import RowLayout, sink_rows, source_rows, typed_rows
 from connect_lite.protocol.job_spec import JobSpec
 
@@ -117,10 +120,17 @@ def _row(chunk: int, payload: bytes) -> pa.RecordBatch:
 
 
 def map_chunks(
-    spec: JobSpec, token: str, batches: Iterator[pa.RecordBatch]
+    spec: JobSpec,
+    token: str,
+    batches: Iterator[pa.RecordBatch],
+    order: SendOrder | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """The mapInArrow function: one output row per input chunk row (runs in Python workers)."""
+    """The mapInArrow function: one output row per input chunk row (runs in Python workers).
+    With ``order``, source chunks' records are produced here (source_send.py), and the rows
+    come once the task's records are all settled."""
     comps = components(spec, token)
+    sending = None if order is None else Sending(order)
+    started: list[tuple[int, str | None]] = []
     for batch in batches:
         ids = batch.column(0).to_pylist()
         payloads = batch.column(1)
@@ -130,16 +140,93 @@ def map_chunks(
             with gc_paused():
                 payload = pickle.loads(blob if path is None else exchange.read(path))
                 result = run_chunk(comps, payload)
+                if sending is not None:
+                    sending.start(payload, result)
+                    started.append((chunk, path))
+                    continue
                 out = dumps(result)
             del payload, result
             yield _row(chunk, out if path is None else exchange.put_result(path, out))
+    if sending is not None:
+        for (chunk, path), done in zip(started, sending.settle(), strict=True):
+            out = dumps(done)
+            yield _row(chunk, out if path is None else exchange.put_result(path, out))
 
 
-def chunk_frame(engine: SparkEngine, payloads: list[bytes]) -> DataFrame:
+def _rows(chunks: list[int], payloads: list[bytes]) -> pa.RecordBatch:
+    """Several ``(chunk, payload)`` rows in one record batch (so in one partition, in order),
+    built from buffers as ``_row`` builds one."""
+    if len(chunks) == 1:
+        return _row(chunks[0], payloads[0])
+    ends = list(itertools.accumulate(map(len, payloads), initial=0))
+    if ends[-1] > _MAX_PAYLOAD:
+        raise JobFailedError(
+            f"A partition of {ends[-1]:,} bytes is over Arrow's {_MAX_PAYLOAD:,}-byte limit"
+        )
+    n = len(chunks)
+    ids = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(struct.pack(f"={n}q", *chunks))])
+    offsets = pa.py_buffer(struct.pack(f"={n + 1}i", *ends))
+    blobs = pa.Array.from_buffers(pa.binary(), n, [None, offsets, pa.py_buffer(b"".join(payloads))])
+    return pa.RecordBatch.from_arrays([ids, blobs], schema=_ARROW_SCHEMA)
+
+
+def chunk_frame(
+    engine: SparkEngine, payloads: list[bytes], partitions: list[int] | None = None
+) -> DataFrame:
     """A DataFrame of (chunk, payload) rows, one Arrow record batch and so one partition per
-    chunk (chunk_bounds makes at least as many chunks as Spark's default parallelism)."""
-    batches = [_row(chunk, payload) for chunk, payload in enumerate(payloads)]
+    chunk (chunk_bounds makes at least as many chunks as Spark's default parallelism); with
+    ``partitions`` (each chunk's partition, from 0 up), one per partition, holding its chunks
+    in order, so that one Spark task runs them one after the other."""
+    if partitions is None:
+        batches = [_row(chunk, payload) for chunk, payload in enumerate(payloads)]
+    else:
+        members: dict[int, list[int]] = {}
+        for chunk, partition in enumerate(partitions):
+            members.setdefault(partition, []).append(chunk)
+        batches = [
+            _rows(chunks, [payloads[c] for c in chunks]) for _, chunks in sorted(members.items())
+        ]
     return engine.session().createDataFrame(pa.Table.from_batches(batches, _ARROW_SCHEMA))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a batch runs as chunks: ``order`` lists the batch's positions in the order the
+    chunks take them (None: as they are), ``bounds`` are the chunks' [start, end) in that
+    order, and ``partitions`` each chunk's Spark partition (None: a partition each)."""
+
+    order: list[int] | None
+    bounds: list[tuple[int, int]]
+    partitions: list[int] | None = None
+
+
+def lane_layout(lanes: Sequence[Hashable], partitions: int) -> Layout:
+    """A layout that keeps each lane's records together and in order: every lane is in one
+    Spark partition (several chunks of at most MAX_CHUNK_RECORDS, run one after another), and
+    the lanes are spread over at most ``partitions`` partitions, the largest first, each to
+    the least loaded one."""
+    n = len(lanes)
+    members: dict[Hashable, list[int]] = {}
+    for i, lane in enumerate(lanes):
+        members.setdefault(lane, []).append(i)
+    slots = max(1, min(partitions, len(members)))
+    loads = [0] * slots
+    assigned: list[list[int]] = [[] for _ in range(slots)]
+    for positions in sorted(members.values(), key=len, reverse=True):
+        slot = loads.index(min(loads))
+        assigned[slot].extend(positions)
+        loads[slot] += len(positions)
+    order: list[int] = []
+    bounds: list[tuple[int, int]] = []
+    chunk_partitions: list[int] = []
+    for slot, positions in enumerate(assigned):
+        start = len(order)
+        order.extend(positions)
+        for a, b in split(len(positions), -(-len(positions) // MAX_CHUNK_RECORDS)):
+            bounds.append((start + a, start + b))
+            chunk_partitions.append(slot)
+    same = all(i == p for i, p in enumerate(order))
+    return Layout(None if same else order, bounds, chunk_partitions if n else None)
 
 
 def map_typed_rows(
@@ -163,10 +250,20 @@ def map_source_rows(
     token: str,
     schemas: dict[str, Schema | None],
     batches: Iterator[pa.RecordBatch],
+    order: SendOrder | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function after a chain of column expressions: typed rows in,
-    converted records out (one output row per input batch, in Python workers)."""
+    converted records out (one output row per input batch, in Python workers). With
+    ``order``, they are produced here (source_send.py)."""
     comps = components(spec, token)
+    if order is not None:
+        sending = Sending(order)
+        for batch in batches:
+            with gc_paused():
+                sending.start(None, source_rows(comps, batch.to_pydict(), schemas))
+        for n, done in enumerate(sending.settle()):
+            yield _row(n, dumps(done))
+        return
     for n, batch in enumerate(batches):
         with gc_paused():
             result = source_rows(comps, batch.to_pydict(), schemas)
@@ -217,19 +314,23 @@ def run_job(
     spec: JobSpec,
     token: str,
     payloads: list[bytes],
+    partitions: list[int] | None = None,
+    order: SendOrder | None = None,
 ) -> list[ChunkResult]:
-    """Run one Spark job over the pickled ChunkInputs; their results, in chunk order."""
+    """Run one Spark job over the pickled ChunkInputs (``partitions``: see chunk_frame; with
+    ``order``, source chunks are produced by the executors); their results, in chunk order."""
     files = None if engine.exchange is None else engine.exchange.put(payloads)
     try:
-        df = chunk_frame(engine, payloads if files is None else files.rows)
-        mapped = df.mapInArrow(functools.partial(map_chunks, spec, token), OUTPUT_SCHEMA)
+        df = chunk_frame(engine, payloads if files is None else files.rows, partitions)
+        mapper = functools.partial(map_chunks, spec, token, order=order)
+        mapped = df.mapInArrow(mapper, OUTPUT_SCHEMA)
         result = to_arrow(group, mapped)
         if result.num_rows != len(payloads):
             raise JobFailedError(f"Expected {len(payloads)} chunk results, got {result.num_rows}")
-        order = result.column("chunk").to_pylist()
+        chunks = result.column("chunk").to_pylist()
         blobs = result.column("payload")
         by_chunk: dict[int, ChunkResult] = {}
-        for row, chunk in enumerate(order):
+        for row, chunk in enumerate(chunks):
             blob = blobs[row].as_buffer()
             if engine.exchange is not None:
                 blob = engine.exchange.resolve(blob)

@@ -140,7 +140,9 @@ class FailingSourceJob(FailingJob):
     def __init__(self, failing: int | None = None, fail_when: Callable[[], bool] = bool) -> None:
         super().__init__(failing, fail_when)
 
-    def run(self, batch: list[SourceRecord], tolerate_errors: bool) -> SourceBatchResult:
+    def run(
+        self, batch: list[SourceRecord], tolerate_errors: bool, send: object = None
+    ) -> SourceBatchResult:
         self.start_run()
         rows = [
             (i, r.topic, None, None, str(r.value).encode(), None, None) for i, r in enumerate(batch)

@@ -21,7 +21,9 @@ from tests.unit.dataplane.fake_source import OnceSource
 
 
 class PassThrough:
-    def run(self, batch: list[SourceRecord], tolerate_errors: bool) -> SourceBatchResult:
+    def run(
+        self, batch: list[SourceRecord], tolerate_errors: bool, send: object = None
+    ) -> SourceBatchResult:
         rows = [
             (i, r.topic, None, None, str(r.value).encode(), None, None) for i, r in enumerate(batch)
         ]

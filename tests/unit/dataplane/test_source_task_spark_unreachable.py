@@ -37,7 +37,9 @@ class LostTwice:
     def __init__(self) -> None:
         self.runs: list[list[str]] = []
 
-    def run(self, batch: list[SourceRecord], tolerate_errors: bool) -> SourceBatchResult:
+    def run(
+        self, batch: list[SourceRecord], tolerate_errors: bool, send: object = None
+    ) -> SourceBatchResult:
         self.runs.append([str(r.value) for r in batch])
         if len(self.runs) <= 2:
             raise SparkUnavailableError(LOST)

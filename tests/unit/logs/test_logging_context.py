@@ -115,7 +115,9 @@ class ChattySource(SourceTask):
 class FakeJob:
     """Runs on the batch pipeline's own thread; logs there as a stage would."""
 
-    def run(self, batch: list[SourceRecord], tolerate_errors: bool) -> SourceBatchResult:
+    def run(
+        self, batch: list[SourceRecord], tolerate_errors: bool, send: object = None
+    ) -> SourceBatchResult:
         logging.getLogger("my.stage").info("stage ran %d", len(batch))
         return SourceBatchResult(size=len(batch))
 

@@ -9,8 +9,9 @@ import textwrap
 import pyarrow as pa
 import pytest
 
+from connect_lite.pipeline import transfer
 from connect_lite.pipeline.record_errors import JobFailedError
-from connect_lite.pipeline.transfer import _ARROW_SCHEMA, _row, split
+from connect_lite.pipeline.transfer import _ARROW_SCHEMA, _row, _rows, lane_layout, split
 
 
 @pytest.mark.parametrize(
@@ -63,3 +64,34 @@ def test_building_rows_does_not_import_pandas() -> None:
 def test_split_covers_every_record_once() -> None:
     assert split(5, 2) == [(0, 3), (3, 5)]
     assert split(1, 4) == [(0, 1)]
+
+
+def test_rows_of_several_chunks_share_one_batch_in_order() -> None:
+    rows = _rows([4, 1, 7], [b"four", b"", b"seven"])
+    rows.validate(full=True)
+    assert rows.to_pydict() == {"chunk": [4, 1, 7], "payload": [b"four", b"", b"seven"]}
+
+
+def test_a_lane_layout_keeps_each_lane_in_one_partition_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(transfer, "MAX_CHUNK_RECORDS", 3)
+    lanes = ["a", "b", "a", "c", "a", "b", "a", "a", None]
+    layout = lane_layout(lanes, 2)
+    assert layout.order is not None and sorted(layout.order) == list(range(len(lanes)))
+    assert layout.partitions is not None and len(layout.partitions) == len(layout.bounds)
+    seen: dict[str | None, list[int]] = {}
+    partition_of: dict[str | None, set[int]] = {}
+    for (start, end), partition in zip(layout.bounds, layout.partitions, strict=True):
+        assert end - start <= 3
+        for position in layout.order[start:end]:
+            seen.setdefault(lanes[position], []).append(position)
+            partition_of.setdefault(lanes[position], set()).add(partition)
+    assert seen == {"a": [0, 2, 4, 6, 7], "b": [1, 5], "c": [3], None: [8]}  # in batch order
+    assert all(len(p) == 1 for p in partition_of.values())  # each lane in one partition
+    assert partition_of["a"] != partition_of["b"]  # the largest lane has a partition to itself
+
+
+def test_one_lane_is_one_partition_and_keeps_the_batch_order() -> None:
+    layout = lane_layout(["f"] * 5, 4)
+    assert layout.order is None and layout.bounds == [(0, 5)] and layout.partitions == [0]
