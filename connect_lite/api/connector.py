@@ -147,9 +147,30 @@ class SourceTask(ABC):
     @abstractmethod
     def start(self, config: dict[str, str]) -> None: ...
 
-    @abstractmethod
     def poll(self) -> list[SourceRecord] | None:
-        """Records, or None / [] when idle. May block briefly."""
+        """Records, or None / [] when idle. May block briefly. A task implements this or
+        :meth:`poll_dataframe`."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements neither poll nor poll_dataframe"
+        )
+
+    def poll_dataframe(self, spark: Any) -> Any:  # a pyspark.sql.DataFrame or None
+        """Optional, replaces :meth:`poll`: one batch as a Spark DataFrame, built with the
+        worker's SparkSession ``spark``; None when there is nothing now (it may block
+        briefly, as ``poll``).
+
+        Columns: ``key`` and ``value`` (typed: strings, binary, numbers, booleans, dates,
+        timestamps, structs, arrays, maps), ``source_partition`` and ``source_offset`` (each
+        a JSON object as a string, the values a SourceRecord carries), and optionally
+        ``topic`` (string; else the connector's ``topic``), ``partition`` (int),
+        ``timestamp`` (timestamp) and ``headers`` (array of struct<key string, value binary>,
+        produced as they are). The framework applies the transforms and converters and
+        produces the rows from the executors; for each source partition it commits the
+        offset of the last row once it and every row of that partition before it are
+        acknowledged. Rows of one source partition keep their order in the frame.
+        ``commit`` is called as for ``poll``; ``commit_record`` is not. ``RetriableError``
+        polls again after a backoff; anything else fails the task."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement poll_dataframe")
 
     def commit(self) -> None:  # noqa: B027  # optional hook
         """Called after offsets were committed."""

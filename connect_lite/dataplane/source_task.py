@@ -29,11 +29,17 @@ from connect_lite.dataplane.topic_creation import TopicCreator
 from connect_lite.kafka.batch_sender import sender_config
 from connect_lite.kafka.producer import Producer
 from connect_lite.pipeline.record_errors import JobCancelledError
+from connect_lite.pipeline.source_frames import FrameBatchResult
 from connect_lite.pipeline.source_job import ProducedRow, SourceBatchResult, SourceJob
 from connect_lite.pipeline.source_send import SendOrder
 from connect_lite.plugins.distributions import version_of
 from connect_lite.protocol.host import LastBatch
 from connect_lite.protocol.reports import SourceOffsets, TopicRecorder
+
+FRAME_RETRY_S = 1.0
+"""How long a task whose poll_dataframe raised RetriableError waits before it polls again."""
+FRAME_IDLE_S = 0.05
+"""How long a task whose poll_dataframe had nothing waits before it polls again."""
 
 _INDEX = operator.itemgetter(0)
 _TOPIC = operator.itemgetter(1)
@@ -94,7 +100,11 @@ class WorkerSourceTask(WorkerTask):
         self._plugin_stop_once = threading.Lock()
         """Taken, never given back, by the one call of the plugin's stop."""
         self._started = False
-        self._wants_commit_record = type(plugin).commit_record is not SourceTask.commit_record
+        self._frames = type(plugin).poll_dataframe is not SourceTask.poll_dataframe
+        """The task implements poll_dataframe: its batches are DataFrames (_frame_iteration)."""
+        self._wants_commit_record = (
+            type(plugin).commit_record is not SourceTask.commit_record and not self._frames
+        )
         # The batch job thread runs each batch's job and hands its records to the send thread,
         # which produces them while the next batch's job runs; the task thread only polls.
         # _send_lock keeps a commit from acknowledging a batch whose records are still being
@@ -110,6 +120,7 @@ class WorkerSourceTask(WorkerTask):
         """Set on the batch job or send thread when a batch's job or send failed: the batches
         behind it are neither run nor produced (their offsets would be committed past it)."""
         self._job_run = self.spark_retrying(self._run_job_once)
+        self._frame_run = self.spark_retrying(self._run_frame_once)
         self._send_config = None if send_config is None else sender_config(send_config)
         self._gated = topic_creator is not None or topic_tracker is not None
         """Whether a topic must be readied (created, recorded) before its first record."""
@@ -125,6 +136,12 @@ class WorkerSourceTask(WorkerTask):
 
     def initialize(self) -> None:
         self.version = version_of(self.plugin)
+        if self._frames and self._send_config is None:
+            raise ConnectError("poll_dataframe needs the executors to produce (a send config)")
+        if not self._frames and type(self.plugin).poll is SourceTask.poll:
+            raise ConnectError(
+                f"{type(self.plugin).__name__} implements neither poll nor poll_dataframe"
+            )
         # Per-record delivery callbacks only when the task wants commit_record; otherwise only
         # failures are reported and a flush at commit time acknowledges everything before it.
         if self._wants_commit_record:
@@ -145,6 +162,9 @@ class WorkerSourceTask(WorkerTask):
         ``poll`` stays on this thread; the batch job waits on Spark's JVM and Python worker
         processes, so the two overlap for real. A batch starts as soon as the task has
         nothing more waiting and the batch job is free (see collect_batch)."""
+        if self._frames:
+            self._frame_iteration()
+            return
         self._check_send_error()
         if self._sending is not None and self._sending.done():
             self._wait_for_send()  # the last batch's produce failed: so does the task
@@ -155,6 +175,44 @@ class WorkerSourceTask(WorkerTask):
         self.producer.poll(0)
         if time.monotonic() >= self._next_commit:
             self.commit_offsets()
+
+    def _frame_iteration(self) -> None:
+        """Poll a DataFrame, run its job (which produces it) and hand over what it held back;
+        no poll overlaps the job: the frame's own work runs in the job."""
+        self._check_send_error()
+        try:
+            frame = self.plugin.poll_dataframe(self.job.engine.session())
+        except RetriableError as error:
+            self.log.warning(
+                "poll_dataframe failed, polling again in %.0f s: %s", FRAME_RETRY_S, error
+            )
+            self._stopping.wait(FRAME_RETRY_S)
+            return
+        if frame is None:
+            self._stopping.wait(FRAME_IDLE_S)
+        else:
+            with self.counters.timed_batch():
+                result = self._frame_run([frame])
+            self.counters.add(records_in=result.size)
+            if not self.stopping:  # else its offsets are never committed: polled again
+                self.errors.job_errors(result.errors, result.retries)
+                self._deliver(
+                    result.rows,
+                    result.sent,
+                    result.sent_topics,
+                    result.send_failure,
+                    result.offsets,
+                )
+        assert self.producer is not None
+        self.producer.poll(0)
+        if time.monotonic() >= self._next_commit:
+            self.commit_offsets()
+
+    def _run_frame_once(self, frames: list[Any]) -> FrameBatchResult:
+        order = self._send_order()
+        assert order is not None  # initialize checked it
+        topic = self.task_config.get("topic")
+        return self.job.run_frame(frames[0], topic, order, tolerate_errors=True)
 
     def on_paused(self) -> None:
         self._pipeline.finish()
@@ -224,22 +282,42 @@ class WorkerSourceTask(WorkerTask):
         A skipped record's offset is committed with the batch's, as in Kafka."""
         if self.stopping:
             return  # its offsets are never committed: it is polled again
+        self.errors.job_errors(result.errors, result.retries, source=batch.__getitem__)
+        if self._wants_commit_record:
+            self._commit_sent(batch, result)
+        self._deliver(
+            result.rows,
+            len(result.sent),
+            result.sent_topics,
+            result.send_failure,
+            offsets_of(batch),
+            batch,
+        )
+
+    def _deliver(
+        self,
+        rows: list[ProducedRow],
+        sent: int,
+        sent_topics: set[str],
+        failure: str | None,
+        offsets: dict[str, tuple[dict[str, Any], dict[str, Any]]],
+        batch: list[SourceRecord] | None = None,
+    ) -> None:
+        """Ready the topics of the records held back (or of all, without a send config) and
+        produce them; the batch's offsets are committable once they are all acknowledged
+        (``sent`` ones already are, unless ``failure``)."""
         producer = self.producer
         assert producer is not None
-        self.errors.job_errors(result.errors, result.retries, source=batch.__getitem__)
-        rows = result.rows
         held_topics = set(map(_TOPIC, rows))  # after transforms: the real destinations
         if self.topic_creator is not None:  # before the producer's first send to a new topic
             self.topic_creator.ensure(held_topics)
         if self.topic_tracker is not None:
-            self.topic_tracker.record(self.connector, held_topics | result.sent_topics, self.task)
-        submitted = self.submitted.submit(len(rows), offsets_of(batch))  # sent: acknowledged
-        if result.send_failure is not None:
+            self.topic_tracker.record(self.connector, held_topics | sent_topics, self.task)
+        submitted = self.submitted.submit(len(rows), offsets)
+        if failure is not None:
             submitted.failed = True
-            self._send_error = result.send_failure
-        if self._wants_commit_record:
-            self._commit_sent(batch, result)
-        self.counters.add(records_out=len(rows) + len(result.sent))
+            self._send_error = failure
+        self.counters.add(records_out=len(rows) + sent)
         try:
             self._produce(producer, rows, batch, submitted)
         except BaseException:
@@ -267,10 +345,10 @@ class WorkerSourceTask(WorkerTask):
         self,
         producer: Producer,
         rows: list[ProducedRow],
-        batch: list[SourceRecord],
+        batch: list[SourceRecord] | None,
         submitted: SubmittedBatch,
     ) -> None:
-        if not self._wants_commit_record:
+        if not self._wants_commit_record or batch is None:
             producer.produce_rows(rows)
             return
         for i, topic, partition, key, value, headers, timestamp in rows:

@@ -18,6 +18,13 @@ from connect_lite.pipeline.chunk_work import SOURCE_FIELDS, SOURCE_RECORD_FIELDS
 from connect_lite.pipeline.chunks import ChunkResult, SerializedHeaders, SourceChunk, SourceInput
 from connect_lite.pipeline.executor import gc_paused
 from connect_lite.pipeline.record_errors import RecordError
+from connect_lite.pipeline.source_frames import (
+    FRAME_SCHEMA,
+    FrameBatchResult,
+    collect_frame,
+    map_frame_rows,
+    plan_frame,
+)
 from connect_lite.pipeline.source_send import SendOrder
 from connect_lite.pipeline.transfer import (
     OUTPUT_SCHEMA,
@@ -25,6 +32,7 @@ from connect_lite.pipeline.transfer import (
     collect_source_chunks,
     lane_layout,
     map_source_rows,
+    to_arrow,
 )
 
 log = logging.getLogger(__name__)
@@ -140,6 +148,35 @@ class SourceJob(BatchJob):
             self._sending = None
         if order is not None:
             result._renumber(order)
+        self._raise_first(result.errors, tolerate_errors)
+        return result
+
+    def run_frame(
+        self,
+        df: Any,
+        topic: str | None,
+        send: SendOrder,
+        *,
+        tolerate_errors: bool = False,
+    ) -> FrameBatchResult:
+        """A ``poll_dataframe`` batch as one job: transforms, converters and producing in the
+        executors (source_frames.py); ``topic`` is the connector's, for rows without one."""
+        engine = self.engine
+        plan = plan_frame(df, topic, engine.default_parallelism)
+        mapper = functools.partial(
+            map_frame_rows,
+            self._shipped_spec(),
+            self._token,
+            plan.key_schema,
+            plan.value_schema,
+            bool(self.spec.transforms),
+            send,
+        )
+        description = f"connect-lite source frame job {self.spec.job_id}"
+        with engine.job_group(self.job_group, description, self.spec.job_id) as group:
+            self._check_cancelled()
+            table = to_arrow(group, plan.frame.mapInArrow(mapper, FRAME_SCHEMA))
+        result = collect_frame(table)
         self._raise_first(result.errors, tolerate_errors)
         return result
 

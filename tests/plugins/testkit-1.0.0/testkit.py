@@ -177,6 +177,46 @@ class ScriptedSourceTask(SourceTask):
         self._stopped.set()
 
 
+class DataFrameSourceConnector(ScriptedSourceConnector):
+    """ScriptedSource's keys, with a task that implements only poll_dataframe."""
+
+    def task_class(self) -> type[Any]:
+        return DataFrameSourceTask
+
+
+class DataFrameSourceTask(ScriptedSourceTask):
+    """Each poll_dataframe is a frame of up to 100 rows (``max.records`` in all): a struct
+    value {id, name}, the id as key, ``{"next": n + 1}`` as offset; ``retriable.once``
+    raises RetriableError from its first poll."""
+
+    poll = SourceTask.poll  # only poll_dataframe
+
+    def start(self, config: dict[str, str]) -> None:
+        super().start(config)
+        self.retry_once = config.get("retriable.once") == "true"
+
+    def poll_dataframe(self, spark: Any) -> Any:
+        if self.retry_once:
+            self.retry_once = False
+            self._log("retriable")
+            raise RetriableError("scripted: try again")
+        end = self.next + 100 if self.limit < 0 else min(self.next + 100, self.limit)
+        if end <= self.next:
+            self._stopped.wait(0.1)
+            return None
+        partition = json.dumps(self.partition)
+        rows = [
+            (str(n), (n, f"{self.prefix}{n}"), partition, json.dumps({"next": n + 1}))
+            for n in range(self.next, end)
+        ]
+        self.next = end
+        return spark.createDataFrame(
+            rows,
+            "key string, value struct<id: bigint, name: string>, "
+            "source_partition string, source_offset string",
+        )
+
+
 class RecordingSinkConnector(SinkConnector):
     """Writes every record it gets to ``output.file`` as a JSON line; can rewind on open."""
 

@@ -209,3 +209,19 @@ def test_a_failed_delivery_in_the_executors_fails_the_task_and_commits_nothing()
         task.stop()
         assert task.join(10)
     assert offsets.get("c", {"p": 0}) is None
+
+
+class Neither(SourceTask):
+    def start(self, config: dict[str, str]) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def test_a_task_with_neither_poll_nor_poll_dataframe_fails_at_start() -> None:
+    job, producer = ExecutorsStandIn(), RecordingProducer()
+    task, statuses, _ = _task(Neither(), job, producer)
+    task.start()
+    assert task.join(10)
+    assert statuses.states == [State.FAILED] and job.orders == []

@@ -1,0 +1,361 @@
+"""Spark-native sources: a ``SourceTask.poll_dataframe`` batch, converted and produced by the
+executors, with only each source partition's outcome coming back to the driver.
+
+The driver checks and normalises the task's frame (``plan_frame``): its ``key`` and ``value``
+types become Connect schemas (``connect_schema``), a missing ``topic`` is the connector's, and
+a frame of several Spark partitions is repartitioned by source partition and sorted back into
+its own order, so each source partition's rows run in one Spark task, in order. No row is
+collected on the driver.
+
+In the executors (``map_frame_rows``), each Arrow batch of rows becomes a chunk of source
+records (chunk_work.source_chunk: transforms, then converters), which the Spark task's sender
+produces (source_send.Sending). Each output row says, per source partition, the last source
+offset the batch held: the driver commits it once the rows are acknowledged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+import json
+import pickle
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from connect_lite.api import logical
+from connect_lite.api.data import Headers, Schema, SchemaBuilder, SchemaType, Struct
+from connect_lite.api.errors import ConnectError
+from connect_lite.api.records import canonical_json
+from connect_lite.pipeline.chunk_work import SOURCE_FIELDS, SOURCE_RECORD_FIELDS, run_chunk
+from connect_lite.pipeline.chunks import ChunkResult, SourceChunk, SourceInput
+from connect_lite.pipeline.executor import components, gc_paused
+from connect_lite.pipeline.record_errors import RecordError
+from connect_lite.pipeline.source_send import Sending, SendOrder
+from connect_lite.protocol.job_spec import JobSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+REQUIRED = ("key", "value", "source_partition", "source_offset")
+OPTIONAL = ("topic", "partition", "timestamp", "headers")
+FRAME_SCHEMA = "result binary"
+
+_PRIMITIVES: dict[Any, SchemaType] = {
+    pa.int8(): SchemaType.INT8,
+    pa.int16(): SchemaType.INT16,
+    pa.int32(): SchemaType.INT32,
+    pa.int64(): SchemaType.INT64,
+    pa.float32(): SchemaType.FLOAT32,
+    pa.float64(): SchemaType.FLOAT64,
+    pa.bool_(): SchemaType.BOOLEAN,
+    pa.string(): SchemaType.STRING,
+    pa.large_string(): SchemaType.STRING,
+    pa.binary(): SchemaType.BYTES,
+    pa.large_binary(): SchemaType.BYTES,
+}
+
+
+def connect_schema(kind: pa.DataType, where: str) -> Schema | None:
+    """The optional Connect schema of an Arrow (so a Spark) column type; None for a column
+    of nulls only. Decimals and other types Connect has no plain form for are refused."""
+    if pa.types.is_null(kind):
+        return None
+    if kind in _PRIMITIVES:
+        return SchemaBuilder.of(_PRIMITIVES[kind]).optional().build()
+    if pa.types.is_timestamp(kind):
+        return logical.timestamp_schema(optional=True)
+    if pa.types.is_date(kind):
+        return logical.date_schema(optional=True)
+    if pa.types.is_struct(kind):
+        builder = SchemaBuilder.struct().optional()
+        for i in range(kind.num_fields):
+            field = kind.field(i)
+            schema = connect_schema(field.type, f"{where}.{field.name}")
+            if schema is None:
+                raise ConnectError(f"Column {where}.{field.name} holds only nulls: no schema")
+            builder.field(field.name, schema)
+        return builder.build()
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        item = connect_schema(kind.value_type, f"{where}[]")
+        if item is None:
+            raise ConnectError(f"Column {where} is an array of nulls only: no schema")
+        return SchemaBuilder.array(item).optional().build()
+    if pa.types.is_map(kind):
+        key = connect_schema(kind.key_type, f"{where} keys")
+        value = connect_schema(kind.item_type, f"{where} values")
+        if key is None or value is None:
+            raise ConnectError(f"Column {where} is a map of nulls only: no schema")
+        return SchemaBuilder.map(key, value).optional().build()
+    raise ConnectError(
+        f"Column {where} has type {kind}, which has no Connect schema: use a string, binary, "
+        "number, boolean, date, timestamp, struct, array or map"
+    )
+
+
+def connect_value(value: Any, schema: Schema | None) -> Any:
+    """A plain value as Arrow gives it, as the Connect value of ``schema``."""
+    if value is None or schema is None:
+        return value
+    kind = schema.type
+    if schema.name == logical.TIMESTAMP:
+        return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+    if kind is SchemaType.STRUCT:
+        return Struct(
+            schema, {f.name: connect_value(value[f.name], f.schema) for f in schema.fields}
+        )
+    if kind is SchemaType.ARRAY:
+        return [connect_value(v, schema.value_schema) for v in value]
+    if kind is SchemaType.MAP:
+        return {
+            connect_value(k, schema.key_schema): connect_value(v, schema.value_schema)
+            for k, v in value
+        }
+    return value
+
+
+@dataclass(frozen=True)
+class FramePlan:
+    """A task's frame, ready for its job: the normalised frame and its sides' schemas."""
+
+    frame: DataFrame
+    key_schema: Schema | None
+    value_schema: Schema | None
+
+
+def plan_frame(df: DataFrame, topic: str | None, partitions: int) -> FramePlan:
+    """Check the task's frame and normalise it (no job runs): the columns of
+    ``map_frame_rows``, each source partition's rows in one Spark partition, in order."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    names = set(df.columns)
+    missing = [c for c in REQUIRED if c not in names]
+    if missing:
+        raise ConnectError(
+            f"poll_dataframe returned a frame without the column(s) {', '.join(missing)}: it "
+            f"needs {', '.join(REQUIRED)}, and may have {', '.join(OPTIONAL)}"
+        )
+    if "topic" not in names and not topic:
+        raise ConnectError(
+            "poll_dataframe returned a frame without a topic column, and the connector has no "
+            "'topic' setting"
+        )
+    schemas = {
+        side: connect_schema(to_arrow_type(df.schema[side].dataType), side)
+        for side in ("key", "value")
+    }
+    default_topic = F.lit(topic).cast("string")
+    columns = [
+        F.col("key"),
+        F.col("value"),
+        F.coalesce(F.col("topic"), default_topic).alias("topic")
+        if "topic" in names
+        else default_topic.alias("topic"),
+        F.col("partition").cast("int").alias("partition")
+        if "partition" in names
+        else F.lit(None).cast("int").alias("partition"),
+        F.unix_millis(F.col("timestamp").cast("timestamp")).alias("timestamp")
+        if "timestamp" in names
+        else F.lit(None).cast("long").alias("timestamp"),
+        F.col("headers")
+        if "headers" in names
+        else F.lit(None).cast("array<struct<key:string,value:binary>>").alias("headers"),
+        F.col("source_partition").cast("string").alias("source_partition"),
+        F.col("source_offset").cast("string").alias("source_offset"),
+    ]
+    frame = df.select(*columns)
+    if frame.rdd.getNumPartitions() > 1:
+        # One source partition per Spark task, in the frame's order (the id follows it).
+        frame = (
+            frame.withColumn("_seq", F.monotonically_increasing_id())
+            .repartition(max(1, partitions), "source_partition")
+            .sortWithinPartitions("_seq")
+            .drop("_seq")
+        )
+    return FramePlan(frame, schemas["key"], schemas["value"])
+
+
+@dataclass(frozen=True)
+class FrameChunk:
+    """What one Arrow batch of a frame's rows gives the driver: its chunk result (positions
+    count from the batch's first row), its rows, and per source partition (as JSON text) the
+    last source offset it held (JSON text), with the Spark task and batch it came from."""
+
+    task: int
+    batch: int
+    rows: int
+    result: ChunkResult
+    lasts: dict[str, str]
+
+
+def map_frame_rows(
+    spec: JobSpec,
+    token: str,
+    key_schema: Schema | None,
+    value_schema: Schema | None,
+    full: bool,
+    order: SendOrder,
+    batches: Iterator[pa.RecordBatch],
+) -> Iterator[pa.RecordBatch]:
+    """The mapInArrow function of a frame's job: each batch of rows converted (and with
+    ``full`` transformed) and produced; one pickled FrameChunk per batch, once the Spark
+    task's records are all settled."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    task = context.partitionId() if context is not None else 0
+    comps = components(spec, token)
+    sending = Sending(order)
+    started: list[tuple[int, int, dict[str, str]]] = []
+    for n, batch in enumerate(batches):
+        with gc_paused():
+            columns = batch.to_pydict()
+            payload = _payload(columns, key_schema, value_schema, full)
+            result = _with_headers(run_chunk(comps, payload), columns["headers"])
+            sending.start(payload, result)
+            lasts: dict[str, str] = {}
+            for partition, offset in zip(
+                columns["source_partition"], columns["source_offset"], strict=True
+            ):
+                lasts[partition] = offset
+            started.append((n, batch.num_rows, lasts))
+    for (n, rows, lasts), done in zip(started, sending.settle(), strict=True):
+        blob = pickle.dumps(FrameChunk(task, n, rows, done, lasts), pickle.HIGHEST_PROTOCOL)
+        yield pa.RecordBatch.from_arrays([pa.array([blob], pa.binary())], names=["result"])
+
+
+def _payload(
+    columns: dict[str, list[Any]],
+    key_schema: Schema | None,
+    value_schema: Schema | None,
+    full: bool,
+) -> SourceInput:
+    n = len(columns["topic"])
+    keys = [connect_value(k, key_schema) for k in columns["key"]]
+    values = [connect_value(v, value_schema) for v in columns["value"]]
+    key_schemas, value_schemas = [key_schema] * n, [value_schema] * n
+    if not full:
+        fields = {
+            "topic": columns["topic"],
+            "key": keys,
+            "key_schema": key_schemas,
+            "value": values,
+            "value_schema": value_schemas,
+            "headers": [None] * n,  # the frame's headers are bytes already: see _with_headers
+        }
+        return SourceInput(
+            False,
+            tuple(fields[name] for name in SOURCE_FIELDS),
+            (columns["partition"], columns["timestamp"]),
+        )
+    fields = {
+        "source_partition": [_json(p) for p in columns["source_partition"]],
+        "source_offset": [_json(o) for o in columns["source_offset"]],
+        "topic": columns["topic"],
+        "value": values,
+        "key": keys,
+        "kafka_partition": columns["partition"],
+        "key_schema": key_schemas,
+        "value_schema": value_schemas,
+        "timestamp": columns["timestamp"],
+        "headers": [Headers()] * n,
+    }
+    return SourceInput(True, tuple(fields[name] for name in SOURCE_RECORD_FIELDS))
+
+
+def _with_headers(result: ChunkResult, headers: list[Any]) -> ChunkResult:
+    """The frame's headers (already bytes) on the records kept, as Kafka carries them."""
+    if not isinstance(result, SourceChunk) or not any(headers):
+        return result
+
+    serialized = [
+        None if headers[i] is None else [(h["key"], h["value"]) for h in headers[i]]
+        for i in result.kept
+    ]
+    return dataclasses.replace(result, headers=serialized)
+
+
+@dataclass
+class FrameBatchResult:
+    """The outcome of a frame's job: its rows, those the executors sent, the records they held
+    back (new topics: ``rows``, as a SourceBatchResult's), the errors, and per source partition
+    (canonical key) the partition and the last offset the frame held."""
+
+    size: int = 0
+    sent: int = 0
+    sent_topics: set[str] = dataclasses.field(default_factory=set)
+    send_failure: str | None = None
+    rows: list[Any] = dataclasses.field(default_factory=list)
+    errors: list[RecordError] = dataclasses.field(default_factory=list)
+    retries: int = 0
+    offsets: dict[str, tuple[dict[str, Any], dict[str, Any]]] = dataclasses.field(
+        default_factory=dict
+    )
+
+
+def collect_frame(table: pa.Table) -> FrameBatchResult:
+    """The FrameChunks of a frame's job, in each Spark task's order, as one result."""
+    chunks: list[FrameChunk] = [pickle.loads(b.as_buffer()) for b in table.column("result")]
+    chunks.sort(key=lambda c: (c.task, c.batch))
+    out = FrameBatchResult()
+    for chunk in chunks:
+        base, result = out.size, chunk.result
+        out.size += chunk.rows
+        out.errors.extend(frame_errors(result.errors, base))
+        out.retries += result.retries
+        if isinstance(result, SourceChunk):
+            sent = result.sent
+            if sent is not None:
+                out.sent += len(sent.positions)
+                out.sent_topics.update(sent.topics)
+                out.send_failure = out.send_failure or sent.failure
+            headers = result.headers or [None] * len(result.kept)
+            assert result.destinations is not None  # set by Sending for what it held back
+            for k, i in enumerate(result.kept):
+                topic, partition, stamp = result.destinations[k]
+                out.rows.append(
+                    (
+                        base + i,
+                        topic,
+                        partition,
+                        result.keys[k],
+                        result.values[k],
+                        headers[k],
+                        stamp,
+                    )
+                )
+        for lane, offset in chunk.lasts.items():
+            parsed = _json(lane)
+            out.offsets[canonical_json(parsed)] = (dict(parsed), dict(_json(offset)))
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _json(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ConnectError(f"A source partition or offset must be a JSON object, not {text!r}")
+    return value
+
+
+def frame_errors(errors: list[RecordError], base: int) -> list[RecordError]:
+    """A chunk's record errors, their positions counted from the frame's batch start."""
+    return [e if e.index is None else dataclasses.replace(e, index=base + e.index) for e in errors]
+
+
+__all__ = [
+    "FRAME_SCHEMA",
+    "FrameBatchResult",
+    "FrameChunk",
+    "FramePlan",
+    "collect_frame",
+    "connect_schema",
+    "connect_value",
+    "frame_errors",
+    "map_frame_rows",
+    "plan_frame",
+]

@@ -1,0 +1,178 @@
+"""A poll_dataframe batch (SourceJob.run_frame) on a real local SparkSession and the session's
+broker: typed keys and values through the converters, the executors produce every row, each
+source partition's rows in order and its last offset, a missing column refused, a default
+topic, headers as given, and a transform."""
+
+from __future__ import annotations
+
+import functools
+import json
+import uuid
+from collections import defaultdict
+from datetime import UTC, datetime
+
+import pytest
+from pyspark.sql import types as T
+
+from connect_lite.api.errors import ConnectError
+from connect_lite.kafka.batch_sender import sender_config
+from connect_lite.kafka.clients import producer_config
+from connect_lite.pipeline import SourceJob, SparkEngine
+from connect_lite.pipeline.source_send import SendOrder
+from connect_lite.protocol.job_spec import TransformSpec
+from connect_lite.testing.kafka_helpers import KafkaHelpers
+from tests.integration.pipeline import plugins
+from tests.integration.pipeline.jobs import spec
+
+pytestmark = pytest.mark.integration
+
+ROW = T.StructType(
+    [
+        T.StructField("key", T.StringType()),
+        T.StructField(
+            "value",
+            T.StructType(
+                [T.StructField("id", T.LongType()), T.StructField("name", T.StringType())]
+            ),
+        ),
+        T.StructField("topic", T.StringType()),
+        T.StructField("source_partition", T.StringType()),
+        T.StructField("source_offset", T.StringType()),
+    ]
+)
+
+
+def _order(bootstrap: str) -> SendOrder:
+    return SendOrder(
+        sender_config(producer_config({"bootstrap.servers": bootstrap}, "frames", 0)), None, False
+    )
+
+
+def _topic(kafka: KafkaHelpers) -> str:
+    name = f"frames-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(name, 1)
+    return name
+
+
+def test_a_frame_of_several_partitions_is_produced_in_order_with_each_last_offset(
+    engine: SparkEngine, bootstrap_servers: str
+) -> None:
+    kafka = KafkaHelpers(bootstrap_servers)
+    topic = _topic(kafka)
+    files = ("a", "b", "c")
+    rows = [
+        (
+            f"{f}{i}",
+            (i, f"{f}-{i}"),
+            topic,
+            json.dumps({"file": f}),
+            json.dumps({"line": i}),
+        )
+        for i in range(300)
+        for f in files
+    ]
+    frame = engine.session().createDataFrame(rows, ROW).coalesce(1)
+    job = SourceJob(engine, spec("frames", plugins.JsonStructConverter), "task-frames")
+    result = job.run_frame(frame, None, _order(bootstrap_servers))
+    assert result.size == 900 and result.sent == 900 and result.rows == []
+    assert result.send_failure is None and result.errors == []
+    assert result.offsets == {
+        json.dumps({"file": f}, separators=(",", ":")): ({"file": f}, {"line": 299}) for f in files
+    }
+    got = kafka.consume(topic, count=900, timeout=30)
+    lines: dict[str, list[int]] = defaultdict(list)
+    for message in got:
+        value = json.loads(message.value or b"")
+        assert message.key == f"{value['name'][0]}{value['id']}".encode()
+        lines[value["name"][0]].append(value["id"])
+    assert {f: lines[f] for f in files} == {f: list(range(300)) for f in files}
+
+
+def test_a_frame_split_over_spark_partitions_keeps_each_source_partitions_order(
+    engine: SparkEngine, bootstrap_servers: str
+) -> None:
+    """The frame's own partitions mix the source partitions: the job regroups them, in the
+    frame's order."""
+    kafka = KafkaHelpers(bootstrap_servers)
+    topic = _topic(kafka)
+    rows = [
+        (None, (i, f"{f}-{i}"), topic, json.dumps({"file": f}), json.dumps({"line": i}))
+        for i in range(400)
+        for f in ("x", "y")
+    ]
+    frame = engine.session().createDataFrame(rows, ROW)  # slices of the list, in order
+    assert frame.rdd.getNumPartitions() > 1
+    job = SourceJob(engine, spec("frames-split", plugins.JsonStructConverter), "task-frames-s")
+    result = job.run_frame(frame, None, _order(bootstrap_servers))
+    assert result.sent == 800
+    assert {key: offset for key, (_, offset) in result.offsets.items()} == {
+        '{"file":"x"}': {"line": 399},
+        '{"file":"y"}': {"line": 399},
+    }
+    lines: dict[str, list[int]] = defaultdict(list)
+    for message in kafka.consume(topic, count=800, timeout=30):
+        value = json.loads(message.value or b"")
+        lines[value["name"][0]].append(value["id"])
+    assert lines == {"x": list(range(400)), "y": list(range(400))}
+
+
+def test_the_connectors_topic_headers_and_timestamps_and_a_transform(
+    engine: SparkEngine, bootstrap_servers: str
+) -> None:
+    kafka = KafkaHelpers(bootstrap_servers)
+    topic = _topic(kafka)
+    schema = T.StructType(
+        [
+            T.StructField("key", T.StringType()),
+            T.StructField("value", T.StringType()),
+            T.StructField("timestamp", T.TimestampType()),
+            T.StructField(
+                "headers",
+                T.ArrayType(
+                    T.StructType(
+                        [
+                            T.StructField("key", T.StringType()),
+                            T.StructField("value", T.BinaryType()),
+                        ]
+                    )
+                ),
+            ),
+            T.StructField("source_partition", T.StringType()),
+            T.StructField("source_offset", T.StringType()),
+        ]
+    )
+    stamp = datetime(2026, 11, 28, 1, 2, 3, tzinfo=UTC)
+    rows = [
+        ("k", "hello", stamp, [("h", b"raw")], '{"p":1}', '{"o":1}'),
+        (None, "drop me", None, None, '{"p":1}', '{"o":2}'),
+    ]
+    frame = engine.session().createDataFrame(rows, schema)
+    transforms = (
+        TransformSpec(functools.partial(plugins.DropIfContains, "drop")),
+        TransformSpec(plugins.UpperValue),
+    )
+    job = SourceJob(engine, spec("frames-tx", transforms=transforms), "task-frames-tx")
+    result = job.run_frame(frame, topic, _order(bootstrap_servers))
+    assert result.size == 2 and result.sent == 1
+    assert result.offsets == {'{"p":1}': ({"p": 1}, {"o": 2})}  # the dropped row counts too
+    [message] = kafka.consume(topic, count=1)
+    assert (message.key, message.value) == (b"k", b"HELLO")
+    assert message.headers == [("h", b"raw")]
+    assert message.timestamp == int(stamp.timestamp() * 1000)
+
+
+def test_a_frame_without_the_required_columns_is_refused(engine: SparkEngine) -> None:
+    frame = engine.session().createDataFrame([("v",)], "value string")
+    job = SourceJob(engine, spec("frames-bad"), "task-frames-bad")
+    with pytest.raises(ConnectError, match="without the column\\(s\\) key, source_partition"):
+        job.run_frame(frame, "t", _order("127.0.0.1:9"))
+
+
+def test_a_frame_without_a_topic_needs_the_connectors(engine: SparkEngine) -> None:
+    frame = engine.session().createDataFrame(
+        [("k", "v", "{}", "{}")],
+        "key string, value string, source_partition string, source_offset string",
+    )
+    job = SourceJob(engine, spec("frames-notopic"), "task-frames-notopic")
+    with pytest.raises(ConnectError, match="no 'topic' setting"):
+        job.run_frame(frame, None, _order("127.0.0.1:9"))
