@@ -107,3 +107,30 @@ def test_the_lake_sink_reads_its_records_in_the_cluster_executors(
 
     ran_on = wait_for(executors, 60, what="the last batch's executors")
     assert ran_on and "driver" not in ran_on  # the cluster's executors, not the worker
+
+
+def test_a_dataframe_source_is_converted_and_produced_by_the_cluster_executors(
+    cluster_worker: EmbeddedConnect, kafka: KafkaHelpers
+) -> None:
+    """poll_dataframe on the cluster: the frame's rows are converted (JsonConverter with
+    schemas) and produced in the executors, in order, and the last row's offset commits."""
+    topic = unique("df-cluster")
+    kafka.create_topic(topic, 1)
+    config = {
+        **source_config(topic, **{"max.records": "120"}),
+        "connector.class": "DataFrameSource",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    }
+    name = create_running(cluster_worker, "df-cluster", config)
+    got = kafka.consume(topic, 120, timeout=180)
+    assert [m.key for m in got] == [str(n).encode() for n in range(120)]
+    assert json.loads(got[-1].value or b"")["payload"] == {"id": 119, "name": "value-119"}
+    wait_for(
+        lambda: (
+            cluster_worker.http.get(f"/connectors/{name}/offsets").body.get("offsets")
+            == [{"partition": {"task": "0"}, "offset": {"next": 120}}]
+        ),
+        timeout=60,
+        what="the last row's offset, committed",
+    )
+    assert cluster_worker.http.delete(f"/connectors/{name}").status == 204
