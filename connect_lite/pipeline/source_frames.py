@@ -221,7 +221,8 @@ def map_frame_rows(
             for partition, offset in zip(
                 columns["source_partition"], columns["source_offset"], strict=True
             ):
-                lasts[partition] = offset
+                if partition is not None and offset is not None:  # else nothing to commit
+                    lasts[partition] = offset
             started.append((n, batch.num_rows, lasts))
     for (n, rows, lasts), done in zip(started, sending.settle(), strict=True):
         blob = pickle.dumps(FrameChunk(task, n, rows, done, lasts), pickle.HIGHEST_PROTOCOL)
@@ -235,6 +236,10 @@ def _payload(
     full: bool,
 ) -> SourceInput:
     n = len(columns["topic"])
+    if None in columns["topic"]:
+        raise ConnectError(
+            "A row of the frame has a null topic, and the connector has no 'topic' setting"
+        )
     keys = [connect_value(k, key_schema) for k in columns["key"]]
     values = [connect_value(v, value_schema) for v in columns["value"]]
     key_schemas, value_schemas = [key_schema] * n, [value_schema] * n
@@ -253,8 +258,8 @@ def _payload(
             (columns["partition"], columns["timestamp"]),
         )
     fields = {
-        "source_partition": [_json(p) for p in columns["source_partition"]],
-        "source_offset": [_json(o) for o in columns["source_offset"]],
+        "source_partition": [_json_or_none(p) for p in columns["source_partition"]],
+        "source_offset": [_json_or_none(o) for o in columns["source_offset"]],
         "topic": columns["topic"],
         "value": values,
         "key": keys,
@@ -332,6 +337,10 @@ def collect_frame(table: pa.Table) -> FrameBatchResult:
             parsed = _json(lane)
             out.offsets[canonical_json(parsed)] = (dict(parsed), dict(_json(offset)))
     return out
+
+
+def _json_or_none(text: str | None) -> dict[str, Any] | None:
+    return None if text is None else _json(text)
 
 
 @functools.lru_cache(maxsize=1024)

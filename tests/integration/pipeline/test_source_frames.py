@@ -176,3 +176,20 @@ def test_a_frame_without_a_topic_needs_the_connectors(engine: SparkEngine) -> No
     job = SourceJob(engine, spec("frames-notopic"), "task-frames-notopic")
     with pytest.raises(ConnectError, match="no 'topic' setting"):
         job.run_frame(frame, None, _order("127.0.0.1:9"))
+
+
+def test_rows_without_a_source_partition_or_offset_are_produced_and_commit_nothing(
+    engine: SparkEngine, bootstrap_servers: str
+) -> None:
+    kafka = KafkaHelpers(bootstrap_servers)
+    topic = _topic(kafka)
+    rows = [
+        ("a", (1, "one"), topic, None, None),
+        ("b", (2, "two"), topic, '{"file":"f"}', None),
+        ("c", (3, "three"), topic, '{"file":"f"}', '{"line":3}'),
+    ]
+    frame = engine.session().createDataFrame(rows, ROW)
+    job = SourceJob(engine, spec("frames-null", plugins.JsonStructConverter), "task-frames-null")
+    result = job.run_frame(frame, None, _order(bootstrap_servers))
+    assert result.sent == 3 and result.offsets == {'{"file":"f"}': ({"file": "f"}, {"line": 3})}
+    assert [m.key for m in kafka.consume(topic, count=3)] == [b"a", b"b", b"c"]
