@@ -41,6 +41,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 REQUIRED = ("key", "value", "source_partition", "source_offset")
+SCHEMA_METADATA = "connect.schema"
+"""The key or value column's metadata entry that declares its Connect schema's names, docs,
+parameters and optionality (JsonConverter's schema form); its types are the column's."""
 OPTIONAL = ("topic", "partition", "timestamp", "headers")
 FRAME_SCHEMA = "result binary"
 
@@ -96,6 +99,91 @@ def connect_schema(kind: pa.DataType, where: str) -> Schema | None:
     )
 
 
+def declared_schema(inferred: Schema | None, node: Any, where: str) -> Schema | None:
+    """``inferred`` (a column's schema), with the ``name``, ``version``, ``doc``,
+    ``parameters`` and ``optional`` a ``connect.schema`` node declares, in JsonConverter's
+    schema form (``fields``, ``items``, ``keys``, ``values`` for the parts). The types stay
+    the column's: a ``type`` that differs, a field the column lacks, or a logical name on
+    another type is refused."""
+    if node is None:
+        return inferred
+    node = _json_node(node, where)
+    if inferred is None:
+        raise ConnectError(f"Column {where} holds only nulls: it has no schema to declare")
+    kind = node.get("type")
+    if kind is not None and kind != inferred.type.value:
+        raise ConnectError(
+            f"Column {where} is of Connect type {inferred.type.value}, but its "
+            f"{SCHEMA_METADATA} says {kind}"
+        )
+    changes = _metadata_changes(inferred, node, where)
+    if inferred.type is SchemaType.STRUCT and "fields" in node:
+        declared = {f.get("field"): f for f in node["fields"]}
+        unknown = sorted(str(n) for n in set(declared) - {f.name for f in inferred.fields})
+        if unknown:
+            raise ConnectError(
+                f"The {SCHEMA_METADATA} of column {where} declares field(s) "
+                f"{', '.join(unknown)}, which the column does not have"
+            )
+        changes["fields"] = tuple(
+            dataclasses.replace(
+                f, schema=_declared_part(f.schema, declared.get(f.name), f"{where}.{f.name}")
+            )
+            for f in inferred.fields
+        )
+    for key, attribute in _PARTS.get(inferred.type, ()):
+        if key in node:
+            part = getattr(inferred, attribute)
+            changes[attribute] = _declared_part(part, node[key], f"{where} {key}")
+    return dataclasses.replace(inferred, **changes)
+
+
+_PARTS = {
+    SchemaType.ARRAY: (("items", "value_schema"),),
+    SchemaType.MAP: (("keys", "key_schema"), ("values", "value_schema")),
+}
+
+
+def _json_node(node: Any, where: str) -> dict[str, Any]:
+    if isinstance(node, str):
+        try:
+            node = json.loads(node)
+        except ValueError as error:
+            raise ConnectError(f"The {SCHEMA_METADATA} of column {where} is not JSON") from error
+    if not isinstance(node, dict):
+        raise ConnectError(f"The {SCHEMA_METADATA} of column {where} must be a JSON object")
+    return node
+
+
+def _declared_part(inferred: Schema, node: Any, where: str) -> Schema:
+    declared = declared_schema(inferred, node, where)
+    assert declared is not None  # inferred is a schema
+    return declared
+
+
+def _metadata_changes(inferred: Schema, node: dict[str, Any], where: str) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
+    if "optional" in node:
+        changes["optional"] = bool(node["optional"])
+    if "name" in node:
+        name = node["name"]
+        if (name in logical.LOGICAL_NAMES or inferred.name in logical.LOGICAL_NAMES) and (
+            name != inferred.name
+        ):
+            raise ConnectError(
+                f"Column {where} is {inferred.name or inferred.type.value}: its "
+                f"{SCHEMA_METADATA} cannot name it {name}"
+            )
+        changes["name"] = name
+    if "version" in node:
+        changes["version"] = None if node["version"] is None else int(node["version"])
+    if "doc" in node:
+        changes["doc"] = node["doc"]
+    if "parameters" in node:
+        changes["parameters"] = tuple((str(k), str(v)) for k, v in node["parameters"].items())
+    return changes
+
+
 def connect_value(value: Any, schema: Schema | None) -> Any:
     """A plain value as Arrow gives it, as the Connect value of ``schema``."""
     if value is None or schema is None:
@@ -145,7 +233,12 @@ def plan_frame(df: DataFrame, topic: str | None, partitions: int) -> FramePlan:
             "'topic' setting"
         )
     schemas = {
-        side: connect_schema(to_arrow_type(df.schema[side].dataType), side)
+        side: declared_schema(
+            # The zone only names the Arrow type: connect_value reads its instants as UTC.
+            connect_schema(to_arrow_type(df.schema[side].dataType, timezone="UTC"), side),
+            df.schema[side].metadata.get(SCHEMA_METADATA),
+            side,
+        )
         for side in ("key", "value")
     }
     default_topic = F.lit(topic).cast("string")

@@ -1,12 +1,13 @@
 """A poll_dataframe batch (SourceJob.run_frame) on a real local SparkSession and the session's
 broker: typed keys and values through the converters, the executors produce every row, each
 source partition's rows in order and its last offset, a missing column refused, a default
-topic, headers as given, and a transform."""
+topic, headers as given, a transform, and a schema declared in a column's metadata."""
 
 from __future__ import annotations
 
 import functools
 import json
+import pickle
 import uuid
 from collections import defaultdict
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from datetime import UTC, datetime
 import pytest
 from pyspark.sql import types as T
 
+from connect_lite.api import logical
 from connect_lite.api.errors import ConnectError
 from connect_lite.kafka.batch_sender import sender_config
 from connect_lite.kafka.clients import producer_config
@@ -159,6 +161,42 @@ def test_the_connectors_topic_headers_and_timestamps_and_a_transform(
     assert (message.key, message.value) == (b"k", b"HELLO")
     assert message.headers == [("h", b"raw")]
     assert message.timestamp == int(stamp.timestamp() * 1000)
+
+
+def test_a_value_with_a_timestamp_takes_the_schema_its_metadata_declares(
+    engine: SparkEngine, bootstrap_servers: str
+) -> None:
+    kafka = KafkaHelpers(bootstrap_servers)
+    topic = _topic(kafka)
+    stamp = datetime(2026, 11, 28, 1, 2, 3, tzinfo=UTC)
+    frame = engine.session().sql(
+        "SELECT CAST(NULL AS STRING) AS key, named_struct('id', 7L, 'at', "
+        "TIMESTAMP '2026-11-28 01:02:03') AS value, '{\"p\":1}' AS source_partition, "
+        "'{\"o\":1}' AS source_offset"
+    )
+    declared = {
+        "type": "struct",
+        "name": "com.example.Event",
+        "optional": False,
+        "fields": [{"field": "id", "optional": False}],
+    }
+    frame = frame.withMetadata("value", {"connect.schema": declared})
+    job = SourceJob(engine, spec("frames-declared", plugins.PickleConverter), "task-declared")
+    result = job.run_frame(frame, topic, _order(bootstrap_servers))
+    assert result.sent == 1 and result.errors == []
+    [message] = kafka.consume(topic, count=1)
+    sent = pickle.loads(message.value or b"")
+    schema = sent.schema
+    assert (schema.name, schema.optional) == ("com.example.Event", False)
+    fields = {f.name: f.schema for f in schema.fields}
+    assert not fields["id"].optional and fields["at"].optional  # declared / inferred
+    assert fields["at"].name == logical.TIMESTAMP and sent.value.get("at") == stamp
+    with pytest.raises(ConnectError, match=r"Column value is of Connect type struct"):
+        job.run_frame(
+            frame.withMetadata("value", {"connect.schema": {"type": "string"}}),
+            topic,
+            _order(bootstrap_servers),
+        )
 
 
 def test_a_frame_without_the_required_columns_is_refused(engine: SparkEngine) -> None:

@@ -4,6 +4,7 @@ values: what the converters then serialize."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 import pyarrow as pa
@@ -12,7 +13,7 @@ import pytest
 from connect_lite.api import logical
 from connect_lite.api.data import Schema, SchemaBuilder, SchemaType, Struct
 from connect_lite.api.errors import ConnectError
-from connect_lite.pipeline.source_frames import connect_schema, connect_value
+from connect_lite.pipeline.source_frames import connect_schema, connect_value, declared_schema
 
 
 @pytest.mark.parametrize(
@@ -73,3 +74,69 @@ def test_a_column_of_nulls_has_no_schema_and_a_decimal_is_refused() -> None:
 def test_values_of_plain_schemas_pass_as_they_are() -> None:
     schema: Schema = SchemaBuilder.of(SchemaType.STRING).optional().build()
     assert connect_value("text", schema) == "text" and connect_value(None, schema) is None
+
+
+def _user() -> Schema:
+    kind = pa.struct([("id", pa.int64()), ("at", pa.timestamp("us", tz="UTC"))])
+    schema = connect_schema(kind, "value")
+    assert schema is not None
+    return schema
+
+
+def test_a_declared_schema_names_the_struct_and_makes_fields_required() -> None:
+    node = {
+        "type": "struct",
+        "name": "com.example.User",
+        "version": 2,
+        "optional": False,
+        "fields": [{"field": "id", "optional": False, "doc": "the id"}],
+    }
+    schema = declared_schema(_user(), node, "value")
+    assert schema is not None
+    assert (schema.name, schema.version, schema.optional) == ("com.example.User", 2, False)
+    fields = {f.name: f.schema for f in schema.fields}
+    assert not fields["id"].optional and fields["id"].doc == "the id"
+    assert fields["at"].optional and fields["at"].name == logical.TIMESTAMP  # undeclared: as is
+    assert declared_schema(_user(), json.dumps(node), "value") == schema  # JSON text too
+    assert declared_schema(_user(), None, "value") == _user()
+
+
+@pytest.mark.parametrize(
+    ("node", "message"),
+    [
+        ({"type": "string"}, r"Column value is of Connect type struct, but .* says string"),
+        ({"fields": [{"field": "nope"}]}, r"declares field\(s\) nope, which the column"),
+        (
+            {"fields": [{"field": "id", "name": logical.TIMESTAMP}]},
+            r"Column value\.id is int64: its connect\.schema cannot name it",
+        ),
+        (
+            {"fields": [{"field": "at", "name": "x"}]},
+            r"Column value\.at is org\.apache\.kafka\.connect\.data\.Timestamp",
+        ),
+        ("{", r"The connect\.schema of column value is not JSON"),
+        ([1], r"must be a JSON object"),
+    ],
+)
+def test_a_declared_schema_cannot_change_types(node: Any, message: str) -> None:
+    with pytest.raises(ConnectError, match=message):
+        declared_schema(_user(), node, "value")
+
+
+def test_a_declared_schema_reaches_array_items_and_map_values() -> None:
+    kind = pa.struct(
+        [("tags", pa.list_(pa.string())), ("counts", pa.map_(pa.string(), pa.int32()))]
+    )
+    node = {
+        "fields": [
+            {"field": "tags", "items": {"optional": False}},
+            {"field": "counts", "keys": {"optional": False}, "values": {"doc": "n"}},
+        ]
+    }
+    schema = declared_schema(connect_schema(kind, "value"), node, "value")
+    assert schema is not None
+    fields = {f.name: f.schema for f in schema.fields}
+    assert fields["tags"].value_schema is not None and not fields["tags"].value_schema.optional
+    counts = fields["counts"]
+    assert counts.key_schema is not None and not counts.key_schema.optional
+    assert counts.value_schema is not None and counts.value_schema.doc == "n"
