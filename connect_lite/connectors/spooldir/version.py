@@ -1,0 +1,3 @@
+"""The version every SpoolDir class reports."""
+
+VERSION = "1.0.0"

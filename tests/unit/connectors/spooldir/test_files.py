@@ -1,0 +1,101 @@
+"""The spool directory: which files a task reads, in what order, and where they go."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from connect_lite.connectors.spooldir.files import InputFile, Spool, by_date, move, prune
+
+
+def spool(root: Path, **changes: object) -> Spool:
+    settings: dict[str, object] = {
+        "input_path": str(root),
+        "pattern": r".*\.csv",
+        "flag_extension": ".PROCESSING",
+        "minimum_age_ms": 0,
+        "sort_attributes": ("NameAsc",),
+        "recursive": False,
+        "task_index": 0,
+        "task_count": 1,
+        **changes,
+    }
+    return Spool(**settings)  # type: ignore[arg-type]
+
+
+def names(files: list[InputFile]) -> list[str]:
+    return [f.relative for f in files]
+
+
+def test_matching_unflagged_files_of_a_minimum_age_in_sort_order(tmp_path: Path) -> None:
+    for name, size in (("b.csv", 3), ("a.csv", 1), ("c.csv", 2), ("x.txt", 1), ("d.csv", 4)):
+        (tmp_path / name).write_text("x" * size)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "e.csv").write_text("e")
+    (tmp_path / "d.csv.PROCESSING").write_text("")
+    assert names(spool(tmp_path).list()) == ["a.csv", "b.csv", "c.csv"]
+    assert names(spool(tmp_path, sort_attributes=("LengthDesc",)).list()) == [
+        "b.csv",
+        "c.csv",
+        "a.csv",
+    ]
+    assert names(spool(tmp_path, recursive=True).list()) == [
+        "a.csv",
+        "b.csv",
+        "c.csv",
+        "sub/e.csv",
+    ]
+    now = int(time.time() * 1000)
+    assert spool(tmp_path, minimum_age_ms=60_000).list(now) == []
+    os.utime(tmp_path / "a.csv", (time.time() - 120, time.time() - 120))
+    assert names(spool(tmp_path, minimum_age_ms=60_000).list(now)) == ["a.csv"]
+
+
+def test_the_pattern_matches_the_whole_name(tmp_path: Path) -> None:
+    (tmp_path / "a.csv.bak").write_text("x")
+    (tmp_path / "a.csv").write_text("x")
+    assert names(spool(tmp_path).list()) == ["a.csv"]
+
+
+def test_tasks_share_files_by_a_hash_of_their_names(tmp_path: Path) -> None:
+    every = [f"{'orders-' * (n % 4)}{n * 7919}.csv" for n in range(30)]
+    for name in every:
+        (tmp_path / name).write_text("x")
+    shares = [set(names(spool(tmp_path, task_index=i, task_count=3).list())) for i in range(3)]
+    assert set.union(*shares) == set(every) and sum(len(s) for s in shares) == len(every)
+    assert all(shares)  # each task gets some
+    # jcustenborder's ByName: abs(adler32(name) as a Java int) % task.count
+    assert spool(tmp_path, task_index=1, task_count=3).owns("a.csv")  # adler32 0x052701dc
+    long = "x" * 19 + ".csv"  # adler32 0x80040a63: a negative Java int, -0x7ffbf59d
+    assert spool(tmp_path, task_index=0, task_count=3).owns(long)
+
+
+def test_claim_and_release_a_flag(tmp_path: Path) -> None:
+    (tmp_path / "a.csv").write_text("x")
+    s = spool(tmp_path)
+    (file,) = s.list()
+    s.claim(file)
+    assert (tmp_path / "a.csv.PROCESSING").exists() and s.list() == []
+    s.release(file)
+    s.release(file)  # twice is fine
+    assert names(s.list()) == ["a.csv"]
+
+
+def test_a_move_keeps_the_relative_path_and_prune_removes_empty_directories(
+    tmp_path: Path,
+) -> None:
+    root, done = tmp_path / "in", tmp_path / "done"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "x.csv").write_text("x")
+    (file,) = spool(root, recursive=True).list()
+    assert move(file, str(done)) == str(done / "a" / "b" / "x.csv")
+    assert (done / "a" / "b" / "x.csv").read_text() == "x"  # not .../x.csv/x.csv
+    prune(file, str(root))
+    assert root.exists() and not (root / "a").exists()
+
+
+def test_movebydate_uses_the_files_modification_day(tmp_path: Path) -> None:
+    stamp = time.mktime((2024, 2, 29, 12, 0, 0, 0, 0, -1))
+    file = InputFile(str(tmp_path / "x.csv"), "x.csv", 1, int(stamp * 1000))
+    assert by_date("/done", file) == "/done/2024-02-29"
