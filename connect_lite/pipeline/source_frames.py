@@ -306,7 +306,7 @@ def map_frame_rows(
     started: list[tuple[int, int, dict[str, str]]] = []
     for n, batch in enumerate(batches):
         with gc_paused():
-            columns = batch.to_pydict()
+            columns = _columns(batch, key_schema, value_schema)
             payload = _payload(columns, key_schema, value_schema, full)
             result = _with_headers(run_chunk(comps, payload), columns["headers"])
             sending.start(payload, result)
@@ -333,8 +333,7 @@ def _payload(
         raise ConnectError(
             "A row of the frame has a null topic, and the connector has no 'topic' setting"
         )
-    keys = [connect_value(k, key_schema) for k in columns["key"]]
-    values = [connect_value(v, value_schema) for v in columns["value"]]
+    keys, values = columns["key"], columns["value"]
     key_schemas, value_schemas = [key_schema] * n, [value_schema] * n
     if not full:
         fields = {
@@ -369,12 +368,58 @@ def _with_headers(result: ChunkResult, headers: list[Any]) -> ChunkResult:
     """The frame's headers (already bytes) on the records kept, as Kafka carries them."""
     if not isinstance(result, SourceChunk) or not any(headers):
         return result
+    return dataclasses.replace(result, headers=[headers[i] for i in result.kept])
 
-    serialized = [
-        None if headers[i] is None else [(h["key"], h["value"]) for h in headers[i]]
-        for i in result.kept
-    ]
-    return dataclasses.replace(result, headers=serialized)
+
+def _columns(
+    batch: pa.RecordBatch, key_schema: Schema | None, value_schema: Schema | None
+) -> dict[str, list[Any]]:
+    """A batch's columns as Python lists, the key and value as Connect values and the headers
+    as (key, bytes) pairs, built column by column (no dict per row)."""
+    columns = {
+        name: batch.column(name).to_pylist()
+        for name in ("topic", "partition", "timestamp", "source_partition", "source_offset")
+    }
+    columns["key"] = column_values(batch.column("key"), key_schema)
+    columns["value"] = column_values(batch.column("value"), value_schema)
+    columns["headers"] = _header_lists(batch.column("headers"))
+    return columns
+
+
+def column_values(array: pa.Array, schema: Schema | None) -> list[Any]:
+    """The Connect values of an Arrow column of ``schema`` (connect_value's, per column)."""
+    if schema is None or pa.types.is_null(array.type):
+        return array.to_pylist()
+    if schema.type is SchemaType.STRUCT and pa.types.is_struct(array.type):
+        assert isinstance(array, pa.StructArray)
+        names = [f.name for f in schema.fields]
+        children = [column_values(array.field(f.name), f.schema) for f in schema.fields]
+        rows = zip(*children, strict=True) if children else ((),) * len(array)
+        if not array.null_count:
+            return [Struct(schema, dict(zip(names, row, strict=True))) for row in rows]
+        valid = array.is_valid().to_pylist()
+        return [
+            Struct(schema, dict(zip(names, row, strict=True))) if ok else None
+            for row, ok in zip(rows, valid, strict=True)
+        ]
+    plain = array.to_pylist()
+    if schema.type.is_primitive and schema.name != logical.TIMESTAMP:
+        return plain  # numbers, text, bytes, booleans, dates: as Arrow gives them
+    return [connect_value(v, schema) for v in plain]
+
+
+def _header_lists(array: pa.Array) -> list[Any]:
+    """Each row's headers as (key, value) pairs, or None."""
+    if array.null_count == len(array):
+        return [None] * len(array)
+    assert isinstance(array, pa.ListArray)
+    entries = array.values
+    pairs = list(
+        zip(entries.field("key").to_pylist(), entries.field("value").to_pylist(), strict=True)
+    )
+    offsets = array.offsets.to_pylist()
+    valid = array.is_valid().to_pylist()
+    return [pairs[offsets[i] : offsets[i + 1]] if valid[i] else None for i in range(len(array))]
 
 
 @dataclass

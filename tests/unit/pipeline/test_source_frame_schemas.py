@@ -13,7 +13,12 @@ import pytest
 from connect_lite.api import logical
 from connect_lite.api.data import Schema, SchemaBuilder, SchemaType, Struct
 from connect_lite.api.errors import ConnectError
-from connect_lite.pipeline.source_frames import connect_schema, connect_value, declared_schema
+from connect_lite.pipeline.source_frames import (
+    column_values,
+    connect_schema,
+    connect_value,
+    declared_schema,
+)
 
 
 @pytest.mark.parametrize(
@@ -140,3 +145,32 @@ def test_a_declared_schema_reaches_array_items_and_map_values() -> None:
     counts = fields["counts"]
     assert counts.key_schema is not None and not counts.key_schema.optional
     assert counts.value_schema is not None and counts.value_schema.doc == "n"
+
+
+def test_column_values_are_connect_values_row_by_row() -> None:
+    kind = pa.struct(
+        [
+            ("id", pa.int64()),
+            ("at", pa.timestamp("us", tz="UTC")),
+            ("tags", pa.list_(pa.string())),
+            ("inner", pa.struct([("x", pa.float64())])),
+        ]
+    )
+    at = dt.datetime(2026, 11, 28, 1, 2, 3)
+    rows = [
+        {"id": 1, "at": at, "tags": ["a"], "inner": {"x": 1.5}},
+        None,
+        {"id": 3, "at": None, "tags": None, "inner": None},
+    ]
+    array = pa.array(rows, kind)
+    schema = connect_schema(kind, "value")
+    got = column_values(array, schema)
+    assert got == [connect_value(row, schema) for row in array.to_pylist()]
+    assert got[1] is None and got[0].get("at") == at.replace(tzinfo=dt.UTC)
+    assert got[0].get("inner").get("x") == 1.5 and got[2].get("inner") is None
+    empty = pa.array([{}, {}], pa.struct([]))
+    assert [v.as_dict() for v in column_values(empty, connect_schema(empty.type, "key"))] == [
+        {},
+        {},
+    ]
+    assert column_values(pa.array([None, None]), None) == [None, None]
