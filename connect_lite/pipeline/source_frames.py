@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 REQUIRED = ("key", "value", "source_partition", "source_offset")
 SCHEMA_METADATA = "connect.schema"
+PARTITIONED_METADATA = "connect.partitioned"
+"""The source_partition column's metadata entry by which a task says that each Spark
+partition of its frame holds whole source partitions, in order: the frame is not shuffled."""
 """The key or value column's metadata entry that declares its Connect schema's names, docs,
 parameters and optionality (JsonConverter's schema form); its types are the column's."""
 OPTIONAL = ("topic", "partition", "timestamp", "headers")
@@ -261,11 +264,15 @@ def plan_frame(df: DataFrame, topic: str | None, partitions: int) -> FramePlan:
         F.col("source_offset").cast("string").alias("source_offset"),
     ]
     frame = df.select(*columns)
-    if frame.rdd.getNumPartitions() > 1:
-        # One source partition per Spark task, in the frame's order (the id follows it).
+    inputs = frame.rdd.getNumPartitions()
+    if inputs > 1 and not df.schema["source_partition"].metadata.get(PARTITIONED_METADATA):
+        # One source partition per Spark task, in the frame's order (the id follows it). A
+        # few source partitions hashed into as few Spark partitions often share one (two in
+        # two: half the time), so a small frame gets up to four times as many.
+        spread = max(1, partitions, min(4 * inputs, 4 * partitions))
         frame = (
             frame.withColumn("_seq", F.monotonically_increasing_id())
-            .repartition(max(1, partitions), "source_partition")
+            .repartition(spread, "source_partition")
             .sortWithinPartitions("_seq")
             .drop("_seq")
         )

@@ -20,6 +20,7 @@ from connect_lite.api.errors import ConnectError
 from connect_lite.kafka.batch_sender import sender_config
 from connect_lite.kafka.clients import producer_config
 from connect_lite.pipeline import SourceJob, SparkEngine
+from connect_lite.pipeline.source_frames import plan_frame
 from connect_lite.pipeline.source_send import SendOrder
 from connect_lite.protocol.job_spec import TransformSpec
 from connect_lite.testing.kafka_helpers import KafkaHelpers
@@ -116,6 +117,42 @@ def test_a_frame_split_over_spark_partitions_keeps_each_source_partitions_order(
         value = json.loads(message.value or b"")
         lines[value["name"][0]].append(value["id"])
     assert lines == {"x": list(range(400)), "y": list(range(400))}
+
+
+def test_a_frame_is_spread_over_more_spark_partitions_unless_it_says_it_is_partitioned(
+    engine: SparkEngine, bootstrap_servers: str
+) -> None:
+    """Two source partitions hashed into the engine's parallelism would often share a Spark
+    task: a small frame gets four times its partitions. A frame whose source_partition says
+    connect.partitioned (a Spark partition per source partition here) is not shuffled."""
+    kafka = KafkaHelpers(bootstrap_servers)
+    topic = _topic(kafka)
+    session = engine.session()
+    frame = session.range(0, 600, numPartitions=2).selectExpr(  # 0-299, then 300-599
+        "CAST(NULL AS STRING) AS key",
+        "named_struct('id', id % 300, 'name', concat(IF(id < 300, 'x', 'y'), '-', id % 300))"
+        " AS value",
+        f"'{topic}' AS topic",
+        'IF(id < 300, \'{"file":"x"}\', \'{"file":"y"}\') AS source_partition',
+        "concat('{\"line\":', id % 300, '}') AS source_offset",
+    )
+    assert frame.rdd.getNumPartitions() == 2
+    spread = plan_frame(frame, None, engine.default_parallelism).frame
+    assert spread.rdd.getNumPartitions() == max(
+        engine.default_parallelism, min(8, 4 * engine.default_parallelism)
+    )
+    marked = frame.withMetadata("source_partition", {"connect.partitioned": True})
+    kept = plan_frame(marked, None, engine.default_parallelism).frame
+    assert kept.rdd.getNumPartitions() == 2
+    assert "Exchange" not in kept._jdf.queryExecution().executedPlan().toString()
+    job = SourceJob(engine, spec("frames-kept", plugins.JsonStructConverter), "task-frames-k")
+    result = job.run_frame(marked, None, _order(bootstrap_servers))
+    assert result.sent == 600
+    lines: dict[str, list[int]] = defaultdict(list)
+    for message in kafka.consume(topic, count=600, timeout=30):
+        value = json.loads(message.value or b"")
+        lines[value["name"][0]].append(value["id"])
+    assert lines == {"x": list(range(300)), "y": list(range(300))}
 
 
 def test_the_connectors_topic_headers_and_timestamps_and_a_transform(
