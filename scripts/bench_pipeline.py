@@ -14,8 +14,8 @@ beside it. Progress is read cheaply (the output file's size, the committed offse
 the watching does not take a core from the worker.
 
     .venv/bin/python scripts/bench_pipeline.py [--records 1000000] [--converter string|json]
-        [--transforms [--arrow-form]] [--sink file|lake] [--master spark://host:port|cluster]
-        [--set key=value ...]
+        [--transforms [--arrow-form]] [--sink file|lake] [--source file|spooldir]
+        [--master spark://host:port|cluster] [--set key=value ...]
 
 ``--set key=value`` overrides a worker property (repeatable), to compare settings.
 
@@ -27,6 +27,11 @@ from the pyspark wheel for the run (connect_lite.testing.spark_cluster) and stop
 
 With ``--sink lake`` the sink is the built-in LakeSink writing Parquet (values as schemaless
 JSON, so each record's fields become columns), timed until every record is in a visible file.
+
+With ``--source spooldir`` the source is the built-in SpoolDir CSV source: the same records as
+CSV rows (id, user, score, note; a header row) in eight files of a spool directory, read by
+Spark's CSV reader in the executors and produced from there as JSON values without schemas,
+timed until the offset of every file's last row is committed.
 
 With ``--transforms`` values travel as JSON with schemas and each connector runs a chain of
 three of Kafka's transforms (compiled to Spark column expressions): the source wraps each line
@@ -109,6 +114,59 @@ def make_records(path: Path, count: int) -> int:
                 + "\n"
             )
     return path.stat().st_size
+
+
+SPOOL_FILES = 8
+SPOOL_VALUE_SCHEMA = {
+    "name": "bench.Record",
+    "type": "STRUCT",
+    "isOptional": False,
+    "fieldSchemas": {
+        "id": {"type": "INT64", "isOptional": False},
+        "user": {"type": "STRING", "isOptional": True},
+        "score": {"type": "FLOAT64", "isOptional": True},
+        "note": {"type": "STRING", "isOptional": True},
+    },
+}
+
+
+def make_spool(directory: Path, count: int) -> None:
+    """The records as CSV rows with a header, in SPOOL_FILES files of ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    per_file = -(-count // SPOOL_FILES)
+    for part in range(SPOOL_FILES):
+        rows = range(part * per_file, min(count, (part + 1) * per_file))
+        with (directory / f"part-{part:02d}.csv").open("w") as out:
+            out.write("id,user,score,note\n")
+            out.writelines(f"{n},user-{n % 9973:05d},{n % 1000 / 10},{'x' * 24}\n" for n in rows)
+
+
+def spooldir_source(spool: Path, topic: str) -> dict[str, str]:
+    for name in ("finished", "error"):
+        (spool.parent / name).mkdir(exist_ok=True)
+    return {
+        "connector.class": "SpoolDirCsvSourceConnector",
+        "topic": topic,
+        "input.path": str(spool),
+        "finished.path": str(spool.parent / "finished"),
+        "error.path": str(spool.parent / "error"),
+        "input.file.pattern": r".*\.csv",
+        "csv.first.row.as.header": "true",
+        "batch.size": "1000000",
+        "key.schema": json.dumps({"type": "STRUCT", "isOptional": False, "fieldSchemas": {}}),
+        "value.schema": json.dumps(SPOOL_VALUE_SCHEMA),
+        "value.converter": CONVERTERS["json"],
+        "value.converter.schemas.enable": "false",
+        "key.converter": CONVERTERS["json"],
+        "key.converter.schemas.enable": "false",
+    }
+
+
+def committed_rows(worker: EmbeddedConnect, connector: str) -> int:
+    """The SpoolDir source's committed rows: the sum of each file's committed offset."""
+    response = worker.http.get(f"/connectors/{connector}/offsets")
+    assert response.status == 200, response.body
+    return sum(entry["offset"].get("offset", 0) for entry in response.body["offsets"])
 
 
 def raw_produce(bootstrap: str, topic: str, lines: list[bytes]) -> float:
@@ -321,6 +379,24 @@ def file_records(path: Path, count: int, size: int) -> tuple[Callable[[], int], 
     return progress, done
 
 
+def counted_records(path: Path, count: int) -> tuple[Callable[[], int], Callable[[], bool]]:
+    """As file_records, for lines of a size not known before: the whole file's size is
+    guessed from its first MiB, and its lines are counted only once it is about that big."""
+
+    def progress() -> int:
+        return count_lines(path) if path.exists() and path.stat().st_size < (1 << 20) else 1
+
+    def done() -> bool:
+        if not path.exists() or path.stat().st_size < (1 << 20):
+            return False
+        with path.open("rb") as f:
+            head = f.read(1 << 20)
+        expected = len(head) * count // max(1, head.count(b"\n"))
+        return path.stat().st_size >= expected * 0.99 and count_lines(path) >= count
+
+    return progress, done
+
+
 def run_pipelines(
     worker: EmbeddedConnect,
     work: Path,
@@ -330,6 +406,7 @@ def run_pipelines(
     converter: str,
     transforms: bool = False,
     sink_kind: str = "file",
+    source_kind: str = "file",
 ) -> tuple[Rate, Rate]:
     topic = f"bench-{uuid.uuid4().hex[:8]}"
     conv = {"key.converter": converter, "value.converter": converter}
@@ -348,12 +425,20 @@ def run_pipelines(
         **conv,
         **source_chain,
     }
-    start = time.perf_counter()
-    assert worker.http.put("/connectors/bench-source/config", source).status == 201
     # Records committed so far (the file's byte position, records being of about one size):
     # Tansu's high watermarks do not count records.
     committed = lambda: committed_position(worker, "bench-source") * count // size  # noqa: E731
+    if source_kind == "spooldir":
+        spool = work / "spool" / "input"
+        make_spool(spool, count)
+        source = {**spooldir_source(spool, topic), **source_chain}
+        committed = lambda: committed_rows(worker, "bench-source")  # noqa: E731
+    start = time.perf_counter()
+    assert worker.http.put("/connectors/bench-source/config", source).status == 201
     source_rate = timed(count, committed, lambda: committed() >= count, start)
+    peak = data_plane_peak_mb(worker)
+    if peak is not None:
+        print(f"data-plane process peak RSS after the source pipeline: {peak:,.0f} MiB")
     out = work / "out.txt"
     sink = {
         "connector.class": "FileStreamSink",
@@ -363,6 +448,8 @@ def run_pipelines(
         **sink_chain,
     }
     progress, done = file_records(out, count, size)
+    if source_kind == "spooldir":  # the topic holds the CSV rows as JSON: other sizes
+        progress, done = counted_records(out, count)
     if sink_kind == "lake":
         store = work / "lake"
         sink = {**conv, **lake_sink(topic, store)}
@@ -462,6 +549,7 @@ def measure(
             CONVERTERS[args.converter],
             args.transforms,
             args.sink,
+            args.source,
         )
 
 
@@ -509,6 +597,12 @@ def main() -> None:
         "--sink", choices=["file", "lake"], default="file", help="FileStreamSink or LakeSink"
     )
     parser.add_argument(
+        "--source",
+        choices=["file", "spooldir"],
+        default="file",
+        help="FileStreamSource or the SpoolDir CSV source",
+    )
+    parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="a worker property"
     )
     parser.add_argument(
@@ -531,6 +625,7 @@ def main() -> None:
             + (", a 3-transform chain per connector (JSON with schemas)" if args.transforms else "")
             + (", chains in the Arrow form" if args.arrow_form else "")
             + (", sink: LakeSink to Parquet" if args.sink == "lake" else "")
+            + (", source: SpoolDir CSV files" if args.source == "spooldir" else "")
             + (f", Spark master {args.master}" if args.master else "")
         )
         raw_topic = f"raw-{uuid.uuid4().hex[:8]}"
@@ -544,11 +639,12 @@ def main() -> None:
         bare = None if args.master else bare_job(lines)
         del lines
     target = "lake, Parquet" if args.sink == "lake" else "FileStream file"
+    origin = "SpoolDir CSV" if args.source == "spooldir" else "FileStream"
     if args.master:
-        print_cluster(rates, produce_rate, consume_rate, target)
+        print_cluster(rates, produce_rate, consume_rate, origin, target)
     else:
         assert bare is not None
-        print_local(rates[0], bare, produce_rate, consume_rate, target)
+        print_local(rates[0], bare, produce_rate, consume_rate, origin, target)
 
 
 def print_local(
@@ -556,6 +652,7 @@ def print_local(
     bare: tuple[float, float],
     produce_rate: float,
     consume_rate: float,
+    origin: str,
     target: str,
 ) -> None:
     """Per direction: the raw client, the bare Spark stage and the pipeline, each as a ratio
@@ -565,7 +662,7 @@ def print_local(
     rows: list[tuple[str, float, float, float | None, Rate | None]] = [
         ("raw confluent-kafka producer", produce_rate, produce_rate, None, None),
         ("bare Spark stage (text -> bytes)", bare[0], produce_rate, None, None),
-        ("source pipeline (FileStream -> Spark -> Kafka)", source_rate.steady, produce_rate,
+        (f"source pipeline ({origin} -> Spark -> Kafka)", source_rate.steady, produce_rate,
          bare[0], source_rate),
         ("raw confluent-kafka consumer", consume_rate, consume_rate, None, None),
         ("bare Spark stage (bytes -> text)", bare[1], consume_rate, None, None),
@@ -584,12 +681,16 @@ def print_local(
 
 
 def print_cluster(
-    rates: dict[int, tuple[Rate, Rate]], produce_rate: float, consume_rate: float, target: str
+    rates: dict[int, tuple[Rate, Rate]],
+    produce_rate: float,
+    consume_rate: float,
+    origin: str,
+    target: str,
 ) -> None:
     print(f"{'path':<50}{'1 executor':>14}{'2 executors':>14}{'2 / 1':>8}")
     rows = [
         ("raw confluent-kafka producer (no Spark)", produce_rate, None),
-        ("source pipeline (FileStream -> Spark -> Kafka)", rates[1][0].steady, rates[2][0].steady),
+        (f"source pipeline ({origin} -> Spark -> Kafka)", rates[1][0].steady, rates[2][0].steady),
         ("raw confluent-kafka consumer (no Spark)", consume_rate, None),
         (f"sink pipeline (Kafka -> Spark -> {target})", rates[1][1].steady, rates[2][1].steady),
     ]

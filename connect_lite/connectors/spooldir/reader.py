@@ -72,12 +72,18 @@ class FileFrames:
         self.config = config
         self.kind = config.kind
 
-    def frame(self, spark: Any, file: InputFile) -> Any:
-        """The file's records (lazy: nothing is read until a job runs)."""
+    def frame(self, spark: Any, file: InputFile, index: int = 0) -> Any:
+        """The file's parsed rows (lazy: nothing is read until a job runs): key, value, the
+        timestamp if the records take one from the file, ``_file`` (``index``) and
+        ``_offset``; ``records`` makes records of them."""
         raw, columns = self._read(spark, file)
-        numbered = _numbered(raw, self.kind.first_offset)
+        first = self.kind.first_offset
+        if self.kind is Format.CSV and self.config[CSV_HEADER]:  # the header row is offset 0
+            numbered = _numbered(raw, first - 1).filter(f"_offset >= {first}")
+        else:
+            numbered = _numbered(raw, first)
         if self.kind.schemas:
-            return self._typed(numbered, columns, file)
+            return self._typed(numbered, columns, file, index)
         if self.kind is Format.LINES:
             value, declared = "value", {"type": "string", "optional": False}
         else:  # Parquet: its columns are the value's fields
@@ -93,9 +99,23 @@ class FileFrames:
         frame = numbered.selectExpr(
             "NULL AS key",  # no schema, as jcustenborder's schemaless records
             f"{value} AS value",
-            *self._record_columns(file, None),
+            *_parsed_columns(index, None),
         )
         return frame.withMetadata("value", {SCHEMA_METADATA: declared})
+
+    def records(self, parsed: Any, file: InputFile) -> Any:
+        """Records of the file's parsed rows: with their headers, source partition and offset
+        (built after the cache, which then holds only the parsed values)."""
+        timestamp = ["timestamp"] if "timestamp" in parsed.columns else []
+        return parsed.selectExpr(
+            "key",
+            "value",
+            *timestamp,
+            f"{_headers(file)} AS headers",
+            f"{schemas.literal(json.dumps({'fileName': file.name}))} AS source_partition",
+            "concat('{\"offset\":', _offset, '}') AS source_offset",
+            "_offset",
+        )
 
     # -- reading -------------------------------------------------------------------------
 
@@ -135,7 +155,7 @@ class FileFrames:
             sep=separator,
             quote=quote,
             escape=escape,
-            header=header,
+            header=False,  # read as row 0, then left out: Spark would check its names
             multiLine=True,  # quoted line breaks, as opencsv; a file is then one Spark task
             mode="FAILFAST",
             nullValue="\u0000",
@@ -143,7 +163,6 @@ class FileFrames:
             ignoreLeadingWhiteSpace=config[CSV_IGNORE_LEADING_WHITESPACE],
             ignoreTrailingWhiteSpace=False,
             encoding=config[CSV_CHARSET],
-            enforceSchema=True,
         )
         frame = reader.schema(ddl).csv(path)
         index: dict[str, str] = {}
@@ -158,7 +177,9 @@ class FileFrames:
 
     # -- typing --------------------------------------------------------------------------
 
-    def _typed(self, numbered: Any, columns: dict[str, str | None], file: InputFile) -> Any:
+    def _typed(
+        self, numbered: Any, columns: dict[str, str | None], file: InputFile, index: int
+    ) -> Any:
         config = self.config
         assert config.key_schema is not None and config.value_schema is not None
         value_fields = schemas.fields(config.value_schema)
@@ -187,7 +208,7 @@ class FileFrames:
         elif mode is TimestampMode.FILE_TIME:
             timestamp = f"timestamp_millis({file.modified_ms})"
         frame = stage.selectExpr(
-            f"{key} AS key", f"{value} AS value", *self._record_columns(file, timestamp)
+            f"{key} AS key", f"{value} AS value", *_parsed_columns(index, timestamp)
         )
         return frame.withMetadata(
             "key", {SCHEMA_METADATA: schemas.declaration(config.key_schema)}
@@ -251,19 +272,12 @@ class FileFrames:
             )
         return stamp
 
-    # -- record columns --------------------------------------------------------------------
 
-    def _record_columns(self, file: InputFile, timestamp: str | None) -> list[str]:
-        partition = json.dumps({"fileName": file.name})
-        columns = [
-            f"{_headers(file)} AS headers",
-            f"{schemas.literal(partition)} AS source_partition",
-            "concat('{\"offset\":', _offset, '}') AS source_offset",
-            "_offset",
-        ]
-        if timestamp is not None:
-            columns.insert(0, f"{timestamp} AS timestamp")
-        return columns
+def _parsed_columns(index: int, timestamp: str | None) -> list[str]:
+    columns = [f"{index} AS _file", "_offset"]
+    if timestamp is not None:
+        columns.insert(0, f"{timestamp} AS timestamp")
+    return columns
 
 
 def _numbered(raw: Any, first: int) -> Any:

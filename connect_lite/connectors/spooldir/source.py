@@ -58,6 +58,8 @@ from .version import VERSION
 log = logging.getLogger(__name__)
 
 _PACKAGE = "com.github.jcustenborder.kafka.connect.spooldir."
+PARTITIONED = "connect.partitioned"
+"""The frame metadata that spares it a shuffle (see the plugin API's poll_dataframe)."""
 GENERATION_FILES = 5
 """How many files schema generation reads (jcustenborder's connector reads the first 5)."""
 
@@ -186,12 +188,21 @@ def _spool(config: SpoolConfig) -> files.Spool:
 
 
 @dataclass
+class _Cache:
+    """The executors' cache of files parsed together, and how many of them still read it."""
+
+    frame: Any
+    users: int
+
+
+@dataclass
 class _Reading:
-    """A file being read: its persisted frame, its last record's offset (first - 1 when it
-    has none), and the offset of the last record handed over."""
+    """A file being read: its rows (in a cache it may share), its last record's offset
+    (first - 1 when it has none), and the offset of the last record handed over."""
 
     file: files.InputFile
     frame: Any
+    cache: _Cache | None
     last: int
     handed: int
 
@@ -283,20 +294,31 @@ class SpoolDirSourceTask(SourceTask):
             for reading in self._reading + self._handed:
                 if self._spool is not None:
                     self._spool.release(reading.file)
-                _unpersist(reading.frame)
+                self._release(reading)
             self._reading, self._handed = [], []
             self._release_spent()
 
     # -- opening files ---------------------------------------------------------------------
 
     def _open_files(self, spark: Any) -> None:
+        """Open files until as many are being read as Spark has cores: those opened together
+        are parsed by one job (a Spark task each); if it fails, one at a time, so that only
+        the bad file goes to error.path."""
         assert self._config is not None and self._spool is not None
         lanes = max(1, int(spark.sparkContext.defaultParallelism))
-        while len(self._reading) < lanes and not self._stopping.is_set():
+        wanted: list[files.InputFile] = []
+        while len(self._reading) + len(wanted) < lanes and not self._stopping.is_set():
             file = self._next_file()
             if file is None:
-                return
-            self._open(spark, file)
+                break
+            self._spool.claim(file)
+            wanted.append(file)
+        if len(wanted) > 1 and self._open(spark, wanted) is None:
+            return
+        for file in wanted:
+            error = self._open(spark, [file])
+            if error is not None:
+                self._failed(file, error)
 
     def _next_file(self) -> files.InputFile | None:
         assert self._spool is not None
@@ -310,37 +332,53 @@ class SpoolDirSourceTask(SourceTask):
                 return file
         return None
 
-    def _open(self, spark: Any, file: files.InputFile) -> None:
-        assert self._config is not None and self._spool is not None and self._frames is not None
-        self._spool.claim(file)
-        first = self.KIND.first_offset
+    def _open(self, spark: Any, opening: list[files.InputFile]) -> BaseException | None:
+        """Parse the files in one job into the executors' cache; the error if it failed."""
+        assert self._frames is not None and self._spool is not None
         frame = None
         try:
-            frame = self._frames.frame(spark, file).persist()
-            rows = frame.count()  # parses the whole file; a bad value raises here
+            frames = [self._frames.frame(spark, file, i) for i, file in enumerate(opening)]
+            frame = functools.reduce(lambda a, b: a.unionByName(b), frames).persist()
+            counts = {  # parses every file; a bad value raises here
+                row[0]: row[1] for row in frame.groupBy("_file").count().collect()
+            }
         except Exception as error:
             _unpersist(frame)
             if _is_spark_down(error):
-                self._spool.release(file)
-                raise RetriableError(f"Spark failed while reading {file.path}: {error}") from error
-            self._failed(file, error)
-            return
-        committed = self._committed(file)
-        last = first + rows - 1
-        handed = first - 1 if committed is None else min(committed, last)
-        reading = _Reading(file, frame, last, handed)
-        log.info(
-            "Opened %s: %d record(s), %s",
-            file.path,
-            rows,
-            "from the start" if committed is None else f"after offset {committed}",
-        )
-        if handed >= last:
-            self._handed.append(reading)
-            self._spent.append(frame)
-            reading.frame = None
-        else:
-            self._reading.append(reading)
+                for file in opening:
+                    self._spool.release(file)
+                raise RetriableError(f"Spark failed while reading files: {error}") from error
+            return error
+        cache = _Cache(frame, len(opening))
+        first = self.KIND.first_offset
+        for i, file in enumerate(opening):
+            rows = counts.get(i, 0)
+            committed = self._committed(file)
+            last = first + rows - 1
+            handed = first - 1 if committed is None else min(committed, last)
+            part = frame.filter(f"_file = {i}")
+            reading = _Reading(file, part, cache, last, handed)
+            log.info(
+                "Opened %s: %d record(s), %s",
+                file.path,
+                rows,
+                "from the start" if committed is None else f"after offset {committed}",
+            )
+            if handed >= last:
+                self._handed.append(reading)
+                self._release(reading)
+            else:
+                self._reading.append(reading)
+        return None
+
+    def _release(self, reading: _Reading) -> None:
+        """The reading needs its file's cache no more: the cache is spent with its last one."""
+        cache = reading.cache
+        reading.cache = None
+        if cache is not None:
+            cache.users -= 1
+            if cache.users == 0:
+                self._spent.append(cache.frame)
 
     def _committed(self, file: files.InputFile) -> int | None:
         offset = self.context.offset_storage_reader().offset({"fileName": file.name})
@@ -369,21 +407,25 @@ class SpoolDirSourceTask(SourceTask):
     # -- handing over ----------------------------------------------------------------------
 
     def _next_frame(self) -> Any:
-        assert self._config is not None
+        assert self._config is not None and self._frames is not None
         batch = self._config[BATCH_SIZE]
         slices = []
         for reading in list(self._reading):
             end = min(reading.handed + batch, reading.last)
-            slices.append(reading.frame.filter(f"_offset > {reading.handed} AND _offset <= {end}"))
+            rows = reading.frame.filter(f"_offset > {reading.handed} AND _offset <= {end}")
+            slices.append(self._frames.records(rows, reading.file))
             reading.handed = end
             if end >= reading.last:
                 self._reading.remove(reading)
                 self._handed.append(reading)
-                self._spent.append(reading.frame)
-                reading.frame = None
+                self._release(reading)
         if not slices:
             return None
-        return functools.reduce(lambda a, b: a.unionByName(b), slices).drop("_offset")
+        # The cache holds each file in one Spark partition, in order (or, when Spark's union
+        # merged single-partition reads, whole files in one): the frame needs no shuffle (the
+        # plugin API's connect.partitioned), and files of other partitions run in parallel.
+        frame = functools.reduce(lambda a, b: a.unionByName(b), slices).drop("_offset")
+        return frame.withMetadata("source_partition", {PARTITIONED: True})
 
     def _release_spent(self) -> None:
         for frame in self._spent:
