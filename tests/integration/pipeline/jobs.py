@@ -1,12 +1,18 @@
-"""Helpers shared by the batch job tests: spec builders and a consumed-message stand-in."""
+"""Helpers shared by the batch job tests: spec builders, a consumed-message stand-in, and a
+source job's send order and topic."""
 
 from __future__ import annotations
 
 import functools
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from connect_lite.kafka.batch_sender import sender_config
+from connect_lite.kafka.clients import producer_config
+from connect_lite.pipeline.source_send import SendOrder
 from connect_lite.protocol.job_spec import JobSpec, TransformSpec
+from connect_lite.testing.kafka_helpers import KafkaHelpers
 from tests.integration.pipeline import plugins
 
 
@@ -46,3 +52,18 @@ def spec(
         functools.partial(plugins.Utf8HeaderConverter, header_fail_on),
         transforms,
     )
+
+
+def send_order(
+    bootstrap: str, known: frozenset[str] | None = None, each: bool = False
+) -> SendOrder:
+    """What a source job's executors produce with: a producer config on the broker."""
+    config = producer_config({"bootstrap.servers": bootstrap}, "send-test", 0)
+    return SendOrder(sender_config(config), known, each)
+
+
+def new_topic(kafka: KafkaHelpers, prefix: str, partitions: int = 1) -> str:
+    """A topic of its own for a test, created."""
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(name, partitions)
+    return name

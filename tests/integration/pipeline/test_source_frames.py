@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import json
 import pickle
-import uuid
 from collections import defaultdict
 from datetime import UTC, datetime
 
@@ -17,15 +16,12 @@ from pyspark.sql import types as T
 
 from connect_lite.api import logical
 from connect_lite.api.errors import ConnectError
-from connect_lite.kafka.batch_sender import sender_config
-from connect_lite.kafka.clients import producer_config
 from connect_lite.pipeline import SourceJob, SparkEngine
 from connect_lite.pipeline.source_frames import plan_frame
-from connect_lite.pipeline.source_send import SendOrder
 from connect_lite.protocol.job_spec import TransformSpec
 from connect_lite.testing.kafka_helpers import KafkaHelpers
 from tests.integration.pipeline import plugins
-from tests.integration.pipeline.jobs import spec
+from tests.integration.pipeline.jobs import new_topic, send_order, spec
 
 pytestmark = pytest.mark.integration
 
@@ -45,23 +41,11 @@ ROW = T.StructType(
 )
 
 
-def _order(bootstrap: str) -> SendOrder:
-    return SendOrder(
-        sender_config(producer_config({"bootstrap.servers": bootstrap}, "frames", 0)), None, False
-    )
-
-
-def _topic(kafka: KafkaHelpers) -> str:
-    name = f"frames-{uuid.uuid4().hex[:8]}"
-    kafka.create_topic(name, 1)
-    return name
-
-
 def test_a_frame_of_several_partitions_is_produced_in_order_with_each_last_offset(
     engine: SparkEngine, bootstrap_servers: str
 ) -> None:
     kafka = KafkaHelpers(bootstrap_servers)
-    topic = _topic(kafka)
+    topic = new_topic(kafka, "frames")
     files = ("a", "b", "c")
     rows = [
         (
@@ -76,7 +60,7 @@ def test_a_frame_of_several_partitions_is_produced_in_order_with_each_last_offse
     ]
     frame = engine.session().createDataFrame(rows, ROW).coalesce(1)
     job = SourceJob(engine, spec("frames", plugins.JsonStructConverter), "task-frames")
-    result = job.run_frame(frame, None, _order(bootstrap_servers))
+    result = job.run_frame(frame, None, send_order(bootstrap_servers))
     assert result.size == 900 and result.sent == 900 and result.rows == []
     assert result.send_failure is None and result.errors == []
     assert result.offsets == {
@@ -97,7 +81,7 @@ def test_a_frame_split_over_spark_partitions_keeps_each_source_partitions_order(
     """The frame's own partitions mix the source partitions: the job regroups them, in the
     frame's order."""
     kafka = KafkaHelpers(bootstrap_servers)
-    topic = _topic(kafka)
+    topic = new_topic(kafka, "frames")
     rows = [
         (None, (i, f"{f}-{i}"), topic, json.dumps({"file": f}), json.dumps({"line": i}))
         for i in range(400)
@@ -106,7 +90,7 @@ def test_a_frame_split_over_spark_partitions_keeps_each_source_partitions_order(
     frame = engine.session().createDataFrame(rows, ROW)  # slices of the list, in order
     assert frame.rdd.getNumPartitions() > 1
     job = SourceJob(engine, spec("frames-split", plugins.JsonStructConverter), "task-frames-s")
-    result = job.run_frame(frame, None, _order(bootstrap_servers))
+    result = job.run_frame(frame, None, send_order(bootstrap_servers))
     assert result.sent == 800
     assert {key: offset for key, (_, offset) in result.offsets.items()} == {
         '{"file":"x"}': {"line": 399},
@@ -126,7 +110,7 @@ def test_a_frame_is_spread_over_more_spark_partitions_unless_it_says_it_is_parti
     task: a small frame gets four times its partitions. A frame whose source_partition says
     connect.partitioned (a Spark partition per source partition here) is not shuffled."""
     kafka = KafkaHelpers(bootstrap_servers)
-    topic = _topic(kafka)
+    topic = new_topic(kafka, "frames")
     session = engine.session()
     frame = session.range(0, 600, numPartitions=2).selectExpr(  # 0-299, then 300-599
         "CAST(NULL AS STRING) AS key",
@@ -146,7 +130,7 @@ def test_a_frame_is_spread_over_more_spark_partitions_unless_it_says_it_is_parti
     assert kept.rdd.getNumPartitions() == 2
     assert "Exchange" not in kept._jdf.queryExecution().executedPlan().toString()
     job = SourceJob(engine, spec("frames-kept", plugins.JsonStructConverter), "task-frames-k")
-    result = job.run_frame(marked, None, _order(bootstrap_servers))
+    result = job.run_frame(marked, None, send_order(bootstrap_servers))
     assert result.sent == 600
     lines: dict[str, list[int]] = defaultdict(list)
     for message in kafka.consume(topic, count=600, timeout=30):
@@ -159,7 +143,7 @@ def test_the_connectors_topic_headers_and_timestamps_and_a_transform(
     engine: SparkEngine, bootstrap_servers: str
 ) -> None:
     kafka = KafkaHelpers(bootstrap_servers)
-    topic = _topic(kafka)
+    topic = new_topic(kafka, "frames")
     schema = T.StructType(
         [
             T.StructField("key", T.StringType()),
@@ -191,7 +175,7 @@ def test_the_connectors_topic_headers_and_timestamps_and_a_transform(
         TransformSpec(plugins.UpperValue),
     )
     job = SourceJob(engine, spec("frames-tx", transforms=transforms), "task-frames-tx")
-    result = job.run_frame(frame, topic, _order(bootstrap_servers))
+    result = job.run_frame(frame, topic, send_order(bootstrap_servers))
     assert result.size == 2 and result.sent == 1
     assert result.offsets == {'{"p":1}': ({"p": 1}, {"o": 2})}  # the dropped row counts too
     [message] = kafka.consume(topic, count=1)
@@ -204,7 +188,7 @@ def test_a_value_with_a_timestamp_takes_the_schema_its_metadata_declares(
     engine: SparkEngine, bootstrap_servers: str
 ) -> None:
     kafka = KafkaHelpers(bootstrap_servers)
-    topic = _topic(kafka)
+    topic = new_topic(kafka, "frames")
     stamp = datetime(2026, 11, 28, 1, 2, 3, tzinfo=UTC)
     frame = engine.session().sql(
         "SELECT CAST(NULL AS STRING) AS key, named_struct('id', 7L, 'at', "
@@ -219,7 +203,7 @@ def test_a_value_with_a_timestamp_takes_the_schema_its_metadata_declares(
     }
     frame = frame.withMetadata("value", {"connect.schema": declared})
     job = SourceJob(engine, spec("frames-declared", plugins.PickleConverter), "task-declared")
-    result = job.run_frame(frame, topic, _order(bootstrap_servers))
+    result = job.run_frame(frame, topic, send_order(bootstrap_servers))
     assert result.sent == 1 and result.errors == []
     [message] = kafka.consume(topic, count=1)
     sent = pickle.loads(message.value or b"")
@@ -232,7 +216,7 @@ def test_a_value_with_a_timestamp_takes_the_schema_its_metadata_declares(
         job.run_frame(
             frame.withMetadata("value", {"connect.schema": {"type": "string"}}),
             topic,
-            _order(bootstrap_servers),
+            send_order(bootstrap_servers),
         )
 
 
@@ -240,7 +224,7 @@ def test_a_frame_without_the_required_columns_is_refused(engine: SparkEngine) ->
     frame = engine.session().createDataFrame([("v",)], "value string")
     job = SourceJob(engine, spec("frames-bad"), "task-frames-bad")
     with pytest.raises(ConnectError, match="without the column\\(s\\) key, source_partition"):
-        job.run_frame(frame, "t", _order("127.0.0.1:9"))
+        job.run_frame(frame, "t", send_order("127.0.0.1:9"))
 
 
 def test_a_frame_without_a_topic_needs_the_connectors(engine: SparkEngine) -> None:
@@ -250,14 +234,14 @@ def test_a_frame_without_a_topic_needs_the_connectors(engine: SparkEngine) -> No
     )
     job = SourceJob(engine, spec("frames-notopic"), "task-frames-notopic")
     with pytest.raises(ConnectError, match="no 'topic' setting"):
-        job.run_frame(frame, None, _order("127.0.0.1:9"))
+        job.run_frame(frame, None, send_order("127.0.0.1:9"))
 
 
 def test_rows_without_a_source_partition_or_offset_are_produced_and_commit_nothing(
     engine: SparkEngine, bootstrap_servers: str
 ) -> None:
     kafka = KafkaHelpers(bootstrap_servers)
-    topic = _topic(kafka)
+    topic = new_topic(kafka, "frames")
     rows = [
         ("a", (1, "one"), topic, None, None),
         ("b", (2, "two"), topic, '{"file":"f"}', None),
@@ -265,6 +249,6 @@ def test_rows_without_a_source_partition_or_offset_are_produced_and_commit_nothi
     ]
     frame = engine.session().createDataFrame(rows, ROW)
     job = SourceJob(engine, spec("frames-null", plugins.JsonStructConverter), "task-frames-null")
-    result = job.run_frame(frame, None, _order(bootstrap_servers))
+    result = job.run_frame(frame, None, send_order(bootstrap_servers))
     assert result.sent == 3 and result.offsets == {'{"file":"f"}': ({"file": "f"}, {"line": 3})}
     assert [m.key for m in kafka.consume(topic, count=3)] == [b"a", b"b", b"c"]

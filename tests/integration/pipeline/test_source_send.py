@@ -12,26 +12,14 @@ import pytest
 
 from connect_lite.api import SourceRecord, Struct
 from connect_lite.kafka.batch_sender import sender_config
-from connect_lite.kafka.clients import producer_config
 from connect_lite.pipeline import SourceJob, SparkEngine, transfer
 from connect_lite.pipeline.source_send import SendOrder
 from connect_lite.testing.kafka_helpers import KafkaHelpers
 from tests.integration.pipeline import plugins
-from tests.integration.pipeline.jobs import spec
+from tests.integration.pipeline.jobs import new_topic, send_order, spec
 from tests.integration.pipeline.test_job_columns import PERSON, _specs
 
 pytestmark = pytest.mark.integration
-
-
-def _order(bootstrap: str, known: frozenset[str] | None = None, each: bool = False) -> SendOrder:
-    config = producer_config({"bootstrap.servers": bootstrap}, "send-test", 0)
-    return SendOrder(sender_config(config), known, each)
-
-
-def _topic(kafka: KafkaHelpers, partitions: int = 1) -> str:
-    name = f"sent-{uuid.uuid4().hex[:8]}"
-    kafka.create_topic(name, partitions)
-    return name
 
 
 def test_each_source_partition_reaches_kafka_in_order_over_several_chunks(
@@ -41,7 +29,7 @@ def test_each_source_partition_reaches_kafka_in_order_over_several_chunks(
     file's records keep their order in the topic's one partition."""
     monkeypatch.setattr(transfer, "MAX_CHUNK_RECORDS", 500)
     kafka = KafkaHelpers(bootstrap_servers)
-    topic = _topic(kafka)
+    topic = new_topic(kafka, "sent")
     files = ("a", "b", "c")
     records = [
         SourceRecord({"file": f}, {"line": i}, topic, f"{f}:{i}")
@@ -49,7 +37,7 @@ def test_each_source_partition_reaches_kafka_in_order_over_several_chunks(
         for f in files
     ]
     job = SourceJob(engine, spec("send-order"), "task-send-order")
-    result = job.run(records, send=_order(bootstrap_servers))
+    result = job.run(records, send=send_order(bootstrap_servers))
     assert result.rows == [] and result.send_failure is None
     assert result.sent == list(range(len(records)))
     assert result.sent_topics == {topic}
@@ -67,14 +55,14 @@ def test_records_of_topics_not_ready_are_held_for_the_driver(
     engine: SparkEngine, bootstrap_servers: str
 ) -> None:
     kafka = KafkaHelpers(bootstrap_servers)
-    ready = _topic(kafka)
+    ready = new_topic(kafka, "sent")
     new = f"new-{uuid.uuid4().hex[:8]}"
     records = [
         SourceRecord({"file": "f"}, {"line": i}, new if i % 3 == 0 else ready, f"v{i}", key=f"k{i}")
         for i in range(30)
     ]
     job = SourceJob(engine, spec("send-held"), "task-send-held")
-    result = job.run(records, send=_order(bootstrap_servers, known=frozenset({ready})))
+    result = job.run(records, send=send_order(bootstrap_servers, known=frozenset({ready})))
     held = [i for i in range(30) if i % 3 == 0]
     assert result.sent == [i for i in range(30) if i % 3] and result.sent_topics == {ready}
     assert [(row[0], row[1], row[3], row[4]) for row in result.rows] == [
@@ -90,13 +78,13 @@ def test_each_record_placement_comes_back_when_the_task_wants_commit_record(
     engine: SparkEngine, bootstrap_servers: str
 ) -> None:
     kafka = KafkaHelpers(bootstrap_servers)
-    topic = _topic(kafka)
+    topic = new_topic(kafka, "sent")
     records = [
         SourceRecord({"file": "f"}, {"line": i}, topic, f"v{i}", timestamp=1_700_000_000_000 + i)
         for i in range(10)
     ]
     job = SourceJob(engine, spec("send-each"), "task-send-each")
-    result = job.run(records, send=_order(bootstrap_servers, each=True))
+    result = job.run(records, send=send_order(bootstrap_servers, each=True))
     assert result.sent == list(range(10))
     assert [result.placements[i] for i in range(10)] == [
         (topic, 0, i, 1_700_000_000_000 + i) for i in range(10)
@@ -124,7 +112,7 @@ def test_a_chain_of_column_expressions_is_produced_by_the_executors(
         )
         for i in range(5)
     ]
-    result = job.run(records, send=_order(bootstrap_servers))
+    result = job.run(records, send=send_order(bootstrap_servers))
     assert job.compiled_batches == 1
     assert result.dropped == [2] and result.sent == [0, 1, 3, 4] and result.rows == []
     assert result.sent_topics == {routed}
