@@ -5,9 +5,10 @@ Discovery follows jcustenborder's ``InputFileDequeue``: the files of ``input.pat
 tree, ``input.path.walk.recursively``) whose whole name matches ``input.file.pattern``, that
 this task owns (``abs(adler32(name)) % task.count == task.index``), that have no flag file
 ``<name><processing.file.extension>`` beside them and are at least ``file.minimum.age.ms``
-old, sorted by ``files.sort.attributes``. A move keeps the file's path relative to
-``input.path`` (``finished.path/a/b/x.csv``); jcustenborder's 2.0 nests it one level deeper
-(``finished.path/a/b/x.csv/x.csv``, its issue 211), which connect-lite does not copy.
+old, sorted by ``files.sort.attributes``. A link to a file outside ``input.path`` is passed
+by. A move keeps the file's path relative to ``input.path`` (``finished.path/a/b/x.csv``);
+jcustenborder's 2.0 nests it one level deeper (``finished.path/a/b/x.csv/x.csv``, its issue
+211), which connect-lite does not copy.
 """
 
 from __future__ import annotations
@@ -77,13 +78,17 @@ class Spool:
         return sorted(found, key=functools.cmp_to_key(self._compare))
 
     def _candidates(self) -> Iterable[str]:
+        """The regular files below input.path; a link is followed only if its target lies
+        inside input.path too (input.path is what connector.allowed.paths vouched for)."""
         if not self.recursive:
             with os.scandir(self.input_path) as entries:
-                return [e.path for e in entries if e.is_file()]
-        paths: list[str] = []
-        for root, _dirs, names in os.walk(self.input_path):
-            paths.extend(os.path.join(root, n) for n in names)
-        return paths
+                paths = [e.path for e in entries if e.is_file()]
+        else:
+            paths = []
+            for root, _dirs, names in os.walk(self.input_path):
+                paths.extend(os.path.join(root, n) for n in names)
+        root = os.path.realpath(self.input_path) + os.sep
+        return [p for p in paths if os.path.realpath(p).startswith(root) and os.path.isfile(p)]
 
     def owns(self, name: str) -> bool:
         """Whether the file of that name is this task's (jcustenborder's ByName partitioner)."""

@@ -60,6 +60,8 @@ log = logging.getLogger(__name__)
 _PACKAGE = "com.github.jcustenborder.kafka.connect.spooldir."
 PARTITIONED = "connect.partitioned"
 """The frame metadata that spares it a shuffle (see the plugin API's poll_dataframe)."""
+STOP_WAIT_S = 1.0
+"""How long stop() waits for a poll in progress before leaving the clean-up to it."""
 GENERATION_FILES = 5
 """How many files schema generation reads (jcustenborder's connector reads the first 5)."""
 
@@ -269,11 +271,15 @@ class SpoolDirSourceTask(SourceTask):
     def poll_dataframe(self, spark: Any) -> Any:
         with self._lock:
             if self._stopping.is_set():
+                self._shut_down()
                 return None
             self._release_spent()
             self._clean_up_handed()
             self._open_files(spark)
             frame = self._next_frame()
+            if self._stopping.is_set():  # stop() came while a file was parsed
+                self._shut_down()
+                return None
         if frame is None:
             self._empty_polls += 1
             if self._empty_polls > 1:
@@ -289,14 +295,22 @@ class SpoolDirSourceTask(SourceTask):
             self._clean_up_handed()
 
     def stop(self) -> None:
+        """Release the files' flags and caches; if a poll is parsing files, it does so when
+        its job ends (stop does not wait for it)."""
         self._stopping.set()
-        with self._lock:
-            for reading in self._reading + self._handed:
-                if self._spool is not None:
-                    self._spool.release(reading.file)
-                self._release(reading)
-            self._reading, self._handed = [], []
-            self._release_spent()
+        if self._lock.acquire(timeout=STOP_WAIT_S):
+            try:
+                self._shut_down()
+            finally:
+                self._lock.release()
+
+    def _shut_down(self) -> None:
+        for reading in self._reading + self._handed:
+            if self._spool is not None:
+                self._spool.release(reading.file)
+            self._release(reading)
+        self._reading, self._handed = [], []
+        self._release_spent()
 
     # -- opening files ---------------------------------------------------------------------
 

@@ -99,3 +99,14 @@ def test_movebydate_uses_the_files_modification_day(tmp_path: Path) -> None:
     stamp = time.mktime((2024, 2, 29, 12, 0, 0, 0, 0, -1))
     file = InputFile(str(tmp_path / "x.csv"), "x.csv", 1, int(stamp * 1000))
     assert by_date("/done", file) == "/done/2024-02-29"
+
+
+def test_a_link_to_a_file_outside_the_input_path_is_passed_by(tmp_path: Path) -> None:
+    root, outside = tmp_path / "in", tmp_path / "secret.csv"
+    root.mkdir()
+    outside.write_text("not yours")
+    (root / "inside.csv").write_text("x")
+    (root / "leak.csv").symlink_to(outside)
+    (root / "alias.csv").symlink_to(root / "inside.csv")  # inside: read
+    assert names(spool(root).list()) == ["alias.csv", "inside.csv"]
+    assert names(spool(root, recursive=True).list()) == ["alias.csv", "inside.csv"]
