@@ -136,23 +136,30 @@ class JsonConverter(ForwardingHeaderConverter):
             decimal_numeric=parsed[DECIMAL_FORMAT].upper() == "NUMERIC",
             replace_null_with_default=parsed[REPLACE_NULL_WITH_DEFAULT],
         )
-        self._by_id: OrderedDict[int, _Compiled] = OrderedDict()
+        self._by_id: OrderedDict[int, tuple[Schema, _Compiled]] = OrderedDict()
+        """Entries by the id of a schema object seen, with that object (held, so that its
+        id is not reused): an equal schema's entry serves it without comparing again."""
         self._by_json: OrderedDict[str, _Compiled] = OrderedDict()
         self._by_schema: OrderedDict[Schema, _Compiled] = OrderedDict()
         self._schemaless = _Compiled(None, self.options, self.schemas_enabled)
         self._last = self._schemaless
+        self._last_written: Schema | None = None
 
     def _compiled(self, schema: Schema | None) -> _Compiled:
         if schema is None:
             return self._schemaless
         last = self._last
-        if last.schema is schema:
-            return last
-        entry = self._by_id.get(id(schema))
-        if entry is None or entry.schema is not schema:
+        if last.schema is schema or self._last_written is schema:
+            return last  # (_last_written: the schema object _last was last found for)
+        held = self._by_id.get(id(schema))
+        if held is not None and held[0] is schema:
+            entry = held[1]
+        else:
             entry = self._by_equal_schema(schema)
-            self._remember(self._by_id, id(schema), entry)
-        self._last = entry
+            self._by_id[id(schema)] = (schema, entry)
+            while len(self._by_id) > max(self.cache_size, 1):
+                self._by_id.popitem(last=False)
+        self._last, self._last_written = entry, schema
         return entry
 
     def _by_equal_schema(self, schema: Schema) -> _Compiled:
@@ -228,7 +235,7 @@ class JsonConverter(ForwardingHeaderConverter):
             schema = schema_from_json(schema_node, self.options)
             entry = _Compiled(schema, self.options, self.schemas_enabled)
             self._remember(self._by_json, key, entry)
-        self._last = entry
+        self._last, self._last_written = entry, None
         return entry
 
 

@@ -229,6 +229,35 @@ def test_equal_schemas_built_per_record_share_one_cache_entry() -> None:
     assert len(converter._by_schema) == 1
 
 
+def test_a_second_equal_schema_object_is_compared_once_not_per_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The records of a new batch carry a new (equal) schema object: it is looked up by value
+    once, then by identity, with the first object's entry."""
+    converter = _converter()
+    built = [SchemaBuilder.struct().field("a", S.INT8_SCHEMA).build() for _ in range(2)]
+    other = SchemaBuilder.struct().field("b", S.INT8_SCHEMA).build()
+    compared: list[Any] = []
+    by_equal = converter._by_equal_schema
+    monkeypatch.setattr(
+        converter, "_by_equal_schema", lambda schema: compared.append(schema) or by_equal(schema)
+    )
+    for schema in (*built, other):
+        for i in range(3):
+            converter.from_connect_data("t", schema, Struct(schema, {schema.fields[0].name: i}))
+    assert compared == [built[0], built[1], other]  # each object once
+    assert converter.from_connect_data("t", built[1], Struct(built[1], {"a": 7})) == (
+        b'{"schema":{"type":"struct","fields":[{"type":"int8","optional":false,"field":"a"}],'
+        b'"optional":false},"payload":{"a":7}}'
+    )
+    assert compared == [built[0], built[1], other]
+    read = converter.to_connect_data(
+        "t", converter.from_connect_data("t", other, Struct(other, {"b": 1}))
+    )
+    assert read.value.get("b") == 1  # reading resets what the last write found
+    assert converter.from_connect_data("t", built[0], Struct(built[0], {"a": 1})) is not None
+
+
 def test_header_converter_methods_use_the_same_format() -> None:
     converter = JsonConverter()
     converter.configure({"converter.type": "header"})
