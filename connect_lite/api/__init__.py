@@ -15,6 +15,8 @@ from connect_lite.api.config import (
 )
 from connect_lite.api.config_provider import ConfigData, ConfigProvider
 from connect_lite.api.connector import (
+    FRAME_PARTITIONED_METADATA,
+    FRAME_SCHEMA_METADATA,
     Connector,
     ConnectorContext,
     ErrantRecordReporter,
@@ -58,6 +60,8 @@ from connect_lite.api.records import (
 
 __all__ = [
     "FIELD_SYNTAX_VERSION",
+    "FRAME_PARTITIONED_METADATA",
+    "FRAME_SCHEMA_METADATA",
     "NO_DEFAULT",
     "AlreadyExistsError",
     "BadRequestError",

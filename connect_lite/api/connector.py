@@ -136,6 +136,15 @@ class SinkTaskContext:
         raise NotImplementedError
 
 
+FRAME_SCHEMA_METADATA = "connect.schema"
+"""The metadata key of a ``poll_dataframe`` frame's ``key`` or ``value`` column that declares
+its Connect schema's names, docs, parameters and required parts (JsonConverter's form)."""
+
+FRAME_PARTITIONED_METADATA = "connect.partitioned"
+"""The metadata key of a ``poll_dataframe`` frame's ``source_partition`` column by which the
+task says each Spark partition holds whole source partitions, in order (no shuffle)."""
+
+
 class SourceTask(ABC):
     """A task that polls records from an external system."""
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from connect_lite.api import logical
+from connect_lite.api.connector import FRAME_PARTITIONED_METADATA, FRAME_SCHEMA_METADATA
 from connect_lite.api.data import Headers, Schema, SchemaBuilder, SchemaType, Struct
 from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import canonical_json
@@ -41,12 +42,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 REQUIRED = ("key", "value", "source_partition", "source_offset")
-SCHEMA_METADATA = "connect.schema"
-PARTITIONED_METADATA = "connect.partitioned"
-"""The source_partition column's metadata entry by which a task says that each Spark
-partition of its frame holds whole source partitions, in order: the frame is not shuffled."""
-"""The key or value column's metadata entry that declares its Connect schema's names, docs,
-parameters and optionality (JsonConverter's schema form); its types are the column's."""
 OPTIONAL = ("topic", "partition", "timestamp", "headers")
 FRAME_SCHEMA = "result binary"
 
@@ -117,7 +112,7 @@ def declared_schema(inferred: Schema | None, node: Any, where: str) -> Schema | 
     if kind is not None and kind != inferred.type.value:
         raise ConnectError(
             f"Column {where} is of Connect type {inferred.type.value}, but its "
-            f"{SCHEMA_METADATA} says {kind}"
+            f"{FRAME_SCHEMA_METADATA} says {kind}"
         )
     changes = _metadata_changes(inferred, node, where)
     if inferred.type is SchemaType.STRUCT and "fields" in node:
@@ -125,7 +120,7 @@ def declared_schema(inferred: Schema | None, node: Any, where: str) -> Schema | 
         unknown = sorted(str(n) for n in set(declared) - {f.name for f in inferred.fields})
         if unknown:
             raise ConnectError(
-                f"The {SCHEMA_METADATA} of column {where} declares field(s) "
+                f"The {FRAME_SCHEMA_METADATA} of column {where} declares field(s) "
                 f"{', '.join(unknown)}, which the column does not have"
             )
         changes["fields"] = tuple(
@@ -152,9 +147,11 @@ def _json_node(node: Any, where: str) -> dict[str, Any]:
         try:
             node = json.loads(node)
         except ValueError as error:
-            raise ConnectError(f"The {SCHEMA_METADATA} of column {where} is not JSON") from error
+            raise ConnectError(
+                f"The {FRAME_SCHEMA_METADATA} of column {where} is not JSON"
+            ) from error
     if not isinstance(node, dict):
-        raise ConnectError(f"The {SCHEMA_METADATA} of column {where} must be a JSON object")
+        raise ConnectError(f"The {FRAME_SCHEMA_METADATA} of column {where} must be a JSON object")
     return node
 
 
@@ -175,7 +172,7 @@ def _metadata_changes(inferred: Schema, node: dict[str, Any], where: str) -> dic
         ):
             raise ConnectError(
                 f"Column {where} is {inferred.name or inferred.type.value}: its "
-                f"{SCHEMA_METADATA} cannot name it {name}"
+                f"{FRAME_SCHEMA_METADATA} cannot name it {name}"
             )
         changes["name"] = name
     if "version" in node:
@@ -239,7 +236,7 @@ def plan_frame(df: DataFrame, topic: str | None, partitions: int) -> FramePlan:
         side: declared_schema(
             # The zone only names the Arrow type: connect_value reads its instants as UTC.
             connect_schema(to_arrow_type(df.schema[side].dataType, timezone="UTC"), side),
-            df.schema[side].metadata.get(SCHEMA_METADATA),
+            df.schema[side].metadata.get(FRAME_SCHEMA_METADATA),
             side,
         )
         for side in ("key", "value")
@@ -265,7 +262,7 @@ def plan_frame(df: DataFrame, topic: str | None, partitions: int) -> FramePlan:
     ]
     frame = df.select(*columns)
     inputs = frame.rdd.getNumPartitions()
-    if inputs > 1 and not df.schema["source_partition"].metadata.get(PARTITIONED_METADATA):
+    if inputs > 1 and not df.schema["source_partition"].metadata.get(FRAME_PARTITIONED_METADATA):
         # One source partition per Spark task, in the frame's order (the id follows it). A
         # few source partitions hashed into as few Spark partitions often share one (two in
         # two: half the time), so a small frame gets up to four times as many.

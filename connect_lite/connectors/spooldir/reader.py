@@ -19,6 +19,8 @@ import json
 import os
 from typing import Any
 
+from connect_lite.api import FRAME_SCHEMA_METADATA
+
 from . import schemas
 from .config import (
     CSV_CHARSET,
@@ -37,9 +39,6 @@ from .config import (
     TimestampMode,
 )
 from .files import InputFile
-
-SCHEMA_METADATA = "connect.schema"
-"""A frame column's declared Connect schema (see the plugin API's poll_dataframe)."""
 
 QUOTED_EMPTY = "\u0001"
 """What Spark's CSV reader gives for a quoted empty field (its ``emptyValue``), so that it
@@ -87,7 +86,7 @@ class FileFrames:
         if self.kind is Format.LINES:
             value, declared = "value", {"type": "string", "optional": False}
         else:  # Parquet: its columns are the value's fields
-            names = [c for c in raw.columns if c != "_offset"]
+            names = list(raw.columns)
             if not names:
                 raise ValueError(f"{file.path} has no columns")
             value = (
@@ -101,7 +100,7 @@ class FileFrames:
             f"{value} AS value",
             *_parsed_columns(index, None),
         )
-        return frame.withMetadata("value", {SCHEMA_METADATA: declared})
+        return frame.withMetadata("value", {FRAME_SCHEMA_METADATA: declared})
 
     def records(self, parsed: Any, file: InputFile) -> Any:
         """Records of the file's parsed rows: with their headers, source partition and offset
@@ -211,8 +210,8 @@ class FileFrames:
             f"{key} AS key", f"{value} AS value", *_parsed_columns(index, timestamp)
         )
         return frame.withMetadata(
-            "key", {SCHEMA_METADATA: schemas.declaration(config.key_schema)}
-        ).withMetadata("value", {SCHEMA_METADATA: schemas.declaration(config.value_schema)})
+            "key", {FRAME_SCHEMA_METADATA: schemas.declaration(config.key_schema)}
+        ).withMetadata("value", {FRAME_SCHEMA_METADATA: schemas.declaration(config.value_schema)})
 
     def _parsed(self, text: str | None, field: schemas.FieldSpec) -> str:
         """The SQL of a field's typed value, from the SQL of its text (None: no column)."""

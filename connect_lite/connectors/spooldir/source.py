@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connect_lite.api import (
+    FRAME_PARTITIONED_METADATA,
     ConfigDef,
     ConfigError,
     ConnectError,
@@ -58,8 +59,6 @@ from .version import VERSION
 log = logging.getLogger(__name__)
 
 _PACKAGE = "com.github.jcustenborder.kafka.connect.spooldir."
-PARTITIONED = "connect.partitioned"
-"""The frame metadata that spares it a shuffle (see the plugin API's poll_dataframe)."""
 STOP_WAIT_S = 1.0
 """How long stop() waits for a poll in progress before leaving the clean-up to it."""
 GENERATION_FILES = 5
@@ -255,18 +254,9 @@ class SpoolDirSourceTask(SourceTask):
     def _clear_stale_flags(self) -> None:
         """A flag file of this task's files left by a worker that died: removed, so the file
         is read again from its committed offset (jcustenborder's task skips it forever)."""
-        spool = self._spool
-        assert spool is not None
-        root = spool.input_path
-        walk = os.walk(root) if spool.recursive else [(root, [], os.listdir(root))]
-        for directory, _dirs, names in walk:
-            for name in names:
-                if not name.endswith(spool.flag_extension):
-                    continue
-                base = name[: -len(spool.flag_extension)]
-                if base in names and spool.owns(base):
-                    log.info("Removing the stale flag file of %s", os.path.join(directory, base))
-                    os.remove(os.path.join(directory, name))
+        assert self._spool is not None
+        for flagged in self._spool.clear_stale_flags():
+            log.info("Removed the stale flag file of %s", flagged)
 
     def poll_dataframe(self, spark: Any) -> Any:
         with self._lock:
@@ -439,7 +429,7 @@ class SpoolDirSourceTask(SourceTask):
         # merged single-partition reads, whole files in one): the frame needs no shuffle (the
         # plugin API's connect.partitioned), and files of other partitions run in parallel.
         frame = functools.reduce(lambda a, b: a.unionByName(b), slices).drop("_offset")
-        return frame.withMetadata("source_partition", {PARTITIONED: True})
+        return frame.withMetadata("source_partition", {FRAME_PARTITIONED_METADATA: True})
 
     def _release_spent(self) -> None:
         for frame in self._spent:
