@@ -376,4 +376,4 @@ def test_kill_9_in_the_middle_of_a_file_resumes_after_its_last_committed_record(
     ids = [json.loads(m.value or b"")["payload"]["id"] for m in got]
     assert sorted(set(ids)) == list(range(1, rows + 1))  # every record
     assert ids[-(rows - after) :] == list(range(after + 1, rows + 1))  # resumed after it
-    assert worker.log_text().count("Removing the stale flag file") == 1
+    assert worker.log_text().count("Removed the stale flag file") == 1

@@ -22,7 +22,7 @@ import re
 import shutil
 import time
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
@@ -113,6 +113,24 @@ class Spool:
         """Create the file's flag file: other tasks (and a later listing) pass it by."""
         with open(self.flag(file), "a"):
             pass
+
+    def clear_stale_flags(self) -> Sequence[str]:
+        """Remove the flag files that stand beside files of this task's, left by a task that
+        died (nothing reads them now: a task clears them as it starts); the files."""
+        walk = (
+            os.walk(self.input_path)
+            if self.recursive
+            else [(self.input_path, [], os.listdir(self.input_path))]
+        )
+        cleared: list[str] = []
+        for directory, _dirs, names in walk:
+            present = set(names)
+            for name in names:
+                base = name[: -len(self.flag_extension)]
+                if name.endswith(self.flag_extension) and base in present and self.owns(base):
+                    os.remove(os.path.join(directory, name))
+                    cleared.append(os.path.join(directory, base))
+        return cleared
 
     def release(self, file: InputFile) -> None:
         with contextlib.suppress(FileNotFoundError):

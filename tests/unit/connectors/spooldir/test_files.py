@@ -110,3 +110,20 @@ def test_a_link_to_a_file_outside_the_input_path_is_passed_by(tmp_path: Path) ->
     (root / "alias.csv").symlink_to(root / "inside.csv")  # inside: read
     assert names(spool(root).list()) == ["alias.csv", "inside.csv"]
     assert names(spool(root, recursive=True).list()) == ["alias.csv", "inside.csv"]
+
+
+def test_stale_flags_of_this_tasks_files_are_cleared(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    for name in ("a.csv", "a.csv.PROCESSING", "orphan.csv.PROCESSING", "sub/b.csv"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "sub" / "b.csv.PROCESSING").write_text("")
+    assert spool(tmp_path).clear_stale_flags() == [str(tmp_path / "a.csv")]
+    assert not (tmp_path / "a.csv.PROCESSING").exists()
+    assert (tmp_path / "orphan.csv.PROCESSING").exists()  # no file beside it: not ours to judge
+    assert (tmp_path / "sub" / "b.csv.PROCESSING").exists()  # not below a flat spool
+    assert spool(tmp_path, recursive=True).clear_stale_flags() == [str(tmp_path / "sub" / "b.csv")]
+    long = "x" * 19 + ".csv"  # task 0 of 3 owns it; task 1 leaves its flag alone
+    (tmp_path / long).write_text("")
+    (tmp_path / (long + ".PROCESSING")).write_text("")
+    assert spool(tmp_path, task_index=1, task_count=3).clear_stale_flags() == []
+    assert spool(tmp_path, task_index=0, task_count=3).clear_stale_flags() == [str(tmp_path / long)]
