@@ -10,6 +10,7 @@ import json
 import pickle
 from collections import defaultdict
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from pyspark.sql import types as T
@@ -39,6 +40,15 @@ ROW = T.StructType(
         T.StructField("source_offset", T.StringType()),
     ]
 )
+
+
+def _ids_by_file(messages: list[Any]) -> dict[str, list[int]]:
+    """The ids of the consumed {id, name} values, in order, by the name's first letter."""
+    ids: dict[str, list[int]] = defaultdict(list)
+    for message in messages:
+        value = json.loads(message.value or b"")
+        ids[value["name"][0]].append(value["id"])
+    return dict(ids)
 
 
 def test_a_frame_of_several_partitions_is_produced_in_order_with_each_last_offset(
@@ -96,11 +106,10 @@ def test_a_frame_split_over_spark_partitions_keeps_each_source_partitions_order(
         '{"file":"x"}': {"line": 399},
         '{"file":"y"}': {"line": 399},
     }
-    lines: dict[str, list[int]] = defaultdict(list)
-    for message in kafka.consume(topic, count=800, timeout=30):
-        value = json.loads(message.value or b"")
-        lines[value["name"][0]].append(value["id"])
-    assert lines == {"x": list(range(400)), "y": list(range(400))}
+    assert _ids_by_file(kafka.consume(topic, count=800, timeout=30)) == {
+        "x": list(range(400)),
+        "y": list(range(400)),
+    }
 
 
 def test_a_frame_is_spread_over_more_spark_partitions_unless_it_says_it_is_partitioned(
@@ -132,11 +141,10 @@ def test_a_frame_is_spread_over_more_spark_partitions_unless_it_says_it_is_parti
     job = SourceJob(engine, spec("frames-kept", plugins.JsonStructConverter), "task-frames-k")
     result = job.run_frame(marked, None, send_order(bootstrap_servers))
     assert result.sent == 600
-    lines: dict[str, list[int]] = defaultdict(list)
-    for message in kafka.consume(topic, count=600, timeout=30):
-        value = json.loads(message.value or b"")
-        lines[value["name"][0]].append(value["id"])
-    assert lines == {"x": list(range(300)), "y": list(range(300))}
+    assert _ids_by_file(kafka.consume(topic, count=600, timeout=30)) == {
+        "x": list(range(300)),
+        "y": list(range(300)),
+    }
 
 
 def test_the_connectors_topic_headers_and_timestamps_and_a_transform(
