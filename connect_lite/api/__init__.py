@@ -10,6 +10,7 @@ from connect_lite.api.config import (
     LocalPath,
     Range,
     Type,
+    Validator,
     ValidString,
     Width,
 )
@@ -113,6 +114,7 @@ __all__ = [
     "Transformation",
     "Type",
     "ValidString",
+    "Validator",
     "Width",
     "define_field_syntax",
 ]

@@ -38,6 +38,19 @@ class Width(enum.Enum):
     LONG = "LONG"
 
 
+def _sqlite_path(url: str) -> str | None:
+    """The file a JDBC URL names, if it is an SQLite file's (None for other databases and for
+    in-memory SQLite)."""
+    if not url.lower().startswith("jdbc:sqlite:"):
+        return None
+    rest = url[len("jdbc:sqlite:") :].split("?", 1)[0]
+    if rest.startswith("file:"):
+        rest = rest[len("file:") :]
+    if rest in ("", ":memory:") or rest.startswith(":memory:"):
+        return None
+    return rest
+
+
 class LocalPath(enum.Enum):
     """Marks a key whose value names files on the worker's machine (``ConfigDef.define(...,
     local_path=...)``). The worker holds every such value to ``connector.allowed.paths``: a
@@ -46,10 +59,13 @@ class LocalPath(enum.Enum):
 
     ``PATH``: the value is a path (a LIST key: each item is one). ``URL``: the value is a URL,
     local when its scheme is ``file`` or when it has none (a plain path); other schemes
-    (``s3a://``, ``hdfs://``) are not bounded."""
+    (``s3a://``, ``hdfs://``) are not bounded. ``JDBC``: the value is a JDBC URL, local when
+    it names an SQLite file (``jdbc:sqlite:/path/file.db``, ``jdbc:sqlite:file:/path``; an
+    in-memory database names none); other databases are not bounded."""
 
     PATH = "PATH"
     URL = "URL"
+    JDBC = "JDBC"
 
     def paths(self, value: Any) -> list[str]:
         """The local paths that ``value`` (raw or parsed) names; blank names none."""
@@ -58,6 +74,11 @@ class LocalPath(enum.Enum):
         for item in items:
             text = "" if item is None else str(item).strip()
             if not text:
+                continue
+            if self is LocalPath.JDBC:
+                path = _sqlite_path(text)
+                if path:
+                    found.append(path)
                 continue
             if self is LocalPath.URL:
                 scheme, sep, rest = text.partition("://")

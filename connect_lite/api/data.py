@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -325,6 +325,46 @@ class Headers:
         return Headers(tuple(Header(k, v) for k, v in pairs))
 
 
+def schema_json_form(
+    schema: Schema, write_default: Callable[[Schema], Any] | None = None
+) -> dict[str, Any]:
+    """``schema`` in the JSON schema form of Kafka's JsonConverter envelope, in Kafka's key
+    order: ``type``, ``fields`` (each with its ``field`` name) or ``items`` or ``keys`` and
+    ``values``, ``optional``, ``name``, ``version``, ``doc``, ``parameters``, and ``default``
+    when ``write_default`` gives one for the schema (its default value as JSON; None leaves
+    it out). It is also the ``connect.schema`` metadata of a frame's typed columns."""
+    node: dict[str, Any] = {"type": schema.type.value}
+    if schema.type is SchemaType.STRUCT:
+        node["fields"] = [
+            {**schema_json_form(f.schema, write_default), "field": f.name} for f in schema.fields
+        ]
+    elif schema.type in (SchemaType.ARRAY, SchemaType.MAP):
+        parts = ("items",) if schema.type is SchemaType.ARRAY else ("keys", "values")
+        schemas = (
+            (schema.value_schema,)
+            if schema.type is SchemaType.ARRAY
+            else (schema.key_schema, schema.value_schema)
+        )
+        for part, child in zip(parts, schemas, strict=True):
+            if child is None:
+                raise DataError("Array and map schemas need their item, key and value schemas")
+            node[part] = schema_json_form(child, write_default)
+    node["optional"] = schema.optional
+    if schema.name is not None:
+        node["name"] = schema.name
+    if schema.version is not None:
+        node["version"] = schema.version
+    if schema.doc is not None:
+        node["doc"] = schema.doc
+    if schema.parameters:
+        node["parameters"] = dict(schema.parameters)
+    if schema.default is not None and write_default is not None:
+        default = write_default(schema)
+        if default is not None:
+            node["default"] = default
+    return node
+
+
 __all__ = [
     "Field",
     "Header",
@@ -334,4 +374,5 @@ __all__ = [
     "SchemaBuilder",
     "SchemaType",
     "Struct",
+    "schema_json_form",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from connect_lite.api.data import Schema, SchemaBuilder, SchemaType
+from connect_lite.api.data import Schema, SchemaBuilder, SchemaType, schema_json_form
 from connect_lite.api.errors import DataError
 from connect_lite.converters.json_data import JsonOptions, base_writer, make_reader
 
@@ -13,34 +13,7 @@ _TYPES = {t.value: t for t in SchemaType}
 
 def schema_to_json(schema: Schema, opts: JsonOptions) -> dict[str, Any]:
     """The schema as JsonConverter writes it, with Kafka's key order."""
-    node: dict[str, Any] = {"type": schema.type.value}
-    if schema.type is SchemaType.STRUCT:
-        node["fields"] = [
-            {**schema_to_json(f.schema, opts), "field": f.name} for f in schema.fields
-        ]
-    elif schema.type is SchemaType.ARRAY:
-        node["items"] = _child(schema.value_schema, opts)
-    elif schema.type is SchemaType.MAP:
-        node["keys"] = _child(schema.key_schema, opts)
-        node["values"] = _child(schema.value_schema, opts)
-    node["optional"] = schema.optional
-    if schema.name is not None:
-        node["name"] = schema.name
-    if schema.version is not None:
-        node["version"] = schema.version
-    if schema.doc is not None:
-        node["doc"] = schema.doc
-    if schema.parameters:
-        node["parameters"] = dict(schema.parameters)
-    if schema.default is not None:
-        node["default"] = base_writer(schema, opts)(schema.default)
-    return node
-
-
-def _child(schema: Schema | None, opts: JsonOptions) -> dict[str, Any]:
-    if schema is None:
-        raise DataError("Array and map schemas need their item, key and value schemas")
-    return schema_to_json(schema, opts)
+    return schema_json_form(schema, lambda s: base_writer(s, opts)(s.default))
 
 
 def schema_from_json(node: Any, opts: JsonOptions) -> Schema | None:

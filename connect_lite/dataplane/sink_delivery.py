@@ -92,6 +92,9 @@ class SinkDelivery:
             )
         self._putting: list[tuple[SinkRecord, Any]] = []
         self._putting_index: dict[Any, Any] | None = None
+        self._putting_frame: RangeFrame | None = None
+        """The frame being handed to put_dataframe, whose records the executors read: a
+        record it reports is found among the frame's messages, read again for it."""
         self._header_converter: Any = None
         self.waiting: HandOver | None = None
         """The batch waiting to be handed over again after a RetriableError."""
@@ -112,7 +115,7 @@ class SinkDelivery:
                     put = self._put_dataframes if self._puts_dataframes else self._put
                     handed = put(batch)
         finally:
-            self._putting, self._putting_index = [], None
+            self._putting, self._putting_index, self._putting_frame = [], None, None
         if not handed:
             self.waiting = batch
             return False
@@ -199,6 +202,7 @@ class SinkDelivery:
                 raise ConnectError("The task stopped before its batch was handed over")
             try:
                 description = f"connect-lite put_dataframe {self._task_id}: {frame.count} records"
+                self._putting_frame, self._putting_index = frame, None
                 with engine.job_group(group, description, self._job.spec.job_id):
                     self._plugin.put_dataframe(frame.frame())
             except RetriableError as error:
@@ -263,7 +267,10 @@ class SinkDelivery:
         record itself, else (a copy the task made) its topic, partition and offset."""
         if self._putting_index is None:
             self._putting_index = {id(r): m for r, m in self._putting}
-            for _, m in self._putting:
+            messages = [m for _, m in self._putting]
+            if self._putting_frame is not None:  # read from Kafka again, once per frame
+                messages = self._putting_frame.originals()
+            for m in messages:
                 self._putting_index.setdefault((m.topic, m.partition, m.offset), m)
         found = self._putting_index.get(id(record))
         if found is not None:

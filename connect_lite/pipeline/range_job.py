@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 import pyarrow as pa
 
 from connect_lite.api.components import HeaderConverter
+from connect_lite.api.connector import FRAME_SCHEMA_METADATA
 from connect_lite.api.data import Schema
 from connect_lite.api.records import SinkRecord, TopicPartition
 from connect_lite.kafka import range_reader
@@ -55,6 +56,7 @@ from connect_lite.pipeline.record_errors import JobCancelledError, RecordError
 from connect_lite.pipeline.sink_frames import (
     StructTypes,
     columns_table,
+    frame_metadata,
     frame_schema,
     frame_table,
     guessed_types,
@@ -412,9 +414,12 @@ class RangeFrame:
         schema = _in_micros(frame_schema(self.key_schema, self.value_schema, self.struct_types))
         runs = self._runs()
         mapper = functools.partial(map_frame, dict(self.limits), schema)
-        return runs.select("topic", "partition", "first", "payload").mapInArrow(
+        frame = runs.select("topic", "partition", "first", "payload").mapInArrow(
             mapper, _spark_schema(schema)
         )
+        for name, form in frame_metadata(self.key_schema, self.value_schema).items():
+            frame = frame.withMetadata(name, {FRAME_SCHEMA_METADATA: form})
+        return frame
 
 
 def _in_micros(schema: pa.Schema) -> pa.Schema:

@@ -28,7 +28,8 @@ import pyarrow as pa
 
 from connect_lite.api import logical
 from connect_lite.api.components import HeaderConverter
-from connect_lite.api.data import Schema, SchemaType, Struct
+from connect_lite.api.connector import FRAME_SCHEMA_METADATA
+from connect_lite.api.data import Schema, SchemaType, Struct, schema_json_form
 from connect_lite.api.records import SinkRecord
 from connect_lite.pipeline.session import SparkEngine
 
@@ -363,6 +364,30 @@ def frame_schema(
     return pa.schema(fields)
 
 
+def schema_form(schema: Schema) -> dict[str, Any]:
+    """``schema`` in JsonConverter's schema form, with the defaults that are JSON scalars (not
+    those of logical types): the ``connect.schema`` metadata of a frame's typed key or value
+    column, so that a sink sees what the column's Spark type cannot say (required fields,
+    logical names, defaults)."""
+    return schema_json_form(schema, _scalar_default)
+
+
+def _scalar_default(schema: Schema) -> Any:
+    default = schema.default
+    if schema.name in logical.LOGICAL_NAMES or not isinstance(default, str | int | float | bool):
+        return None
+    return default
+
+
+def frame_metadata(key_schema: Schema | None, value_schema: Schema | None) -> dict[str, str]:
+    """Column name -> its ``connect.schema`` metadata (JSON text), for each typed side."""
+    return {
+        name: json.dumps(schema_form(schema))
+        for name, schema in (("key", key_schema), ("value", value_schema))
+        if schema is not None and frame_type(schema) is not None
+    }
+
+
 def schemaless_sides(key_schema: Schema | None, value_schema: Schema | None) -> list[str]:
     """The sides of records with these schemas that travel as JSON text (and maybe a struct)."""
     return [
@@ -376,12 +401,19 @@ def sink_frame(
     engine: SparkEngine, records: Sequence[SinkRecord], header_converter: HeaderConverter | None
 ) -> DataFrame:
     """A DataFrame of records that share one key and one value schema (see schema_runs)."""
-    return engine.session().createDataFrame(frame_table(records, header_converter))
+    first = records[0] if records else None
+    frame = engine.session().createDataFrame(frame_table(records, header_converter))
+    if first is None:
+        return frame
+    for name, form in frame_metadata(first.key_schema, first.value_schema).items():
+        frame = frame.withMetadata(name, {FRAME_SCHEMA_METADATA: form})
+    return frame
 
 
 __all__ = [
     "StructTypes",
     "columns_table",
+    "frame_metadata",
     "frame_schema",
     "frame_table",
     "frame_type",
@@ -389,6 +421,7 @@ __all__ = [
     "inferred",
     "json_text",
     "no_headers",
+    "schema_form",
     "schema_runs",
     "schemaless_sides",
     "sink_frame",

@@ -162,3 +162,11 @@ def test_client_overrides_naming_key_or_trust_files_are_bounded(
         "producer.override.ssl.ca.location",
         "admin.override.SSL.KEY.LOCATION",
     }
+
+
+def test_jdbc_keys_bound_sqlite_files_only() -> None:
+    assert LocalPath.JDBC.paths("jdbc:sqlite:/data/app.db") == ["/data/app.db"]
+    assert LocalPath.JDBC.paths("jdbc:sqlite:file:/data/app.db?mode=rwc") == ["/data/app.db"]
+    assert LocalPath.JDBC.paths("JDBC:SQLITE:rel.db") == ["rel.db"]
+    assert LocalPath.JDBC.paths("jdbc:sqlite::memory:") == []
+    assert LocalPath.JDBC.paths("jdbc:postgresql://h:5432/db") == []
