@@ -27,7 +27,7 @@ if [ ! -f "$stamp" ]; then
   echo "Setting up .venv (first use or dependencies changed)..." >&2
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+  .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev,postgres]'
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
@@ -38,21 +38,32 @@ fi
 # worker only starts slower.
 .venv/bin/python -m connect_lite.pipeline.class_archive_build
 
-# `scripts/setup.sh --browser` (what scripts/test.sh runs) also makes sure headless Chromium is
-# there for the browser tests of the status page: Debian's `chromium` package, installed with
-# apt-get when it is missing on Debian and this user may install packages. Elsewhere it says
-# what to install, and only the browser tests fail.
-if [ "${1:-}" = "--browser" ] && ! command -v chromium >/dev/null 2>&1 \
-    && [ -z "${CONNECT_LITE_CHROMIUM:-}" ]; then
-  if [ -f /etc/debian_version ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    echo "Installing Chromium for the browser tests (apt-get install chromium)..." >&2
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
-    cat >&2 <<'MSG'
-Warning: the browser tests of the status page need headless Chromium, and `chromium` is not on
-PATH, so they will fail. Install it (Debian: sudo apt-get install -y chromium), or set
-CONNECT_LITE_CHROMIUM to the path of a Chromium or Chrome binary.
+# `scripts/setup.sh --tests` (what scripts/test.sh runs; `--browser` is its older name) also makes
+# sure the servers the tests start for themselves are there: headless Chromium for the browser
+# tests of the status page (Debian's `chromium`) and PostgreSQL 15 for the JDBC sink's tests
+# (Debian's `postgresql`; the tests run initdb and pg_ctl themselves, no system service). They are
+# installed with apt-get when missing on Debian and this user may install packages. Elsewhere it
+# says what to install, and only the tests that need them fail.
+if [ "${1:-}" = "--tests" ] || [ "${1:-}" = "--browser" ]; then
+  missing=()
+  if ! command -v chromium >/dev/null 2>&1 && [ -z "${CONNECT_LITE_CHROMIUM:-}" ]; then
+    missing+=(chromium)
+  fi
+  if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl >/dev/null 2>&1; then
+    missing+=(postgresql)
+  fi
+  if [ "${#missing[@]}" -gt 0 ]; then
+    if [ -f /etc/debian_version ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+      echo "Installing what the tests need (apt-get install ${missing[*]})..." >&2
+      apt-get update -qq >/dev/null
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+    else
+      cat >&2 <<MSG
+Warning: the tests need ${missing[*]}, which is not installed, so the tests that use it will
+fail. Install it (Debian: sudo apt-get install -y ${missing[*]}); for Chromium you may instead
+set CONNECT_LITE_CHROMIUM to the path of a Chromium or Chrome binary.
 MSG
+    fi
   fi
 fi

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import Browser, sync_playwright
 
 from connect_lite.testing import EmbeddedConnect, KafkaHelpers, spark_cluster
+from tests.integration.postgres import PostgresServer
 from tests.integration.testkit import worker_options
 
 HERE = Path(__file__).resolve().parent
@@ -69,6 +70,17 @@ def spark_standalone(
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One PostgreSQL 15 server per test session (Debian's binaries, initdb as an unprivileged
+    user, pg_ctl on a free port on 127.0.0.1), stopped and removed at the end."""
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="module")

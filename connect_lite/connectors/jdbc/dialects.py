@@ -1,0 +1,362 @@
+"""SQL dialects of the JDBC sink, as Confluent's PostgreSqlDatabaseDialect and
+SqliteDatabaseDialect write it: column types, CREATE and ALTER TABLE, INSERT, upsert,
+UPDATE and DELETE, identifier quoting, and the connection (psycopg 3, the standard
+library's sqlite3).
+
+A column is described by its field's Connect schema in JsonConverter's schema form (the
+``connect.schema`` metadata of the frame's key and value columns)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from connect_lite.api import ConnectError
+
+DECIMAL = "org.apache.kafka.connect.data.Decimal"
+DATE = "org.apache.kafka.connect.data.Date"
+TIME = "org.apache.kafka.connect.data.Time"
+TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column the sink writes: its name, its field's schema form, whether it is a key."""
+
+    name: str
+    form: dict[str, Any]
+    primary: bool = False
+
+    @property
+    def optional(self) -> bool:
+        return bool(self.form.get("optional")) and not self.primary
+
+
+@dataclass(frozen=True)
+class TableId:
+    """A table name as ``table.name.format`` gives it, split at dots: [[catalog.]schema.]table."""
+
+    parts: tuple[str, ...]
+
+    @staticmethod
+    def parse(text: str) -> TableId:
+        parts = tuple(p for p in text.split("."))
+        if not parts or any(not p for p in parts) or len(parts) > 3:
+            raise ConnectError(f"Invalid table name '{text}'")
+        return TableId(parts)
+
+    @property
+    def table(self) -> str:
+        return self.parts[-1]
+
+    @property
+    def schema(self) -> str | None:
+        return self.parts[-2] if len(self.parts) >= 2 else None
+
+    def __str__(self) -> str:
+        return ".".join(self.parts)
+
+
+class Dialect:
+    """What the dialects share: statements in Confluent's shapes."""
+
+    name = ""
+    placeholder = "?"
+    transient_codes: frozenset[str] = frozenset()
+
+    def __init__(self, quote: bool) -> None:
+        self.quote = quote
+
+    # -- identifiers -----------------------------------------------------------------------
+    def ident(self, name: str) -> str:
+        return '"' + name.replace('"', '""') + '"' if self.quote else name
+
+    def table(self, table: TableId) -> str:
+        return ".".join(self.ident(p) for p in table.parts)
+
+    # -- types -----------------------------------------------------------------------------
+    def sql_type(self, form: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def default_literal(self, form: dict[str, Any]) -> str | None:
+        default = form.get("default")
+        if default is None or form.get("name"):
+            return None
+        if isinstance(default, bool):
+            return self.boolean_literal(default)
+        if isinstance(default, int | float):
+            return str(default)
+        return "'" + str(default).replace("'", "''") + "'"
+
+    def boolean_literal(self, value: bool) -> str:
+        return "1" if value else "0"
+
+    def column_spec(self, column: Column) -> str:
+        """``name TYPE``, then ``DEFAULT x`` (which takes the place of the nullability, as in
+        Confluent's writeColumnSpec), else ``NULL`` or ``NOT NULL``."""
+        spec = f"{self.ident(column.name)} {self.sql_type(column.form)}"
+        default = self.default_literal(column.form)
+        if default is not None:
+            return f"{spec} DEFAULT {default}"
+        return spec + (" NULL" if column.optional else " NOT NULL")
+
+    # -- statements ------------------------------------------------------------------------
+    def create_table(self, table: TableId, columns: Sequence[Column]) -> str:
+        lines = [self.column_spec(c) for c in columns]
+        keys = [self.ident(c.name) for c in columns if c.primary]
+        if keys:
+            lines.append(f"PRIMARY KEY({','.join(keys)})")
+        return f"CREATE TABLE {self.table(table)} (\n" + ",\n".join(lines) + ")"
+
+    def alter_table(self, table: TableId, columns: Sequence[Column]) -> list[str]:
+        adds = ",\n".join(f"ADD {self.column_spec(c)}" for c in columns)
+        return [f"ALTER TABLE {self.table(table)} \n{adds}"]
+
+    insert_spacing = ""
+    """PostgreSQL's dialect writes ``INSERT INTO t (a) VALUES (?)``; the generic one has no
+    spaces there."""
+
+    def insert(self, table: TableId, columns: Sequence[Column]) -> str:
+        names = ",".join(self.ident(c.name) for c in columns)
+        marks = ",".join(self.placeholder for _ in columns)
+        space = self.insert_spacing
+        return f"INSERT INTO {self.table(table)}{space}({names}) VALUES{space}({marks})"
+
+    def upsert(self, table: TableId, keys: Sequence[Column], others: Sequence[Column]) -> str:
+        raise NotImplementedError
+
+    def update(self, table: TableId, keys: Sequence[Column], others: Sequence[Column]) -> str:
+        sets = ", ".join(f"{self.ident(c.name)} = {self.placeholder}" for c in others)
+        where = " AND ".join(f"{self.ident(c.name)} = {self.placeholder}" for c in keys)
+        return f"UPDATE {self.table(table)} SET {sets} WHERE {where}"
+
+    def delete(self, table: TableId, keys: Sequence[Column]) -> str:
+        where = " AND ".join(f"{self.ident(c.name)} = {self.placeholder}" for c in keys)
+        return f"DELETE FROM {self.table(table)} WHERE {where}"
+
+    # -- the database ----------------------------------------------------------------------
+    def connect(self, url: str, user: str | None, password: str | None) -> Any:
+        raise NotImplementedError
+
+    def begin(self, conn: Any) -> None:
+        """Open a transaction, if none is open (psycopg opens one with the first statement)."""
+
+    def display(self, conn: Any, table: TableId) -> str:
+        """The table as Confluent's messages show it (TableId.toString: always quoted)."""
+        return ".".join(f'"{p}"' for p in table.parts)
+
+    def columns_of(self, conn: Any, table: TableId) -> set[str] | None:
+        """The table's column names, or None when it does not exist."""
+        raise NotImplementedError
+
+    def is_transient(self, error: BaseException) -> bool:
+        """Whether an error may pass by itself (connection lost, deadlock, serialization)."""
+        raise NotImplementedError
+
+
+class PostgreSqlDialect(Dialect):
+    name = "PostgreSqlDatabaseDialect"
+    placeholder = "%s"
+    insert_spacing = " "
+    transient_codes = frozenset(("40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300"))
+
+    _TYPES = {
+        "int8": "SMALLINT",
+        "int16": "SMALLINT",
+        "int32": "INT",
+        "int64": "BIGINT",
+        "float32": "REAL",
+        "float64": "DOUBLE PRECISION",
+        "boolean": "BOOLEAN",
+        "string": "TEXT",
+        "bytes": "BYTEA",
+    }
+    _LOGICAL = {DECIMAL: "DECIMAL", DATE: "DATE", TIME: "TIME", TIMESTAMP: "TIMESTAMP"}
+
+    def sql_type(self, form: dict[str, Any]) -> str:
+        logical = _LOGICAL_TYPES.get(form.get("name") or "")
+        if logical:
+            return self._LOGICAL[logical]
+        kind = form.get("type", "")
+        if kind == "array":
+            return self.sql_type(form.get("items") or {}) + "[]"
+        if kind in self._TYPES:
+            return self._TYPES[kind]
+        raise ConnectError(f"{self.name} does not support the type {kind.upper()}")
+
+    def boolean_literal(self, value: bool) -> str:
+        return "TRUE" if value else "FALSE"
+
+    def table(self, table: TableId) -> str:
+        """Unquoted (``quote.sql.identifiers=never``), PostgreSQL's dialect lowercases the
+        table's name (not its schema's)."""
+        if self.quote:
+            return super().table(table)
+        return ".".join((*table.parts[:-1], table.table.lower()))
+
+    def upsert(self, table: TableId, keys: Sequence[Column], others: Sequence[Column]) -> str:
+        conflict = ",".join(self.ident(c.name) for c in keys)
+        insert = self.insert(table, [*keys, *others])
+        if not others:
+            return f"{insert} ON CONFLICT ({conflict}) DO NOTHING"
+        sets = ",".join(f"{self.ident(c.name)}=EXCLUDED.{self.ident(c.name)}" for c in others)
+        return f"{insert} ON CONFLICT ({conflict}) DO UPDATE SET {sets}"
+
+    def connect(self, url: str, user: str | None, password: str | None) -> Any:
+        try:
+            import psycopg
+        except ImportError as error:  # validate says so first
+            raise ConnectError(
+                "The PostgreSqlDatabaseDialect needs the Python driver 'psycopg': "
+                "pip install 'connect-lite[postgres]'"
+            ) from error
+        params = postgres_params(url)
+        if user is not None:
+            params["user"] = user
+        if password is not None:
+            params["password"] = password
+        return psycopg.connect(**params, autocommit=False)
+
+    def display(self, conn: Any, table: TableId) -> str:
+        """With the database and schema of the connection where the name leaves them out."""
+        database, schema = conn.execute("SELECT current_database(), current_schema()").fetchone()
+        name = table.table if self.quote else table.table.lower()
+        parts = (*(table.parts[:-2] if len(table.parts) == 3 else (database,)),
+                 table.schema or schema, name)  # fmt: skip
+        return ".".join(f'"{p}"' for p in parts)
+
+    def columns_of(self, conn: Any, table: TableId) -> set[str] | None:
+        schema_sql = "%s" if table.schema is not None else "current_schema()"
+        name = table.table if self.quote else table.table.lower()
+        args = [*([table.schema] if table.schema is not None else []), name]
+        rows = conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+            f"{schema_sql} AND table_name = %s",
+            args,
+        ).fetchall()
+        if rows:
+            return {r[0] for r in rows}
+        exists = conn.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = "
+            f"{schema_sql} AND table_name = %s AND table_type = 'BASE TABLE'",
+            args,
+        ).fetchall()
+        return set() if exists else None
+
+    def is_transient(self, error: BaseException) -> bool:
+        import psycopg
+
+        if isinstance(error, psycopg.OperationalError | psycopg.InterfaceError):
+            code = getattr(error, "sqlstate", None)
+            return code is None or code in self.transient_codes or code.startswith("08")
+        code = getattr(error, "sqlstate", None)
+        return code is not None and (code in self.transient_codes or code.startswith("08"))
+
+
+class SqliteDialect(Dialect):
+    name = "SqliteDatabaseDialect"
+    placeholder = "?"
+
+    _TYPES = {
+        "int8": "INTEGER",
+        "int16": "INTEGER",
+        "int32": "INTEGER",
+        "int64": "INTEGER",
+        "float32": "REAL",
+        "float64": "REAL",
+        "boolean": "INTEGER",
+        "string": "TEXT",
+        "bytes": "BLOB",
+    }
+
+    def sql_type(self, form: dict[str, Any]) -> str:
+        if form.get("name") in _LOGICAL_TYPES:
+            return "NUMERIC"
+        kind = form.get("type", "")
+        if kind in self._TYPES:
+            return self._TYPES[kind]
+        raise ConnectError(f"{self.name} does not support the type {kind.upper()}")
+
+    def begin(self, conn: Any) -> None:
+        """sqlite3 opens a transaction only before a data statement, not a SAVEPOINT."""
+        if not conn.in_transaction:
+            conn.execute("BEGIN")
+
+    def alter_table(self, table: TableId, columns: Sequence[Column]) -> list[str]:
+        """SQLite adds one column per statement."""
+        return [f"ALTER TABLE {self.table(table)} ADD {self.column_spec(c)}" for c in columns]
+
+    def upsert(self, table: TableId, keys: Sequence[Column], others: Sequence[Column]) -> str:
+        return "INSERT OR REPLACE" + self.insert(table, [*keys, *others])[len("INSERT") :]
+
+    def connect(self, url: str, user: str | None, password: str | None) -> Any:
+        path = url[len("jdbc:sqlite:") :].split("?", 1)[0]
+        if path.startswith("file:"):
+            path = path[len("file:") :]
+        conn = sqlite3.connect(path or ":memory:", timeout=30, isolation_level="DEFERRED")
+        return conn
+
+    def columns_of(self, conn: Any, table: TableId) -> set[str] | None:
+        schema = f"{self.ident(table.schema)}." if table.schema else ""
+        rows = conn.execute(f"PRAGMA {schema}table_info({self.ident(table.table)})").fetchall()
+        return {r[1] for r in rows} if rows else None
+
+    def is_transient(self, error: BaseException) -> bool:
+        text = str(error).lower()
+        return isinstance(error, sqlite3.OperationalError) and (
+            "locked" in text or "busy" in text or "disk i/o" in text
+        )
+
+
+_LOGICAL_TYPES = {DECIMAL: DECIMAL, DATE: DATE, TIME: TIME, TIMESTAMP: TIMESTAMP}
+
+DIALECTS: dict[str, type[Dialect]] = {
+    PostgreSqlDialect.name: PostgreSqlDialect,
+    SqliteDialect.name: SqliteDialect,
+}
+
+
+def dialect(name: str, quote: bool) -> Dialect:
+    try:
+        return DIALECTS[name](quote)
+    except KeyError:
+        raise ConnectError(f"connect-lite has no {name or 'dialect for this URL'}") from None
+
+
+_JDBC_PG = re.compile(r"^jdbc:postgresql:(?://(?P<hosts>[^/?]*))?/?(?P<db>[^?]*)(?:\?(?P<q>.*))?$")
+
+
+def postgres_params(url: str) -> dict[str, Any]:
+    """psycopg's connection keywords for a ``jdbc:postgresql:`` URL (host, port, database,
+    and the URL's ``user``, ``password``, ``sslmode`` and ``connectTimeout`` parameters)."""
+    found = _JDBC_PG.match(url.strip())
+    if not found:
+        raise ConnectError(f"Not a PostgreSQL JDBC URL: {redact_url(url)}")
+    params: dict[str, Any] = {}
+    hosts = found.group("hosts") or ""
+    if hosts:
+        parsed = urlsplit("//" + hosts)
+        params["host"] = parsed.hostname or "localhost"
+        if parsed.port:
+            params["port"] = parsed.port
+    params["dbname"] = unquote(found.group("db") or "") or None
+    query = {k: v[-1] for k, v in parse_qs(found.group("q") or "").items()}
+    for jdbc_key, pg_key in (
+        ("user", "user"),
+        ("password", "password"),
+        ("sslmode", "sslmode"),
+        ("connectTimeout", "connect_timeout"),
+        ("ApplicationName", "application_name"),
+    ):
+        if jdbc_key in query:
+            params[pg_key] = query[jdbc_key]
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password parameter hidden, for messages and logs."""
+    return re.sub(r"(?i)(password=)[^&;]*", r"\1[hidden]", url)

@@ -1,0 +1,114 @@
+"""A real PostgreSQL server for the tests: Debian's binaries, a fresh cluster made by ``initdb``
+in a temporary directory, and ``pg_ctl`` on a free port on 127.0.0.1. No system service is
+used, and the server is stopped (and its directory removed) at the end.
+
+initdb and the server refuse to run as root, so as root both run as ``nobody``, which owns
+the cluster's directory. ``scripts/setup.sh --tests`` installs the ``postgresql`` package
+when it is missing.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from connect_lite.testing import free_port
+
+UNPRIVILEGED = "nobody"
+
+
+def _bin_dir() -> Path:
+    """The newest installed PostgreSQL's bin directory (Debian keeps them off PATH)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name))
+    if found:
+        return Path(found[-1])
+    on_path = shutil.which("pg_ctl")
+    if on_path:
+        return Path(on_path).resolve().parent
+    raise RuntimeError(
+        "PostgreSQL is not installed: run scripts/setup.sh --tests (Debian: apt-get install "
+        "postgresql)"
+    )
+
+
+class PostgresServer:
+    """One PostgreSQL cluster; ``start`` it, make databases with ``create_database``."""
+
+    def __init__(self) -> None:
+        self.bin = _bin_dir()
+        self.root = Path(tempfile.mkdtemp(prefix="connect-lite-pg-"))
+        self.data = self.root / "data"
+        self.port = free_port()
+        self.host = "127.0.0.1"
+        self.user = "postgres"
+        self._as: dict[str, Any] = {}
+        if os.geteuid() == 0:
+            account = pwd.getpwnam(UNPRIVILEGED)
+            os.chmod(self.root, 0o755)
+            os.chown(self.root, account.pw_uid, account.pw_gid)
+            self._as = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
+
+    def _run(self, *args: str) -> None:
+        done = subprocess.run(
+            [str(self.bin / args[0]), *args[1:]],
+            capture_output=True,
+            text=True,
+            cwd=self.root,
+            check=False,
+            **self._as,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"{args[0]} failed ({done.returncode}): {done.stderr or done.stdout}"
+            )
+
+    def start(self) -> PostgresServer:
+        self._run("initdb", "-D", str(self.data), "-U", self.user, "-A", "trust", "-E", "UTF8",
+                  "--no-sync", "--locale=C.UTF-8")  # fmt: skip
+        self._serve()
+        return self
+
+    def _serve(self) -> None:
+        options = f"-p {self.port} -h {self.host} -k {self.root} -c fsync=off -c max_connections=60"
+        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "log"),
+                  "-w", "-t", "60", "start")  # fmt: skip
+
+    def stop(self) -> None:
+        try:
+            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def halt(self) -> None:
+        """Stop the server as a crash would (its data stays); ``resume`` starts it again."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    def resume(self) -> None:
+        self._serve()
+
+    def dsn(self, database: str = "postgres") -> str:
+        return f"host={self.host} port={self.port} user={self.user} dbname={database}"
+
+    def url(self, database: str) -> str:
+        """The database's JDBC URL, as a Confluent config names it."""
+        return f"jdbc:postgresql://{self.host}:{self.port}/{database}"
+
+    def create_database(self, name: str) -> str:
+        import psycopg
+
+        with psycopg.connect(self.dsn(), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return name
+
+    def query(self, database: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        import psycopg
+
+        with psycopg.connect(self.dsn(database), autocommit=True) as conn:
+            cursor = conn.execute(sql, params or None)
+            return list(cursor.fetchall()) if cursor.description else []
