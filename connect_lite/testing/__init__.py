@@ -6,6 +6,7 @@ from connect_lite.testing.client import ConnectClient, ConnectRestError, HttpCli
 from connect_lite.testing.embedded import BUNDLED_PLUGINS, FAST_DEFAULTS, EmbeddedConnect
 from connect_lite.testing.kafka_helpers import KafkaHelpers
 from connect_lite.testing.metrics import Metrics
+from connect_lite.testing.postgres import PostgresServer
 from connect_lite.testing.waits import WaitFailed, WaitTimeout, wait_for
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "HttpResponse",
     "KafkaHelpers",
     "Metrics",
+    "PostgresServer",
     "WaitFailed",
     "WaitTimeout",
     "free_port",

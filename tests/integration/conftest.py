@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, sync_playwright
 
 from connect_lite.testing import EmbeddedConnect, KafkaHelpers, spark_cluster
-from tests.integration.postgres import PostgresServer
+from connect_lite.testing.postgres import PostgresServer
 from tests.integration.testkit import worker_options
 
 HERE = Path(__file__).resolve().parent

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
+from connect_lite.testing.postgres import PostgresServer
 from connect_lite.testing.waits import poll
-from tests.integration.postgres import PostgresServer
 from tests.integration.testkit import create_running, unique
 
 pytestmark = pytest.mark.integration

@@ -333,3 +333,45 @@ def test_the_optional_lake_pipeline_writes_parquet_that_spark_reads(tmp_path: Pa
         assert run("demo-remove-connector") == ""
         assert set(REST.get("/connectors").body) == {"local-file-source", "local-file-sink"}
         stop(proc, log)
+
+
+def test_the_jdbc_demo_copies_postgres_into_sqlite_and_stops_its_database(tmp_path: Path) -> None:
+    import glob
+    import sqlite3
+
+    command = block("jdbc-demo").text.strip()
+    assert command == "scripts/setup.sh && .venv/bin/python scripts/demo/jdbc.py"
+    shop = DATA / "demo" / "shop.db"
+    before = set(glob.glob("/tmp/connect-lite-pg-*"))
+    assert _port_free(8083), "the JDBC demo needs port 8083 (standalone.properties); free it"
+    with parked_data(tmp_path):
+        log = tmp_path / "jdbc-demo.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(["bash", "-c", command], cwd=REPO, stdout=out,
+                                    stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        try:
+
+            def orders() -> int:
+                alive(proc, log)
+                if not shop.exists():
+                    return 0
+                with sqlite3.connect(shop) as conn:
+                    try:
+                        return int(conn.execute('SELECT count(*) FROM "shop-orders"').fetchone()[0])
+                    except sqlite3.OperationalError:
+                        return 0
+
+            # the two first orders, then those the demo adds every 2 s
+            wait_for(lambda: orders() >= 4, 240, what="orders copied into data/demo/shop.db")
+            with sqlite3.connect(shop) as conn:
+                first = conn.execute(
+                    'SELECT id, item, qty FROM "shop-orders" ORDER BY id'
+                ).fetchall()
+            assert first[:2] == [(1, "apple", 3), (2, "pear", 1)]
+            assert all_running()
+            stop(proc, log)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+    assert set(glob.glob("/tmp/connect-lite-pg-*")) <= before  # its database is gone

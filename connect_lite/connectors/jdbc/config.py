@@ -3,6 +3,7 @@ checks across keys, and the keys connect-lite refuses."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import zoneinfo
 from collections.abc import Callable, Mapping
@@ -79,12 +80,12 @@ class PkMode(enum.Enum):
     RECORD_VALUE = "record_value"
 
 
-def _enum(*values: str) -> Validator:
+def enum_check(*values: str) -> Validator:
     """Confluent's EnumValidator: a value in all lower case or all upper case."""
     allowed = {v.lower() for v in values} | {v.upper() for v in values}
 
     def check(name: str, value: Any) -> str | None:
-        if value in allowed:
+        if value is None or value in allowed:
             return None
         return f"Invalid value {value} for configuration {name}: Invalid enumerator"
 
@@ -107,7 +108,7 @@ def _non_empty(name: str, value: Any) -> str | None:
     return None
 
 
-def _timezone(name: str, value: Any) -> str | None:
+def timezone_check(name: str, value: Any) -> str | None:
     try:
         zoneinfo.ZoneInfo(str(value))
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -119,7 +120,7 @@ def _timezone(name: str, value: Any) -> str | None:
     return None
 
 
-def _dialect(name: str, value: Any) -> str | None:
+def dialect_check(name: str, value: Any) -> str | None:
     if not value or value in DIALECTS:
         return None
     if value in CONFLUENT_DIALECTS:
@@ -142,8 +143,25 @@ def _table_types(name: str, value: Any) -> str | None:
     return None
 
 
-def sink_config_def() -> ConfigDef:
-    """Confluent's JdbcSinkConfig keys, with its defaults."""
+def raise_errors(errors: Mapping[str, list[str]]) -> None:
+    """ConfigError with every message, and the errors by key (validate reports them there)."""
+    if errors:
+        raise ConfigError("\n".join(m for ms in errors.values() for m in ms), dict(errors))
+
+
+def check_across(
+    config_def: ConfigDef,
+    config: Mapping[str, str],
+    across: Callable[[Mapping[str, Any]], Mapping[str, list[str]]],
+) -> None:
+    """A connector's ``validate``: the checks across keys of values that each passed their
+    own (the ConfigDef checks each key alone)."""
+    values = {name: cv.value for name, cv in config_def.validate(dict(config)).items()}
+    raise_errors(across(values))
+
+
+def connection_def() -> ConfigDef:
+    """The connection keys Confluent's sink and source share, with their defaults."""
     return (
         ConfigDef()
         .define(CONNECTION_URL, Type.STRING, importance=Importance.HIGH, local_path=LocalPath.JDBC,
@@ -156,11 +174,49 @@ def sink_config_def() -> ConfigDef:
                 "Maximum number of attempts to retrieve a valid JDBC connection.")
         .define(CONNECTION_BACKOFF_MS, Type.LONG, 10000, None, Importance.LOW,
                 "Backoff time in milliseconds between connection attempts.")
-        .define(DIALECT_NAME, Type.STRING, "", _dialect, Importance.LOW,
+        .define(DIALECT_NAME, Type.STRING, "", dialect_check, Importance.LOW,
                 "The database dialect; inferred from the connection URL when empty.")
         .define(CREDENTIALS_PROVIDER, Type.STRING, DEFAULT_CREDENTIALS, _credentials,
                 Importance.LOW, "Credentials provider; connect-lite has only the default one.")
-        .define(INSERT_MODE, Type.STRING, "insert", _enum(*(m.value for m in InsertMode)),
+        .define(QUOTE_IDENTIFIERS, Type.STRING, "ALWAYS",
+                ValidString.in_ignore_case("ALWAYS", "NEVER"), Importance.MEDIUM,
+                "When to quote table names, column names and other identifiers in SQL.")
+        .define(DB_TIMEZONE, Type.STRING, "UTC", timezone_check, Importance.MEDIUM,
+                "The time zone of time-based values without one.")
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Connection:
+    """How to reach the database (picklable: the sink's executors connect with it)."""
+
+    url: str
+    user: str | None
+    password: str | None
+    dialect: str
+    attempts: int
+    backoff_ms: int
+    quote: bool
+
+    @staticmethod
+    def of(values: Mapping[str, Any]) -> Connection:
+        password = values[CONNECTION_PASSWORD]
+        return Connection(
+            url=values[CONNECTION_URL],
+            user=values[CONNECTION_USER],
+            password=None if password is None else str(password),
+            dialect=values[DIALECT_NAME] or inferred_dialect(values[CONNECTION_URL]) or "",
+            attempts=values[CONNECTION_ATTEMPTS],
+            backoff_ms=values[CONNECTION_BACKOFF_MS],
+            quote=values[QUOTE_IDENTIFIERS].upper() == "ALWAYS",
+        )
+
+
+def sink_config_def() -> ConfigDef:
+    """Confluent's JdbcSinkConfig keys, with its defaults."""
+    return (
+        connection_def()
+        .define(INSERT_MODE, Type.STRING, "insert", enum_check(*(m.value for m in InsertMode)),
                 Importance.HIGH,
                 "The insertion mode: insert, upsert or update.")
         .define(BATCH_SIZE, Type.INT, 3000, Range.at_least(0), Importance.MEDIUM,
@@ -171,20 +227,19 @@ def sink_config_def() -> ConfigDef:
                 "The destination table name; ${topic} is the record's topic.")
         .define(REPLACE_NULL_WITH_DEFAULT, Type.BOOLEAN, True, None, Importance.MEDIUM,
                 "Whether a null field value is written as the field's default value.")
-        .define(PK_MODE, Type.STRING, "none", _enum(*(m.value for m in PkMode)), Importance.HIGH,
+        .define(PK_MODE, Type.STRING, "none", enum_check(*(m.value for m in PkMode)),
+                Importance.HIGH,
                 "The primary key mode: none, kafka, record_key or record_value.")
         .define(PK_FIELDS, Type.LIST, [], None, Importance.MEDIUM,
                 "The primary key field names; what they mean depends on pk.mode.")
         .define(FIELDS_WHITELIST, Type.LIST, [], None, Importance.MEDIUM,
                 "The record value fields to write; empty for all of them.")
-        .define(DB_TIMEZONE, Type.STRING, "UTC", _timezone, Importance.MEDIUM,
-                "The time zone of time-based values written to the database.")
-        .define(DATE_TIMEZONE, Type.STRING, "DB_TIMEZONE", _enum("DB_TIMEZONE", "UTC"),
+        .define(DATE_TIMEZONE, Type.STRING, "DB_TIMEZONE", enum_check("DB_TIMEZONE", "UTC"),
                 Importance.MEDIUM, "The time zone of dates: DB_TIMEZONE (db.timezone) or UTC.")
         .define(TIMESTAMP_FIELDS, Type.LIST, [], None, Importance.MEDIUM,
                 "Value fields of INT64 or numeric STRING epoch times to write as timestamps.")
         .define(TIMESTAMP_PRECISION, Type.STRING, "MICROSECONDS",
-                _enum("MICROSECONDS", "NANOSECONDS"), Importance.MEDIUM,
+                enum_check("MICROSECONDS", "NANOSECONDS"), Importance.MEDIUM,
                 "The unit of timestamp.fields.list values.")
         .define(DATE_CALENDAR, Type.STRING, "LEGACY",
                 ValidString.in_("LEGACY", "PROLEPTIC_GREGORIAN"), Importance.LOW,
@@ -195,9 +250,6 @@ def sink_config_def() -> ConfigDef:
                 "Whether to create a missing destination table with CREATE TABLE.")
         .define(AUTO_EVOLVE, Type.BOOLEAN, False, None, Importance.MEDIUM,
                 "Whether to add missing columns with ALTER TABLE.")
-        .define(QUOTE_IDENTIFIERS, Type.STRING, "ALWAYS",
-                ValidString.in_ignore_case("ALWAYS", "NEVER"), Importance.MEDIUM,
-                "When to quote table names, column names and other identifiers in SQL.")
         .define(MAX_RETRIES, Type.INT, 10, Range.at_least(0), Importance.MEDIUM,
                 "The maximum number of times to retry on errors before failing the task.")
         .define(RETRY_BACKOFF_MS, Type.INT, 3000, Range.at_least(0), Importance.MEDIUM,
@@ -212,15 +264,9 @@ def sink_config_def() -> ConfigDef:
 
 
 @dataclass(frozen=True)
-class SinkSettings:
+class SinkSettings(Connection):
     """A task's parsed settings: what the executors need to write a batch (picklable)."""
 
-    url: str
-    user: str | None
-    password: str | None
-    dialect: str
-    attempts: int
-    backoff_ms: int
     insert_mode: InsertMode
     pk_mode: PkMode
     pk_fields: tuple[str, ...]
@@ -230,7 +276,6 @@ class SinkSettings:
     batch_size: int
     auto_create: bool
     auto_evolve: bool
-    quote: bool
     timezone: str
     max_retries: int
     retry_backoff_ms: int
@@ -245,17 +290,9 @@ class SinkSettings:
     @staticmethod
     def parse(props: Mapping[str, str]) -> SinkSettings:
         values = sink_config_def().parse(props)
-        errors = cross_field_errors(values)
-        if errors:
-            raise ConfigError("\n".join(m for ms in errors.values() for m in ms), errors)
-        password = values[CONNECTION_PASSWORD]
+        raise_errors(cross_field_errors(values))
         return SinkSettings(
-            url=values[CONNECTION_URL],
-            user=values[CONNECTION_USER],
-            password=None if password is None else str(password),
-            dialect=values[DIALECT_NAME] or inferred_dialect(values[CONNECTION_URL]) or "",
-            attempts=values[CONNECTION_ATTEMPTS],
-            backoff_ms=values[CONNECTION_BACKOFF_MS],
+            **dataclasses.asdict(Connection.of(values)),
             insert_mode=InsertMode(values[INSERT_MODE].lower()),  # all lower or all upper
             pk_mode=PkMode(values[PK_MODE].lower()),
             pk_fields=tuple(f.strip() for f in values[PK_FIELDS] if f.strip()),
@@ -265,7 +302,6 @@ class SinkSettings:
             batch_size=values[BATCH_SIZE],
             auto_create=values[AUTO_CREATE],
             auto_evolve=values[AUTO_EVOLVE],
-            quote=values[QUOTE_IDENTIFIERS].upper() == "ALWAYS",
             timezone=values[DB_TIMEZONE],
             max_retries=values[MAX_RETRIES],
             retry_backoff_ms=values[RETRY_BACKOFF_MS],
@@ -295,27 +331,38 @@ DRIVERS = {"PostgreSqlDatabaseDialect": ("psycopg", "postgres")}
 """Dialect -> (the Python module it needs, the connect-lite extra that installs it)."""
 
 
-def cross_field_errors(
+def connection_errors(
     values: Mapping[str, Any], importable: Callable[[str], bool] | None = None
 ) -> dict[str, list[str]]:
-    """The errors across keys (and a missing driver), by the key at fault."""
+    """The errors of the connection keys together (the URL's dialect, its driver)."""
     errors: dict[str, list[str]] = {}
-
-    def fail(key: str, message: str) -> None:
-        errors.setdefault(key, []).append(message)
-
     url = values.get(CONNECTION_URL)
     dialect = values.get(DIALECT_NAME) or inferred_dialect(url)
     bad_url = f"Invalid value {url} for configuration {CONNECTION_URL}"
     if url is not None and not str(url).lower().startswith("jdbc:"):
-        fail(CONNECTION_URL, f"{bad_url}: Not a valid JDBC URL: {url}")
+        errors[CONNECTION_URL] = [f"{bad_url}: Not a valid JDBC URL: {url}"]
     elif url is not None and dialect is None:
-        fail(CONNECTION_URL, f"{bad_url}: connect-lite has no dialect for this URL; it has "
-                             f"{', '.join(DIALECTS)}")  # fmt: skip
+        errors[CONNECTION_URL] = [
+            f"{bad_url}: connect-lite has no dialect for this URL; it has {', '.join(DIALECTS)}"
+        ]
     module, extra = DRIVERS.get(dialect or "", (None, None))
     if module is not None and not (importable or _importable)(module):
-        fail(CONNECTION_URL, f"The {dialect} needs the Python driver '{module}', which is not "
-                             f"installed: pip install 'connect-lite[{extra}]'")  # fmt: skip
+        errors.setdefault(CONNECTION_URL, []).append(
+            f"The {dialect} needs the Python driver '{module}', which is not installed: "
+            f"pip install 'connect-lite[{extra}]'"
+        )
+    return errors
+
+
+def cross_field_errors(
+    values: Mapping[str, Any], importable: Callable[[str], bool] | None = None
+) -> dict[str, list[str]]:
+    """The errors across keys (and a missing driver), by the key at fault."""
+    errors = connection_errors(values, importable)
+
+    def fail(key: str, message: str) -> None:
+        errors.setdefault(key, []).append(message)
+
     pk_mode = str(values.get(PK_MODE, "none")).lower()
     pk_fields = [f for f in values.get(PK_FIELDS) or [] if str(f).strip()]
     if values.get(DELETE_ENABLED) and pk_mode != PkMode.RECORD_KEY.value:

@@ -8,14 +8,19 @@ A column is described by its field's Connect schema in JsonConverter's schema fo
 
 from __future__ import annotations
 
+import datetime
+import logging
 import re
 import sqlite3
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from connect_lite.api import ConnectError
+
+log = logging.getLogger(__name__)
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 DATE = "org.apache.kafka.connect.data.Date"
@@ -34,6 +39,18 @@ class Column:
     @property
     def optional(self) -> bool:
         return bool(self.form.get("optional")) and not self.primary
+
+
+@dataclass(frozen=True)
+class SqlColumn:
+    """A column as the database describes it: its name, its SQL type (lower case), whether it
+    may be null, and a NUMERIC's precision and scale."""
+
+    name: str
+    sql_type: str
+    nullable: bool
+    precision: int | None = None
+    scale: int | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +162,22 @@ class Dialect:
     def begin(self, conn: Any) -> None:
         """Open a transaction, if none is open (psycopg opens one with the first statement)."""
 
+    def connect_retrying(self, settings: Any) -> Any:
+        """A connection for ``settings`` (a Connection's fields), tried
+        ``connection.attempts`` times ``connection.backoff.ms`` apart."""
+        for attempt in range(1, settings.attempts + 1):
+            try:
+                return self.connect(settings.url, settings.user, settings.password)
+            except Exception as error:
+                if attempt >= settings.attempts:
+                    raise
+                log.info(
+                    "Unable to connect to database on attempt %d/%d (%s). Will retry in %d ms.",
+                    attempt, settings.attempts, redact_url(str(error)), settings.backoff_ms,
+                )  # fmt: skip
+                time.sleep(settings.backoff_ms / 1000)
+        raise AssertionError("unreachable")
+
     def display(self, conn: Any, table: TableId) -> str:
         """The table as Confluent's messages show it (TableId.toString: always quoted)."""
         return ".".join(f'"{p}"' for p in table.parts)
@@ -156,6 +189,44 @@ class Dialect:
     def is_transient(self, error: BaseException) -> bool:
         """Whether an error may pass by itself (connection lost, deadlock, serialization)."""
         raise NotImplementedError
+
+    def is_database_error(self, error: BaseException) -> bool:
+        """Whether the driver raised it (an SQLException, in Confluent's terms)."""
+        raise NotImplementedError
+
+    # -- the source's side -----------------------------------------------------------------
+    def list_tables(
+        self, conn: Any, schema_pattern: str | None, types: Sequence[str]
+    ) -> list[TableId]:
+        """The tables (and views, when ``types`` names VIEW) a source may copy."""
+        raise NotImplementedError
+
+    def describe(self, conn: Any, table: TableId) -> list[SqlColumn]:
+        """The table's columns, in order."""
+        raise NotImplementedError
+
+    def now(self, conn: Any) -> datetime.datetime:
+        """The database's current time (UTC), the end of a timestamp query's range."""
+        raise NotImplementedError
+
+    def table_key(self, table: TableId) -> str:
+        """The table's id in a source partition, as Confluent's dialect writes it."""
+        return str(table)
+
+    def read_cursor(self, conn: Any) -> Any:
+        """A cursor whose rows come as they are fetched (a query stays open across polls)."""
+        return conn.cursor()
+
+    def result_columns(self, cursor: Any, rows: Sequence[Sequence[Any]]) -> list[SqlColumn]:
+        """A query's columns, from what the driver says of them (and the first rows)."""
+        raise NotImplementedError
+
+    def bind_timestamp(self, moment: datetime.datetime, zone: Any) -> Any:
+        """An instant as a timestamp query's parameter: wall-clock time in ``db.timezone``."""
+        return moment.astimezone(zone).replace(tzinfo=None)
+
+    def prepare_source(self, conn: Any, timezone: str) -> None:
+        """Set up a source's connection (its session time zone)."""
 
 
 class PostgreSqlDialect(Dialect):
@@ -247,6 +318,55 @@ class PostgreSqlDialect(Dialect):
         ).fetchall()
         return set() if exists else None
 
+    def list_tables(
+        self, conn: Any, schema_pattern: str | None, types: Sequence[str]
+    ) -> list[TableId]:
+        return _pg_list_tables(conn, schema_pattern, types)
+
+    def describe(self, conn: Any, table: TableId) -> list[SqlColumn]:
+        schema_sql = "%s" if table.schema is not None else "current_schema()"
+        args = [*([table.schema] if table.schema is not None else []), table.table]
+        rows = conn.execute(
+            "SELECT column_name, data_type, is_nullable, numeric_precision, numeric_scale "
+            "FROM information_schema.columns WHERE table_schema = "
+            f"{schema_sql} AND table_name = %s ORDER BY ordinal_position",
+            args,
+        ).fetchall()
+        return [SqlColumn(n, t.lower(), nullable == "YES", p, sc) for n, t, nullable, p, sc in rows]
+
+    def now(self, conn: Any) -> datetime.datetime:
+        found = conn.execute("SELECT CURRENT_TIMESTAMP").fetchone()[0]
+        return found.astimezone(datetime.UTC)
+
+    def table_key(self, table: TableId) -> str:
+        """``schema.table``, without the database, as Confluent's PostgreSQL dialect."""
+        return ".".join(table.parts[-2:])
+
+    def read_cursor(self, conn: Any) -> Any:
+        """A server-side cursor: rows stream as they are fetched."""
+        import uuid
+
+        return conn.cursor(name=f"connect_lite_{uuid.uuid4().hex[:12]}")
+
+    def result_columns(self, cursor: Any, rows: Sequence[Sequence[Any]]) -> list[SqlColumn]:
+        types = cursor.connection.adapters.types
+        found = []
+        for column in cursor.description:
+            info = types.get(column.type_code)
+            name = info.name if info is not None else ""
+            found.append(SqlColumn(column.name, _PG_TYPE_NAMES.get(name, name), True,
+                                   column.precision, column.scale))  # fmt: skip
+        return found
+
+    def prepare_source(self, conn: Any, timezone: str) -> None:
+        conn.execute("SELECT set_config('TimeZone', %s, false)", [timezone])
+        conn.commit()
+
+    def is_database_error(self, error: BaseException) -> bool:
+        import psycopg
+
+        return isinstance(error, psycopg.Error)
+
     def is_transient(self, error: BaseException) -> bool:
         import psycopg
 
@@ -255,6 +375,29 @@ class PostgreSqlDialect(Dialect):
             return code is None or code in self.transient_codes or code.startswith("08")
         code = getattr(error, "sqlstate", None)
         return code is not None and (code in self.transient_codes or code.startswith("08"))
+
+
+_PG_TYPE_NAMES = {
+    "int2": "smallint",
+    "int4": "integer",
+    "int8": "bigint",
+    "float4": "real",
+    "float8": "double precision",
+    "bool": "boolean",
+    "timestamptz": "timestamp with time zone",
+    "timetz": "time with time zone",
+}
+
+
+def _pg_list_tables(conn: Any, schema_pattern: str | None, types: Sequence[str]) -> list[TableId]:
+    kinds = [{"TABLE": "BASE TABLE", "VIEW": "VIEW"}[t] for t in types if t in ("TABLE", "VIEW")]
+    rows = conn.execute(
+        "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema "
+        "NOT IN ('pg_catalog', 'information_schema') AND table_schema NOT LIKE 'pg_toast%%' "
+        "AND table_schema LIKE %s AND table_type = ANY(%s) ORDER BY table_schema, table_name",
+        [schema_pattern or "%", kinds],
+    ).fetchall()
+    return [TableId((schema, name)) for schema, name in rows]
 
 
 class SqliteDialect(Dialect):
@@ -305,12 +448,76 @@ class SqliteDialect(Dialect):
         rows = conn.execute(f"PRAGMA {schema}table_info({self.ident(table.table)})").fetchall()
         return {r[1] for r in rows} if rows else None
 
+    def list_tables(
+        self, conn: Any, schema_pattern: str | None, types: Sequence[str]
+    ) -> list[TableId]:
+        kinds = [t.lower() for t in types if t in ("TABLE", "VIEW")]
+        marks = ",".join("?" for _ in kinds) or "''"
+        rows = conn.execute(
+            f"SELECT name FROM sqlite_master WHERE type IN ({marks}) AND name NOT LIKE "
+            "'sqlite_%' ORDER BY name",
+            kinds,
+        ).fetchall()
+        return [TableId((name,)) for (name,) in rows]
+
+    def describe(self, conn: Any, table: TableId) -> list[SqlColumn]:
+        """The declared types as Confluent's SQLite driver reports them (INTEGER is 32 bits,
+        INT 64: the driver calls INT unsigned), NOT NULL and primary-key columns required."""
+        rows = conn.execute(f"PRAGMA table_info({self.ident(table.table)})").fetchall()
+        found = []
+        for row in rows:
+            declared = (row[2] or "").upper().split("(")[0].strip()
+            kind = _SQLITE_TYPES.get(declared, declared.lower())
+            found.append(SqlColumn(row[1], kind, not row[3] and not row[5]))
+        return found
+
+    def now(self, conn: Any) -> datetime.datetime:
+        return datetime.datetime.now(datetime.UTC)
+
+    def result_columns(self, cursor: Any, rows: Sequence[Sequence[Any]]) -> list[SqlColumn]:
+        """sqlite3 says nothing of a query's types: each column's comes from its first
+        non-null value in the first rows (text when all are null)."""
+        found = []
+        for i, column in enumerate(cursor.description):
+            sample = next((r[i] for r in rows if r[i] is not None), None)
+            kind = {int: "bigint", float: "double precision", bytes: "blob"}.get(
+                type(sample), "text"
+            )
+            found.append(SqlColumn(column[0], kind, True))
+        return found
+
+    def bind_timestamp(self, moment: datetime.datetime, zone: Any) -> Any:
+        """Epoch milliseconds, as Confluent's SQLite driver stores timestamps."""
+        return int(moment.timestamp() * 1000)
+
+    def is_database_error(self, error: BaseException) -> bool:
+        return isinstance(error, sqlite3.Error)
+
     def is_transient(self, error: BaseException) -> bool:
         text = str(error).lower()
         return isinstance(error, sqlite3.OperationalError) and (
             "locked" in text or "busy" in text or "disk i/o" in text
         )
 
+
+_SQLITE_TYPES = {
+    "INTEGER": "integer",
+    "INT": "bigint",
+    "MEDIUMINT": "bigint",
+    "SMALLINT": "integer",
+    "INT2": "integer",
+    "TINYINT": "smallint",
+    "BIGINT": "bigint",
+    "INT8": "bigint",
+    "UNSIGNED BIG INT": "bigint",
+    "REAL": "real",
+    "DOUBLE": "double precision",
+    "FLOAT": "double precision",
+    "BOOLEAN": "boolean",
+    "DATETIME": "date",
+    "": "text",
+}
+"""SQLite declared types as the SQL types Confluent's driver reports."""
 
 _LOGICAL_TYPES = {DECIMAL: DECIMAL, DATE: DATE, TIME: TIME, TIMESTAMP: TIMESTAMP}
 

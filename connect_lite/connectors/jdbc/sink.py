@@ -12,7 +12,6 @@ from typing import Any
 from connect_lite.api import (
     FRAME_SCHEMA_METADATA,
     ConfigDef,
-    ConfigError,
     ConnectError,
     DataError,
     RetriableError,
@@ -22,7 +21,7 @@ from connect_lite.api import (
     TopicPartition,
 )
 
-from .config import SinkSettings, cross_field_errors, sink_config_def
+from .config import SinkSettings, check_across, cross_field_errors, sink_config_def
 from .dialects import TIMESTAMP
 from .fields import Layout, layout
 from .writer import DATA, EPOCH_UNIT, RECORD, RESULT_DDL, TRANSIENT, WritePlan, write_batches
@@ -61,10 +60,7 @@ class JdbcSinkConnector(SinkConnector):
         return _DEF
 
     def validate(self, config: dict[str, str]) -> None:
-        values = {name: cv.value for name, cv in _DEF.validate(config).items()}
-        errors = cross_field_errors(values)
-        if errors:
-            raise ConfigError("\n".join(m for ms in errors.values() for m in ms), errors)
+        check_across(_DEF, config, cross_field_errors)
 
     def start(self, config: dict[str, str]) -> None:
         SinkSettings.parse(config)

@@ -77,7 +77,7 @@ def write_batches(plan: WritePlan, batches: Iterator[pa.RecordBatch]) -> Iterato
             part.sort(key=lambda r: r["offset"])
             try:
                 if conn is None:
-                    conn = _connect(sql, plan.settings)
+                    conn = sql.connect_retrying(plan.settings)
                 count = _write_partition(sql, conn, plan, tp[0], part, None)
                 results.append((tp, count, part[-1]["offset"], "", ""))
                 continue
@@ -123,24 +123,6 @@ _RESULT = pa.schema(
         ("message", pa.string()),
     ]
 )
-
-
-def _connect(sql: Dialect, settings: SinkSettings) -> Any:
-    """A connection, trying ``connection.attempts`` times ``connection.backoff.ms`` apart."""
-    import time
-
-    for attempt in range(1, settings.attempts + 1):
-        try:
-            return sql.connect(settings.url, settings.user, settings.password)
-        except Exception as error:
-            if attempt >= settings.attempts:
-                raise
-            log.info(
-                "Unable to connect to database on attempt %d/%d (%s). Will retry in %d ms.",
-                attempt, settings.attempts, error, settings.backoff_ms,
-            )  # fmt: skip
-            time.sleep(settings.backoff_ms / 1000)
-    raise AssertionError("unreachable")
 
 
 def _rollback(conn: Any) -> None:

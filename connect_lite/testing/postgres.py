@@ -1,10 +1,12 @@
-"""A real PostgreSQL server for the tests: Debian's binaries, a fresh cluster made by ``initdb``
-in a temporary directory, and ``pg_ctl`` on a free port on 127.0.0.1. No system service is
-used, and the server is stopped (and its directory removed) at the end.
+"""A real PostgreSQL server for tests and demos of JDBC pipelines: the installed PostgreSQL
+(Debian's ``postgresql`` package, or ``pg_ctl`` on PATH), a fresh cluster made by ``initdb`` in a
+temporary directory, and ``pg_ctl`` on a free port on 127.0.0.1. No system service is used, and
+``stop`` stops the server and removes its directory. ``PostgresServer().start()``, then
+``url(create_database("shop"))`` is the ``connection.url`` of a JDBC connector; ``query`` needs
+psycopg (``pip install 'connect-lite[postgres]'``).
 
 initdb and the server refuse to run as root, so as root both run as ``nobody``, which owns
-the cluster's directory. ``scripts/setup.sh --tests`` installs the ``postgresql`` package
-when it is missing.
+the cluster's directory. A checkout's ``scripts/setup.sh --tests`` installs the package.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from connect_lite.testing import free_port
+from connect_lite.kafka.broker import free_port
 
 UNPRIVILEGED = "nobody"
 
@@ -32,8 +34,8 @@ def _bin_dir() -> Path:
     if on_path:
         return Path(on_path).resolve().parent
     raise RuntimeError(
-        "PostgreSQL is not installed: run scripts/setup.sh --tests (Debian: apt-get install "
-        "postgresql)"
+        "PostgreSQL is not installed (Debian and Ubuntu: sudo apt-get install postgresql; "
+        "macOS: brew install postgresql@15), or pg_ctl is not on PATH"
     )
 
 
