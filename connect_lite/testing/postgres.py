@@ -24,6 +24,10 @@ from connect_lite.kafka.broker import free_port
 
 UNPRIVILEGED = "nobody"
 
+_WATCHDOG = 'cat >/dev/null; "$0" -D "$1" -m immediate -w stop >/dev/null 2>&1; rm -rf "$2"'
+"""Stops the server and removes its directory once its starter is gone, however it ended (its
+standard input, a pipe from the starter, then reads to its end)."""
+
 
 def _bin_dir() -> Path:
     """The newest installed PostgreSQL's bin directory (Debian keeps them off PATH)."""
@@ -50,6 +54,7 @@ class PostgresServer:
         self.host = "127.0.0.1"
         self.user = "postgres"
         self._as: dict[str, Any] = {}
+        self._watchdog: subprocess.Popen[bytes] | None = None
         if os.geteuid() == 0:
             account = pwd.getpwnam(UNPRIVILEGED)
             os.chmod(self.root, 0o755)
@@ -71,9 +76,17 @@ class PostgresServer:
             )
 
     def start(self) -> PostgresServer:
+        """initdb, then the server; a watchdog stops it if this process dies first."""
         self._run("initdb", "-D", str(self.data), "-U", self.user, "-A", "trust", "-E", "UTF8",
                   "--no-sync", "--locale=C.UTF-8")  # fmt: skip
         self._serve()
+        self._watchdog = subprocess.Popen(
+            ["/bin/sh", "-c", _WATCHDOG, str(self.bin / "pg_ctl"), str(self.data),
+             str(self.root)],
+            stdin=subprocess.PIPE,
+            start_new_session=True,
+            **self._as,
+        )  # fmt: skip
         return self
 
     def _serve(self) -> None:
@@ -86,6 +99,9 @@ class PostgresServer:
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+            if self._watchdog is not None and self._watchdog.stdin is not None:
+                self._watchdog.stdin.close()  # it finds nothing left to stop
+                self._watchdog.wait(30)
 
     def halt(self) -> None:
         """Stop the server as a crash would (its data stays); ``resume`` starts it again."""
