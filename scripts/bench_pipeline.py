@@ -14,7 +14,7 @@ beside it. Progress is read cheaply (the output file's size, the committed offse
 the watching does not take a core from the worker.
 
     .venv/bin/python scripts/bench_pipeline.py [--records 1000000] [--converter string|json]
-        [--transforms [--arrow-form]] [--sink file|lake] [--source file|spooldir]
+        [--transforms [--arrow-form]] [--sink file|lake|jdbc] [--source file|spooldir]
         [--master spark://host:port|cluster] [--set key=value ...]
 
 ``--set key=value`` overrides a worker property (repeatable), to compare settings.
@@ -32,6 +32,13 @@ With ``--source spooldir`` the source is the built-in SpoolDir CSV source: the s
 CSV rows (id, user, score, note; a header row) in eight files of a spool directory, read by
 Spark's CSV reader in the executors and produced from there as JSON values without schemas,
 timed until the offset of every file's last row is committed.
+
+With ``--sink jdbc`` the sink is the built-in JDBC sink upserting into a PostgreSQL started for
+the run (connect_lite.testing.PostgresServer): values travel as JSON with schemas (each record
+a STRING value, so one TEXT column ``record_value``), keyed by their Kafka coordinates
+(``pk.mode=kafka``), ``batch.size=3000``; it is timed until the table holds every record. Its
+baseline is raw psycopg on the same server: the same rows upserted with ``executemany`` in
+transactions of 3,000, and the sink's ratio is to that baseline.
 
 With ``--transforms`` values travel as JSON with schemas and each connector runs a chain of
 three of Kafka's transforms (compiled to Spark column expressions): the source wraps each line
@@ -70,6 +77,7 @@ from connect_lite.kafka.clients import CONSUMER_DEFAULTS  # noqa: E402
 from connect_lite.pipeline.session import SparkEngine  # noqa: E402
 from connect_lite.pipeline.transfer import MAX_CHUNK_RECORDS  # noqa: E402
 from connect_lite.testing import EmbeddedConnect, spark_cluster, wait_for  # noqa: E402
+from connect_lite.testing.postgres import PostgresServer  # noqa: E402
 from tests.integration.cluster.properties import readme_cluster_properties  # noqa: E402
 
 CONVERTERS = {
@@ -304,6 +312,58 @@ SINK_CHAIN = {
 }
 
 
+JDBC_BATCH = 3000
+JDBC_TABLE = (
+    'CREATE TABLE "{}" (__connect_topic TEXT NOT NULL, __connect_partition INT NOT NULL, '
+    "__connect_offset BIGINT NOT NULL, record_value TEXT, "
+    "PRIMARY KEY (__connect_topic, __connect_partition, __connect_offset))"
+)
+
+
+def jdbc_sink(topic: str, url: str) -> dict[str, str]:
+    """The JDBC sink of ``--sink jdbc``: upserts keyed by the records' Kafka coordinates."""
+    return {
+        "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
+        "topics": topic,
+        "connection.url": url,
+        "connection.user": "postgres",
+        "insert.mode": "upsert",
+        "pk.mode": "kafka",
+        "auto.create": "true",
+        "batch.size": str(JDBC_BATCH),
+        "value.converter": CONVERTERS["json"],
+        "value.converter.schemas.enable": "true",
+    }
+
+
+def table_rows(server: Any, database: str, table: str) -> int:
+    try:
+        return int(server.query(database, f'SELECT count(*) FROM "{table}"')[0][0])
+    except Exception:  # not created yet
+        return 0
+
+
+def raw_upserts(server: Any, database: str, lines: list[bytes]) -> float:
+    """The baseline of ``--sink jdbc``: raw psycopg upserting the same rows with
+    ``executemany``, in transactions of JDBC_BATCH rows, timed from the first to the last."""
+    import psycopg
+
+    server.query(database, JDBC_TABLE.format("raw"))
+    rows = [("raw", 0, i, line.decode()) for i, line in enumerate(lines)]
+    statement = (
+        'INSERT INTO "raw" (__connect_topic,__connect_partition,__connect_offset,record_value) '
+        "VALUES (%s,%s,%s,%s) ON CONFLICT (__connect_topic,__connect_partition,"
+        "__connect_offset) DO UPDATE SET record_value=EXCLUDED.record_value"
+    )
+    with psycopg.connect(server.dsn(database)) as conn:
+        start = time.perf_counter()
+        for at in range(0, len(rows), JDBC_BATCH):
+            with conn.cursor() as cursor:
+                cursor.executemany(statement, rows[at : at + JDBC_BATCH])
+            conn.commit()
+        return len(rows) / (time.perf_counter() - start)
+
+
 def parquet_rows(root: Path) -> int:
     """Records in the visible Parquet files under ``root`` (from their footers)."""
     import pyarrow.parquet as pq
@@ -407,9 +467,13 @@ def run_pipelines(
     transforms: bool = False,
     sink_kind: str = "file",
     source_kind: str = "file",
+    database: tuple[Any, str] | None = None,
 ) -> tuple[Rate, Rate]:
     topic = f"bench-{uuid.uuid4().hex[:8]}"
     conv = {"key.converter": converter, "value.converter": converter}
+    if sink_kind == "jdbc":  # the sink needs schemas: each line a STRING value
+        conv["value.converter"] = CONVERTERS["json"]
+        conv["value.converter.schemas.enable"] = "true"
     if converter == CONVERTERS["json"]:
         conv |= {"value.converter.schemas.enable": "false", "key.converter.schemas.enable": "false"}
     source_chain: dict[str, str] = {}
@@ -454,6 +518,12 @@ def run_pipelines(
         store = work / "lake"
         sink = {**conv, **lake_sink(topic, store)}
         progress = lambda: parquet_rows(store / "topics")  # noqa: E731
+        done = lambda: progress() >= count  # noqa: E731
+    if sink_kind == "jdbc":
+        assert database is not None
+        server, name = database
+        sink = {**conv, **jdbc_sink(topic, server.url(name))}
+        progress = lambda: table_rows(server, name, topic)  # noqa: E731
         done = lambda: progress() >= count  # noqa: E731
     start = time.perf_counter()
     assert worker.http.put("/connectors/bench-sink/config", sink).status == 201
@@ -532,6 +602,7 @@ def measure(
     size: int,
     spark: dict[str, str] | None = None,
     executors: int | None = None,
+    database: tuple[Any, str] | None = None,
 ) -> tuple[Rate, Rate]:
     """One fresh worker in ``work``: warm-up, then the source and sink pipelines' rates."""
     work.mkdir(exist_ok=True)
@@ -550,6 +621,7 @@ def measure(
             args.transforms,
             args.sink,
             args.source,
+            database,
         )
 
 
@@ -594,7 +666,10 @@ def main() -> None:
         help="with --transforms: transforms.columns.enable=false (chains run in mapInArrow)",
     )
     parser.add_argument(
-        "--sink", choices=["file", "lake"], default="file", help="FileStreamSink or LakeSink"
+        "--sink",
+        choices=["file", "lake", "jdbc"],
+        default="file",
+        help="FileStreamSink, LakeSink, or the JDBC sink into PostgreSQL",
     )
     parser.add_argument(
         "--source",
@@ -631,20 +706,40 @@ def main() -> None:
         raw_topic = f"raw-{uuid.uuid4().hex[:8]}"
         produce_rate = raw_produce(broker.bootstrap_servers, raw_topic, lines)
         consume_rate = raw_consume(broker.bootstrap_servers, raw_topic, args.records)
-        if args.master:
-            rates = cluster_runs(args, work, broker.bootstrap_servers, src, size)
-        else:
-            rates = {0: measure(args, work, broker.bootstrap_servers, src, size)}
+        database = server = None
+        if args.sink == "jdbc":
+            if args.master:
+                parser.error("--sink jdbc runs on local[2] only")
+            server = PostgresServer().start()
+            database = (server, server.create_database("bench"))
+            consume_rate = raw_upserts(server, database[1], lines)
+            print(f"raw psycopg upserts (executemany, {JDBC_BATCH} a transaction): "
+                  f"{consume_rate:,.0f} rows/s")  # fmt: skip
+        try:
+            if args.master:
+                rates = cluster_runs(args, work, broker.bootstrap_servers, src, size)
+            else:
+                rates = {0: measure(args, work, broker.bootstrap_servers, src, size,
+                                    database=database)}  # fmt: skip
+        finally:
+            if server is not None:
+                server.stop()
         # Last: its session's JVM lives on in this process (pyspark keeps the gateway).
         bare = None if args.master else bare_job(lines)
         del lines
-    target = "lake, Parquet" if args.sink == "lake" else "FileStream file"
+    target = {"lake": "lake, Parquet", "jdbc": "JDBC, PostgreSQL upserts"}.get(
+        args.sink, "FileStream file"
+    )
     origin = "SpoolDir CSV" if args.source == "spooldir" else "FileStream"
     if args.master:
         print_cluster(rates, produce_rate, consume_rate, origin, target)
     else:
         assert bare is not None
-        print_local(rates[0], bare, produce_rate, consume_rate, origin, target)
+        baseline = (
+            "raw psycopg upserts (executemany)" if args.sink == "jdbc"
+            else "raw confluent-kafka consumer"
+        )  # fmt: skip
+        print_local(rates[0], bare, produce_rate, consume_rate, origin, target, baseline)
 
 
 def print_local(
@@ -654,6 +749,7 @@ def print_local(
     consume_rate: float,
     origin: str,
     target: str,
+    baseline: str = "raw confluent-kafka consumer",
 ) -> None:
     """Per direction: the raw client, the bare Spark stage and the pipeline, each as a ratio
     to the raw client; then the pipeline's share of the bare batch job's rate, and its pace
@@ -664,7 +760,7 @@ def print_local(
         ("bare Spark stage (text -> bytes)", bare[0], produce_rate, None, None),
         (f"source pipeline ({origin} -> Spark -> Kafka)", source_rate.steady, produce_rate,
          bare[0], source_rate),
-        ("raw confluent-kafka consumer", consume_rate, consume_rate, None, None),
+        (baseline, consume_rate, consume_rate, None, None),
         ("bare Spark stage (bytes -> text)", bare[1], consume_rate, None, None),
         (f"sink pipeline (Kafka -> Spark -> {target})", sink_rate.steady, consume_rate, bare[1],
          sink_rate),

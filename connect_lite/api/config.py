@@ -40,15 +40,24 @@ class Width(enum.Enum):
 
 def _sqlite_path(url: str) -> str | None:
     """The file a JDBC URL names, if it is an SQLite file's (None for other databases and for
-    in-memory SQLite)."""
+    in-memory SQLite, ``jdbc:sqlite::memory:`` exactly)."""
     if not url.lower().startswith("jdbc:sqlite:"):
         return None
     rest = url[len("jdbc:sqlite:") :].split("?", 1)[0]
     if rest.startswith("file:"):
         rest = rest[len("file:") :]
-    if rest in ("", ":memory:") or rest.startswith(":memory:"):
-        return None
-    return rest
+    return None if rest == ":memory:" else rest
+
+
+def _url_files(url: str) -> list[str]:
+    """The files a JDBC URL's parameters name (PostgreSQL's TLS key and certificates)."""
+    query = url.split("?", 1)[1] if "?" in url else ""
+    found = []
+    for item in query.split("&"):
+        key, _, value = item.partition("=")
+        if key in ("sslrootcert", "sslcert", "sslkey") and value:
+            found.append(value)
+    return found
 
 
 class LocalPath(enum.Enum):
@@ -60,8 +69,9 @@ class LocalPath(enum.Enum):
     ``PATH``: the value is a path (a LIST key: each item is one). ``URL``: the value is a URL,
     local when its scheme is ``file`` or when it has none (a plain path); other schemes
     (``s3a://``, ``hdfs://``) are not bounded. ``JDBC``: the value is a JDBC URL, local when
-    it names an SQLite file (``jdbc:sqlite:/path/file.db``, ``jdbc:sqlite:file:/path``; an
-    in-memory database names none); other databases are not bounded."""
+    it names an SQLite file (``jdbc:sqlite:/path/file.db``, ``jdbc:sqlite:file:/path``; only
+    ``jdbc:sqlite::memory:`` names none), or the key and certificate files of a PostgreSQL
+    URL's ``sslrootcert``, ``sslcert`` and ``sslkey``; other parts of a URL are not local."""
 
     PATH = "PATH"
     URL = "URL"
@@ -77,8 +87,7 @@ class LocalPath(enum.Enum):
                 continue
             if self is LocalPath.JDBC:
                 path = _sqlite_path(text)
-                if path:
-                    found.append(path)
+                found.extend([path] if path is not None else _url_files(text))
                 continue
             if self is LocalPath.URL:
                 scheme, sep, rest = text.partition("://")

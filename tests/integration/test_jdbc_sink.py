@@ -485,3 +485,40 @@ def test_confluent_licence_keys_are_accepted_with_one_warning(
     ]  # fmt: skip
     assert len(warnings) == 1, warnings
     assert "confluent.license, confluent.topic.bootstrap.servers" in warnings[0]
+
+
+def test_timestamps_keep_their_instant_in_an_existing_timestamptz_column(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, postgres: PostgresServer, database: str
+) -> None:
+    """db.timezone is the session's time zone too: a wall-clock time bound in it lands on the
+    same instant in a timestamptz column (the server's own zone is UTC here)."""
+    import datetime
+
+    topic = unique("tz").replace("-", "_")
+    postgres.query(database, f'CREATE TABLE "{topic}" (id INT PRIMARY KEY, at TIMESTAMPTZ)')
+    schema = {"type": "struct", "fields": [
+        {"field": "id", "type": "int32"},
+        {"field": "at", "type": "int64", "optional": True, "name": TIMESTAMP}]}  # fmt: skip
+    kafka.create_topic(topic, 1)
+    value = enveloped(schema, {"id": 1, "at": 1_700_000_000_000})
+    kafka.produce(topic, [(enveloped(KEY, {"id": 1}), value)], partition=0)
+    create_running(worker, "jdbc", pg_sink(postgres, database, topic, **{
+        "pk.mode": "record_value", "pk.fields": "id",
+        "db.timezone": "America/New_York"}))  # fmt: skip
+    found = wait_for(
+        lambda: pg_rows(postgres, database, f'SELECT at FROM "{topic}"'), 120, what="the row"
+    )
+    assert found[0][0] == datetime.datetime(2023, 11, 14, 22, 13, 20, tzinfo=datetime.UTC)
+
+
+def test_a_login_the_database_refuses_fails_the_task(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, postgres: PostgresServer, database: str
+) -> None:
+    """A wrong user is not a passing outage: no retry for ever."""
+    topic = unique("login").replace("-", "_")
+    kafka.create_topic(topic, 1)
+    kafka.produce(topic, [order(1, "a", 1)], partition=0)
+    config = pg_sink(postgres, database, topic, **{"connection.user": "no_such_role",
+                     "connection.attempts": "1", "auto.create": "true"})  # fmt: skip
+    name = create_running(worker, "jdbc", config)
+    assert 'role "no_such_role" does not exist' in failed_trace(worker, name)

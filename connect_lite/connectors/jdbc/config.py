@@ -192,7 +192,7 @@ class Connection:
 
     url: str
     user: str | None
-    password: str | None
+    password: str | None = dataclasses.field(repr=False)
     dialect: str
     attempts: int
     backoff_ms: int
@@ -345,6 +345,27 @@ def connection_errors(
         errors[CONNECTION_URL] = [
             f"{bad_url}: connect-lite has no dialect for this URL; it has {', '.join(DIALECTS)}"
         ]
+    inferred = inferred_dialect(url)
+    if url is not None and inferred and dialect != inferred:
+        errors.setdefault(DIALECT_NAME, []).append(
+            f"Invalid value {dialect} for configuration {DIALECT_NAME}: the URL is for the "
+            f"{inferred}"
+        )
+    if url is not None and inferred == "PostgreSqlDatabaseDialect":
+        from .dialects import postgres_params
+
+        try:
+            postgres_params(str(url))
+        except Exception as error:
+            errors.setdefault(CONNECTION_URL, []).append(str(error))
+    if (
+        url is not None
+        and str(url).lower().startswith("jdbc:sqlite::memory:")
+        and (str(url).split("?", 1)[0].lower() != "jdbc:sqlite::memory:")
+    ):
+        errors.setdefault(CONNECTION_URL, []).append(
+            f"{bad_url}: an in-memory SQLite URL is jdbc:sqlite::memory: exactly"
+        )
     module, extra = DRIVERS.get(dialect or "", (None, None))
     if module is not None and not (importable or _importable)(module):
         errors.setdefault(CONNECTION_URL, []).append(

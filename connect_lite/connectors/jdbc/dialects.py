@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from connect_lite.api import ConnectError
+from connect_lite.api import ConnectError, LocalPath
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,16 @@ class Dialect:
 
     # -- identifiers -----------------------------------------------------------------------
     def ident(self, name: str) -> str:
-        return '"' + name.replace('"', '""') + '"' if self.quote else name
+        """A quoted identifier (its quotes doubled); unquoted (``quote.sql.identifiers=never``)
+        only a plain name is taken: a field name comes from whoever writes the topic."""
+        if self.quote:
+            return '"' + name.replace('"', '""') + '"'
+        if not _PLAIN.fullmatch(name):
+            raise ConnectError(
+                f"The name {name!r} cannot be used without quotes in SQL: it is not a plain "
+                "identifier (letters, digits, _ and $). Set quote.sql.identifiers=always"
+            )
+        return name
 
     def table(self, table: TableId) -> str:
         return ".".join(self.ident(p) for p in table.parts)
@@ -225,8 +234,13 @@ class Dialect:
         """An instant as a timestamp query's parameter: wall-clock time in ``db.timezone``."""
         return moment.astimezone(zone).replace(tzinfo=None)
 
-    def prepare_source(self, conn: Any, timezone: str) -> None:
-        """Set up a source's connection (its session time zone)."""
+    def isolate(self, conn: Any, mode: str) -> None:
+        """``transaction.isolation.mode`` for a source's reads (DEFAULT: the database's).
+        SQLite's transactions are serializable whatever is asked: the strongest level."""
+
+    def prepare(self, conn: Any, timezone: str) -> None:
+        """Set up a connection: its session time zone, ``db.timezone`` (a naive timestamp
+        bound to a ``timestamptz`` column is read in it)."""
 
 
 class PostgreSqlDialect(Dialect):
@@ -358,9 +372,15 @@ class PostgreSqlDialect(Dialect):
                                    column.precision, column.scale))  # fmt: skip
         return found
 
-    def prepare_source(self, conn: Any, timezone: str) -> None:
+    def prepare(self, conn: Any, timezone: str) -> None:
         conn.execute("SELECT set_config('TimeZone', %s, false)", [timezone])
         conn.commit()
+
+    def isolate(self, conn: Any, mode: str) -> None:
+        if mode in _PG_ISOLATION:
+            conn.execute(f"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "
+                         f"{_PG_ISOLATION[mode]}")  # fmt: skip
+            conn.commit()
 
     def is_database_error(self, error: BaseException) -> bool:
         import psycopg
@@ -368,12 +388,16 @@ class PostgreSqlDialect(Dialect):
         return isinstance(error, psycopg.Error)
 
     def is_transient(self, error: BaseException) -> bool:
+        """Connection losses, deadlocks, serialization failures, too many connections; not a
+        refused login (28xxx) or a missing database (3D000), which retrying cannot mend."""
         import psycopg
 
-        if isinstance(error, psycopg.OperationalError | psycopg.InterfaceError):
-            code = getattr(error, "sqlstate", None)
-            return code is None or code in self.transient_codes or code.startswith("08")
         code = getattr(error, "sqlstate", None)
+        text = str(error).lower()
+        if (code or "").startswith("28") or code == "3D000" or _PERMANENT.search(text):
+            return False
+        if isinstance(error, psycopg.OperationalError | psycopg.InterfaceError):
+            return code is None or code in self.transient_codes or code.startswith("08")
         return code is not None and (code in self.transient_codes or code.startswith("08"))
 
 
@@ -437,11 +461,15 @@ class SqliteDialect(Dialect):
         return "INSERT OR REPLACE" + self.insert(table, [*keys, *others])[len("INSERT") :]
 
     def connect(self, url: str, user: str | None, password: str | None) -> Any:
-        path = url[len("jdbc:sqlite:") :].split("?", 1)[0]
-        if path.startswith("file:"):
-            path = path[len("file:") :]
-        conn = sqlite3.connect(path or ":memory:", timeout=30, isolation_level="DEFERRED")
-        return conn
+        """The file the URL names, as LocalPath.JDBC reads it (the worker holds that file to
+        connector.allowed.paths): only an SQLite URL is taken."""
+        if not url.lower().startswith("jdbc:sqlite:"):
+            raise ConnectError(f"Not an SQLite JDBC URL: {redact_url(url)}")
+        found = LocalPath.JDBC.paths(url)
+        path = found[0] if found else ":memory:"
+        if not found and url.split("?", 1)[0].lower() != "jdbc:sqlite::memory:":
+            raise ConnectError(f"Not an SQLite JDBC URL: {redact_url(url)}")
+        return sqlite3.connect(path, timeout=30, isolation_level="DEFERRED")
 
     def columns_of(self, conn: Any, table: TableId) -> set[str] | None:
         schema = f"{self.ident(table.schema)}." if table.schema else ""
@@ -500,6 +528,18 @@ class SqliteDialect(Dialect):
         )
 
 
+_PERMANENT = re.compile(
+    r"password authentication failed|authentication failed|role .* does not exist|"
+    r"database .* does not exist|no pg_hba.conf entry"
+)
+_PG_ISOLATION = {
+    "READ_UNCOMMITTED": "READ UNCOMMITTED",
+    "READ_COMMITTED": "READ COMMITTED",
+    "REPEATABLE_READ": "REPEATABLE READ",
+    "SERIALIZABLE": "SERIALIZABLE",
+}
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
 _SQLITE_TYPES = {
     "INTEGER": "integer",
     "INT": "bigint",
@@ -552,16 +592,34 @@ def postgres_params(url: str) -> dict[str, Any]:
             params["port"] = parsed.port
     params["dbname"] = unquote(found.group("db") or "") or None
     query = {k: v[-1] for k, v in parse_qs(found.group("q") or "").items()}
-    for jdbc_key, pg_key in (
-        ("user", "user"),
-        ("password", "password"),
-        ("sslmode", "sslmode"),
-        ("connectTimeout", "connect_timeout"),
-        ("ApplicationName", "application_name"),
-    ):
-        if jdbc_key in query:
-            params[pg_key] = query[jdbc_key]
+    for key, value in query.items():
+        if key in _PG_PARAMS:
+            params[_PG_PARAMS[key]] = value
+        elif key == "ssl":  # pgjdbc's ssl=true verifies the server: verify-full
+            if value.lower() == "true" and "sslmode" not in query:
+                params["sslmode"] = "verify-full"
+        elif key == "currentSchema":
+            params["options"] = f"-csearch_path={value}"
+        else:
+            raise ConnectError(
+                f"connect-lite does not take the PostgreSQL JDBC URL parameter {key}; it takes "
+                + ", ".join(sorted([*_PG_PARAMS, "ssl", "currentSchema"]))
+            )
     return {k: v for k, v in params.items() if v is not None}
+
+
+_PG_PARAMS = {
+    "user": "user",
+    "password": "password",
+    "sslmode": "sslmode",
+    "sslrootcert": "sslrootcert",
+    "sslcert": "sslcert",
+    "sslkey": "sslkey",
+    "connectTimeout": "connect_timeout",
+    "ApplicationName": "application_name",
+    "applicationName": "application_name",
+}
+"""pgjdbc URL parameters and their libpq names."""
 
 
 def redact_url(url: str) -> str:

@@ -71,6 +71,8 @@ def _numeric(column: SqlColumn, mapping: str) -> Schema:
     """NUMERIC and DECIMAL by ``numeric.mapping``, as Confluent's dialects map them."""
     precision, scale = column.precision or 0, column.scale if column.scale is not None else 0
     optional = column.nullable
+    if precision == 0 and not column.scale:  # NUMERIC without precision: any scale, as Confluent
+        return _unbounded_decimal(optional)
     if mapping in ("precision_only", "best_fit", "best_fit_eager_double") and precision > 0:
         if scale <= 0 and precision < 19 and (mapping != "precision_only" or scale == 0):
             bits = 8 if precision < 3 else 16 if precision < 5 else 32 if precision < 10 else 64
@@ -83,6 +85,13 @@ def _numeric(column: SqlColumn, mapping: str) -> Schema:
         built = SchemaBuilder.of(_type("FLOAT64"))
         return (built.optional() if optional else built).build()
     return connect_logical.decimal_schema(max(scale, 0), optional)
+
+
+def _unbounded_decimal(optional: bool) -> Schema:
+    """Confluent's Decimal for a NUMERIC of no declared precision: scale 127."""
+    builder = SchemaBuilder.of(_type("BYTES")).name(connect_logical.DECIMAL).version(1)
+    builder = builder.parameter("scale", "127").parameter("connect.decimal.precision", "0")
+    return (builder.optional() if optional else builder).build()
 
 
 class Querier:
@@ -152,6 +161,12 @@ class Querier:
 
     # -- the query -------------------------------------------------------------------------
     def _start(self, conn: Any) -> None:
+        initial = self.settings.timestamp_initial
+        if "timestamp" not in self.offset and initial is not None and self.settings.timestamps:
+            if initial == -1:  # the database's time, once: then the offset moves on from it
+                now = self.sql.now(conn)
+                initial = int(now.timestamp()) * 1000 + now.microsecond // 1000
+            self.offset["timestamp"] = initial
         statement, params = self._statement(conn)
         self._cursor = self.sql.read_cursor(conn)
         self._cursor.execute(statement, params)
@@ -215,20 +230,9 @@ class Querier:
         return -1 if value is None else int(value)
 
     def _last_timestamp(self) -> Any:
-        millis = self.offset.get("timestamp")
-        if millis is None:
-            initial = self.settings.timestamp_initial
-            if initial is None:
-                millis = 0
-            elif initial == -1:
-                millis = int(datetime.datetime.now(datetime.UTC).timestamp() * 1000)
-            else:
-                millis = initial
-            nanos = (millis % 1000) * 1_000_000
-        else:
-            nanos = int(self.offset.get("timestamp_nanos") or (millis % 1000) * 1_000_000)
-        seconds = int(millis) // 1000
-        moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC) + datetime.timedelta(
+        millis = int(self.offset.get("timestamp") or 0)
+        nanos = int(self.offset.get("timestamp_nanos") or (millis % 1000) * 1_000_000)
+        moment = datetime.datetime.fromtimestamp(millis // 1000, datetime.UTC) + datetime.timedelta(
             microseconds=nanos // 1000
         )
         return self.sql.bind_timestamp(moment, self._zone)
@@ -265,7 +269,10 @@ class Querier:
         if name == connect_logical.TIME and isinstance(value, str):
             return datetime.time.fromisoformat(value)
         if name == connect_logical.TIME and isinstance(value, datetime.time):
-            return value.replace(tzinfo=None)
+            if value.tzinfo is None:  # wall-clock time in db.timezone, as Confluent reads it
+                value = value.replace(tzinfo=self._zone)
+            moment = datetime.datetime.combine(datetime.date(1970, 1, 1), value)
+            return moment.astimezone(datetime.UTC).time().replace(tzinfo=None)
         kind = schema.type.name
         if kind == "BYTES":
             return bytes(value)

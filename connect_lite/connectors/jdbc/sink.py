@@ -98,8 +98,7 @@ class JdbcSinkTask(SinkTask):
         self._settings = SinkSettings.parse(config)
 
     def open(self, partitions: list[TopicPartition]) -> None:
-        for tp in partitions:  # a new assignment starts from the group's offsets
-            self._written.pop((tp.topic, tp.partition), None)
+        self._written.clear()  # a new assignment starts from the group's offsets
 
     def put(self, records: list[Any]) -> None:
         raise NotImplementedError("JdbcSinkTask writes DataFrames (put_dataframe)")
@@ -154,6 +153,7 @@ class JdbcSinkTask(SinkTask):
             )  # fmt: skip
             raise RetriableError(f"The database did not take the batch: {first['message']}")
         self._failures = 0
+        self._written.clear()  # only a redelivery of this call may skip what it wrote
 
     def _layout(self, key_form: dict[str, Any] | None, value_form: dict[str, Any] | None) -> Layout:
         settings = self._settings

@@ -4,6 +4,7 @@ topics by Confluent's modes, with Confluent's records, source partitions and off
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import threading
 import time
@@ -38,7 +39,8 @@ def connect(settings: SourceSettings) -> tuple[Dialect, Any]:
     """The dialect and a connection, tried ``connection.attempts`` times."""
     sql = dialect(settings.dialect, settings.quote)
     conn = sql.connect_retrying(settings)
-    sql.prepare_source(conn, settings.timezone)
+    sql.prepare(conn, settings.timezone)
+    sql.isolate(conn, settings.isolation)
     return sql, conn
 
 
@@ -83,9 +85,11 @@ class JdbcSourceConnector(SourceConnector):
         self._props, self._settings = dict(config), settings
         if settings.query:
             return
-        self._tables = self._list()
-        self._stop.clear()
-        self._monitor = threading.Thread(target=self._watch, name="jdbc-table-monitor", daemon=True)
+        self._tables = _unique_topics(self._list())
+        self._stop = threading.Event()  # a stopped monitor that is still listing stays stopped
+        self._monitor = threading.Thread(
+            target=self._watch, args=(self._stop,), name="jdbc-table-monitor", daemon=True
+        )
         self._monitor.start()
 
     def _list(self) -> list[TableId]:
@@ -96,17 +100,24 @@ class JdbcSourceConnector(SourceConnector):
         finally:
             conn.close()
 
-    def _watch(self) -> None:
+    def _watch(self, stop: threading.Event) -> None:
         """Look for new and dropped tables every ``table.poll.interval.ms``; a change asks
         for new task configs."""
         assert self._settings is not None
-        while not self._stop.wait(self._settings.table_poll_interval_ms / 1000):
+        while not stop.wait(self._settings.table_poll_interval_ms / 1000):
             try:
                 tables = self._list()
             except Exception as error:
                 log.warning("Could not list the tables: %s", error)
                 continue
+            if stop.is_set():
+                return
             if tables != self._tables:
+                try:
+                    tables = _unique_topics(tables)
+                except ConnectError as error:
+                    self.context.raise_error(error)
+                    return
                 log.info("Tables changed (%s); reconfiguring the tasks",
                          ", ".join(str(t) for t in tables) or "none")  # fmt: skip
                 self._tables = tables
@@ -119,19 +130,35 @@ class JdbcSourceConnector(SourceConnector):
         assert self._settings is not None
         if self._settings.query:
             return [dict(self._props)]
-        if not self._tables:
+        tables = list(self._tables)  # the monitor may replace it meanwhile
+        if not tables:
             log.warning("No tables were found so there's no work to be done.")
             return []
-        count = min(max_tasks, len(self._tables))
-        groups = _groups(self._tables, count)
-        return [
-            {**self._props, TABLES: ",".join(".".join(t.parts) for t in group)} for group in groups
-        ]
+        groups = _groups(tables, min(max_tasks, len(tables)))
+        return [{**self._props, TABLES: json.dumps([list(t.parts) for t in g])} for g in groups]
 
     def stop(self) -> None:
         self._stop.set()
         if self._monitor is not None:
             self._monitor.join(5)
+
+
+def _unique_topics(tables: list[TableId]) -> list[TableId]:
+    """The tables, unless two share a bare name (and so a topic): Confluent refuses that."""
+    seen: dict[str, list[str]] = {}
+    for table in tables:
+        seen.setdefault(table.table, []).append(str(table))
+    clashes = [names for names in seen.values() if len(names) > 1]
+    if clashes:
+        raise ConnectError(
+            "The connector uses the unqualified table name as the topic name and has detected "
+            "duplicate unqualified table names. This could lead to mixed data types in the topic "
+            "and downstream processing errors. To prevent such processing errors, the JDBC "
+            "Source connector fails to start when it detects duplicate table name "
+            "configurations. Update the connector's 'table.whitelist' or 'table.blacklist' "
+            f"config to include exactly one table in each of the tables listed below.\n\t{clashes}"
+        )
+    return tables
 
 
 def _groups(tables: list[TableId], count: int) -> list[list[TableId]]:
@@ -156,6 +183,8 @@ class JdbcSourceTask(SourceTask):
         self._conn: Any = None
         self._queriers: list[Querier] = []
         self._stop = threading.Event()
+        self._using = threading.Lock()
+        """Held while the task's thread uses the connection: stop() closes it only if free."""
         self._failures = 0
 
     def version(self) -> str:
@@ -167,7 +196,7 @@ class JdbcSourceTask(SourceTask):
         tables = (
             [None]
             if settings.query
-            else [TableId.parse(t) for t in config.get(TABLES, "").split(",") if t]
+            else [TableId(tuple(parts)) for parts in json.loads(config.get(TABLES) or "[]")]
         )
         self._sql, self._conn = connect(settings)
         reader = self.context.offset_storage_reader()
@@ -226,7 +255,10 @@ class JdbcSourceTask(SourceTask):
             if wait > 1.0 or self._stop.is_set():
                 return None
         try:
-            records = querier.poll(self._reconnected(), time.monotonic())
+            with self._using:
+                if self._stop.is_set():
+                    return None
+                records = querier.poll(self._reconnected(), time.monotonic())
         except Exception as error:
             if self._stop.is_set():
                 return None
@@ -236,6 +268,9 @@ class JdbcSourceTask(SourceTask):
             self._failed(querier, error)
             return None
         self._failures = 0
+        if self._stop.is_set():
+            with self._using:
+                self._close()
         return records or None
 
     def _reconnected(self) -> Any:
@@ -264,7 +299,16 @@ class JdbcSourceTask(SourceTask):
         self._stop.wait(min(self._settings.poll_interval_ms, 5000) / 1000)
 
     def stop(self) -> None:
+        """Stop polling; the connection is closed here if no poll uses it, else by the poll
+        when it returns."""
         self._stop.set()
+        if self._using.acquire(timeout=5):
+            try:
+                self._close()
+            finally:
+                self._using.release()
+
+    def _close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
             with contextlib.suppress(Exception):

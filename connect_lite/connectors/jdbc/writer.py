@@ -78,17 +78,18 @@ def write_batches(plan: WritePlan, batches: Iterator[pa.RecordBatch]) -> Iterato
             try:
                 if conn is None:
                     conn = sql.connect_retrying(plan.settings)
+                    sql.prepare(conn, plan.settings.timezone)
                 count = _write_partition(sql, conn, plan, tp[0], part, None)
                 results.append((tp, count, part[-1]["offset"], "", ""))
                 continue
             except Exception as error:
                 _rollback(conn)
-                if sql.is_transient(error) or conn is None:
+                if sql.is_transient(error):
                     _close(conn)
                     conn = None
                     results.append((tp, 0, -1, TRANSIENT, _message(plan.settings, error)))
                     continue
-                if not plan.tolerate:
+                if conn is None or not plan.tolerate:  # no connection: a refused login
                     results.append((tp, 0, -1, DATA, _message(plan.settings, error)))
                     continue
             failures: list[tuple[int, str]] = []  # again, each record on its own
@@ -96,8 +97,12 @@ def write_batches(plan: WritePlan, batches: Iterator[pa.RecordBatch]) -> Iterato
                 count = _write_partition(sql, conn, plan, tp[0], part, failures)
             except Exception as error:
                 _rollback(conn)
-                kind = TRANSIENT if sql.is_transient(error) else DATA
-                results.append((tp, 0, -1, kind, _message(plan.settings, error)))
+                message = _message(plan.settings, error)
+                if sql.is_transient(error):
+                    results.append((tp, 0, -1, TRANSIENT, message))
+                else:  # the partition cannot be written (its table): each record reported
+                    results.extend((tp, 0, row["offset"], RECORD, message) for row in part)
+                    results.append((tp, 0, part[-1]["offset"], "", ""))
                 continue
             results.extend((tp, 0, offset, RECORD, message) for offset, message in failures)
             results.append((tp, count, part[-1]["offset"], "", ""))
@@ -138,6 +143,12 @@ def _close(conn: Any) -> None:
 
 
 def _message(settings: SinkSettings, error: BaseException) -> str:
+    """The error as the task reports it: the password hidden, and with
+    ``trim.sensitive.log=true`` only its class and SQL state (a database's message may quote
+    the row, as Confluent's LogUtil trims it)."""
+    if settings.trim_sensitive_log:
+        state = getattr(error, "sqlstate", None)
+        return f"<redacted> [class={type(error).__name__}; SQLState={state}]"
     text = f"{type(error).__name__}: {error}"
     if settings.password:
         text = text.replace(settings.password, "[hidden]")
@@ -157,7 +168,8 @@ def _write_partition(
     rolled back and listed (offset, why) while the others are written."""
     settings = plan.settings
     table = TableId.parse(settings.table_format.replace("${topic}", topic))
-    _ensure_table(sql, conn, settings, table, plan.layout, plan.value_schemaless)
+    if plan.layout.columns:  # none: every record is refused (no schema), no table is touched
+        _ensure_table(sql, conn, settings, table, plan.layout, plan.value_schemaless)
     keys, others = plan.layout.keys, plan.layout.others
     zones = zoneinfo.ZoneInfo(settings.timezone), zoneinfo.ZoneInfo(settings.date_timezone)
     statements = {

@@ -170,3 +170,11 @@ def test_jdbc_keys_bound_sqlite_files_only() -> None:
     assert LocalPath.JDBC.paths("JDBC:SQLITE:rel.db") == ["rel.db"]
     assert LocalPath.JDBC.paths("jdbc:sqlite::memory:") == []
     assert LocalPath.JDBC.paths("jdbc:postgresql://h:5432/db") == []
+
+
+def test_jdbc_urls_that_only_look_in_memory_name_their_file() -> None:
+    assert LocalPath.JDBC.paths("jdbc:sqlite::memory:/../../x.db") == [":memory:/../../x.db"]
+    assert LocalPath.JDBC.paths("jdbc:sqlite::memory:?cache=shared") == []
+    assert LocalPath.JDBC.paths(
+        "jdbc:postgresql://h/db?sslrootcert=/etc/ca.pem&sslkey=/k.pem&user=u"
+    ) == ["/etc/ca.pem", "/k.pem"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from connect_lite.api import ConnectError
@@ -104,3 +106,28 @@ def test_postgres_urls() -> None:
     )
     with pytest.raises(ConnectError, match="Not a PostgreSQL JDBC URL"):
         postgres_params("jdbc:mysql://h/db")
+
+
+def test_unquoted_names_must_be_plain_identifiers() -> None:
+    assert PostgreSqlDialect(False).ident("order_id$2") == "order_id$2"
+    with pytest.raises(ConnectError, match="cannot be used without quotes"):
+        PostgreSqlDialect(False).ident("a INT); DROP TABLE x; --")
+    assert PostgreSqlDialect(True).ident('we"ird') == '"we""ird"'
+
+
+def test_sqlite_opens_only_what_the_path_check_saw(tmp_path: Any) -> None:
+    lite = SqliteDialect(True)
+    with pytest.raises(ConnectError, match="Not an SQLite JDBC URL"):
+        lite.connect(f"jdbc:abcdefg{tmp_path}/x.db", None, None)
+    lite.connect("jdbc:sqlite::memory:", None, None).close()
+    lite.connect(f"jdbc:sqlite:{tmp_path}/y.db", None, None).close()
+    assert (tmp_path / "y.db").exists()
+
+
+def test_postgres_url_parameters_are_mapped_or_refused() -> None:
+    assert postgres_params("jdbc:postgresql://h/db?ssl=true")["sslmode"] == "verify-full"
+    assert postgres_params("jdbc:postgresql://h/db?currentSchema=shop")["options"] == (
+        "-csearch_path=shop"
+    )
+    with pytest.raises(ConnectError, match="parameter loggerLevel"):
+        postgres_params("jdbc:postgresql://h/db?loggerLevel=DEBUG")

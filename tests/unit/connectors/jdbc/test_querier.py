@@ -58,3 +58,40 @@ def test_bulk_reads_everything_each_time_without_offsets(tmp_path: Path) -> None
     assert [f.name for f in first[0].value_schema.fields] == ["id", "ts", "name"]
     assert [f.schema.optional for f in first[0].value_schema.fields] == [False, False, True]
     assert len(q.poll(conn, 10.0)) == 2
+
+
+def test_timestamp_incrementing_resumes_inside_a_timestamp(tmp_path: Path) -> None:
+    conn = setup(tmp_path / "d.db", [(1, 1000, "a"), (2, 1000, "b"), (3, 2000, "c")])
+    keys = {"mode": "timestamp+incrementing", "incrementing.column.name": "id",
+            "timestamp.column.name": "ts"}  # fmt: skip
+    q = querier(tmp_path / "d.db", **keys)
+    q.offset = {"timestamp": 1000, "timestamp_nanos": 0, "incrementing": 1}
+    assert [r.value.get("id") for r in q.poll(conn, 0.0)] == [2, 3]
+    assert q.offset == {"timestamp": 2000, "timestamp_nanos": 0, "incrementing": 3}
+
+
+def test_timestamp_initial_starts_there_once(tmp_path: Path) -> None:
+    import time
+
+    now = int(time.time() * 1000)
+    conn = setup(tmp_path / "e.db", [(1, 1000, "old"), (2, now - 5000, "recent")])
+    q = querier(tmp_path / "e.db", **{"mode": "timestamp", "timestamp.column.name": "ts",
+                                      "timestamp.initial": str(now - 60_000)})  # fmt: skip
+    assert [r.value.get("name") for r in q.poll(conn, 0.0)] == ["recent"]
+    fresh = querier(tmp_path / "e.db", **{"mode": "timestamp", "timestamp.column.name": "ts",
+                                          "timestamp.initial": "-1"})  # fmt: skip
+    assert fresh.poll(conn, 0.0) == [] and fresh.offset["timestamp"] >= now  # the DB's now
+    conn.execute("INSERT INTO t VALUES (3, ?, 'new')", (int(time.time() * 1000) + 50,))
+    conn.commit()
+    time.sleep(0.2)
+    assert [r.value.get("name") for r in fresh.poll(conn, 10.0)] == ["new"]
+
+
+def test_numeric_without_precision_is_an_unbounded_decimal() -> None:
+    from connect_lite.connectors.jdbc.dialects import SqlColumn
+    from connect_lite.connectors.jdbc.querier import field_schema
+
+    for mapping in ("none", "best_fit"):
+        schema = field_schema(SqlColumn("n", "numeric", True, None, None), mapping)
+        assert schema is not None and schema.name == "org.apache.kafka.connect.data.Decimal"
+        assert schema.params["scale"] == "127"

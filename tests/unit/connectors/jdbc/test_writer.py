@@ -108,3 +108,25 @@ def test_sqlite_gets_epoch_milliseconds_for_timestamps(tmp_path: Path) -> None:
                        iter([pa.RecordBatch.from_pylist([record], schema=schema)])))  # fmt: skip
     with sqlite3.connect(path) as conn:
         assert conn.execute('SELECT at FROM "t"').fetchall() == [(1_700_000_000_000,)]
+
+
+def test_schemaless_records_are_refused_without_touching_the_table(tmp_path: Path) -> None:
+    from connect_lite.connectors.jdbc.fields import Layout
+
+    path = tmp_path / "schemaless.db"
+    settings = SinkSettings.parse({"connection.url": f"jdbc:sqlite:{path}", "name": "s",
+                                   "auto.create": "true"})  # fmt: skip
+    schemaless = WritePlan(settings, Layout((), (), ()), True, True, {})
+    results = run(schemaless, [row(0, 1, 1)])
+    assert [r["kind"] for r in results] == ["data"]
+    assert "requires records with a non-null Struct or String value" in results[0]["message"]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == []
+
+
+def test_a_partition_that_cannot_be_written_is_reported_record_by_record(tmp_path: Path) -> None:
+    path = tmp_path / "tol-missing.db"  # "tol": the plan tolerates; no auto.create
+    keys = {"pk.mode": "record_value", "pk.fields": "id", "auto.create": "false"}
+    results = run(plan(path, **keys), [row(0, 1, 1), row(1, 2, 2)])
+    assert [(r["kind"], r["last"]) for r in results] == [("record", 0), ("record", 1), ("", 1)]
+    assert 'Table "t" is missing and auto-creation is disabled' in results[0]["message"]
