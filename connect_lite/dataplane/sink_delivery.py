@@ -74,6 +74,7 @@ class SinkDelivery:
         log: logging.Logger | logging.LoggerAdapter[logging.Logger],
         task_id: str,
         stopping: Callable[[], bool],
+        report: Callable[[BaseException | None], None] = lambda error: None,
     ) -> None:
         self._plugin = plugin
         self._job = job
@@ -84,6 +85,9 @@ class SinkDelivery:
         self._log = log
         self._task_id = task_id
         self._stopping = stopping
+        self._report = report
+        """The task's status while a batch waits: RUNNING with the RetriableError's trace, then
+        without once the batch is taken."""
         self._puts_dataframes = type(plugin).put_dataframe is not SinkTask.put_dataframe
         if type(plugin).put is SinkTask.put and not self._puts_dataframes:
             raise ConnectError(
@@ -120,6 +124,8 @@ class SinkDelivery:
             self.waiting = batch
             return False
         batch.release()
+        if batch.retry_at is not None:  # taken after a RetriableError: the trace goes
+            self._report(None)
         if self._errors.failed is not None:  # the task swallowed its reporter's exception
             raise ToleranceExceededError(
                 "Tolerance exceeded in error handler"
@@ -257,6 +263,9 @@ class SinkDelivery:
         if timeout_ms is not None and timeout_ms > 0:
             wait = min(wait, timeout_ms / 1000)
         batch.retry_at = now + wait
+        self._errors.counters.add(total_retries=1)  # task-error-metrics show it
+        self._errors.counters.error_at(int(time.time() * 1000))
+        self._report(error)
         self._log.warning(
             "RetriableException from SinkTask %s, the batch is handed over again in %.0f ms: %s",
             self._task_id, wait * 1000, error,

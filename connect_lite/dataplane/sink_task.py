@@ -82,7 +82,7 @@ class WorkerSinkTask(WorkerTask):
         )  # fmt: skip
         self.delivery = SinkDelivery(
             plugin, job, self.errors, self.context, self.offsets, self.counters, self.log,
-            self.id, lambda: self.stopping,
+            self.id, lambda: self.stopping, self.report_trouble,
         )  # fmt: skip
         if error_handling.errant_record_reporter_enabled:
             self.context.errant_reporter = WorkerErrantRecordReporter(

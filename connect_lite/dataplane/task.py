@@ -109,9 +109,11 @@ class WorkerTask(ABC):
     def spark_retrying(self, run: Callable[[list[T]], Result]) -> SparkRetry[T, Result]:
         """``run`` (a batch's job) kept going while Spark's cluster is unreachable: the
         batch runs again with backoff, the task stays RUNNING, and its trace says why."""
-        return SparkRetry(run, self._report_spark, self._stopping.wait, self.log)
+        return SparkRetry(run, self.report_trouble, self._stopping.wait, self.log)
 
-    def _report_spark(self, error: BaseException | None) -> None:
+    def report_trouble(self, error: BaseException | None) -> None:
+        """RUNNING with the trace of what the task keeps retrying (Spark's cluster away, a
+        RetriableError of the plugin); None once it passed."""
         if not self.stopping:
             trace = None if error is None else trace_of(error)
             self.status.task(self.connector, self.task, State.RUNNING, trace, self.version)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest
 
 from connect_lite.kafka import ConsumedMessage
 from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
-from tests.integration.testkit import lines, sink_config, unique
+from tests.integration.testkit import lines, metric, sink_config, unique
 
 pytestmark = pytest.mark.integration
 
@@ -47,16 +46,6 @@ def fill(kafka: KafkaHelpers, topic: str, values: list[str]) -> None:
 
 def headers_of(message: ConsumedMessage) -> dict[str, str]:
     return {k: (v or b"").decode() for k, v in message.headers if k.startswith("__connect.")}
-
-
-def metric(worker: EmbeddedConnect, name: str, connector: str) -> float | None:
-    text = worker.http.request("GET", "/metrics").raw.decode()
-    pattern = (
-        rf'^kafka_connect_task_error_metrics_{name}\{{connector="{re.escape(connector)}",'
-        rf'task="0"\}} ([0-9.e+]+)$'
-    )
-    found = re.search(pattern, text, re.MULTILINE)
-    return float(found.group(1)) if found else None
 
 
 def committed(worker: EmbeddedConnect, name: str) -> Any:

@@ -4,6 +4,7 @@ connectors (ScriptedSource, RecordingSink)."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -69,3 +70,14 @@ def create_running(worker: EmbeddedConnect, prefix: str, config: dict[str, str])
     """Create a connector named ``prefix`` plus random digits and wait until it and its one
     task run (``worker.create_running``); its name."""
     return str(worker.create_running(unique(prefix), config, tasks=1)["name"])
+
+
+def metric(worker: EmbeddedConnect, name: str, connector: str) -> float | None:
+    """Task 0's task-error-metrics ``name`` (Prometheus style: total_retries), from /metrics."""
+    text = worker.http.request("GET", "/metrics").raw.decode()
+    pattern = (
+        rf'^kafka_connect_task_error_metrics_{name}\{{connector="{re.escape(connector)}",'
+        rf'task="0"\}} ([0-9.e+]+)$'
+    )
+    found = re.search(pattern, text, re.MULTILINE)
+    return float(found.group(1)) if found else None

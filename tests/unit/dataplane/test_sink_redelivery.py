@@ -111,7 +111,17 @@ class FlakySink(SinkTask):
         pass
 
 
-def sink_task(plugin: SinkTask, consumer: FakeConsumer) -> WorkerSinkTask:
+class RecordingStatus:
+    """A status store that keeps each (state, trace) the task reports."""
+
+    def __init__(self) -> None:
+        self.reports: list[tuple[str, str | None]] = []
+
+    def task(self, connector: str, task: int, state: Any, trace: Any, *rest: Any) -> None:
+        self.reports.append((str(state.value), trace))
+
+
+def sink_task(plugin: SinkTask, consumer: FakeConsumer, status: Any = None) -> WorkerSinkTask:
     task = WorkerSinkTask(
         plugin=plugin,
         task_config={"topics": "t"},
@@ -122,7 +132,7 @@ def sink_task(plugin: SinkTask, consumer: FakeConsumer) -> WorkerSinkTask:
         batching=Batching(max_records=100, max_wait_ms=1000),
         connector="c",
         task=0,
-        status=Status(),  # type: ignore[arg-type]
+        status=status or Status(),
         target=TargetState.RUNNING,
     )
     task.initialize()
@@ -142,6 +152,21 @@ def test_the_same_records_are_handed_over_again_and_nothing_overtakes_them() -> 
     assert plugin.calls == [[(0, 0), (0, 1)]] * 3 + [[(0, 2)]]  # batch 2 only after batch 1
     assert consumer.paused == set()
     assert task.offsets.current == {TP0: 3}
+
+
+def test_while_records_wait_the_task_is_running_with_the_trace_and_a_retry_counted() -> None:
+    consumer, plugin, status = FakeConsumer(), FlakySink(failures=2), RecordingStatus()
+    consumer.queue = [[message(TP0, 0)]]
+    task = sink_task(plugin, consumer, status)
+    task.iteration()
+    task.iteration()  # refused once
+    assert status.reports[-1][0] == "RUNNING"
+    assert "RetriableError: not now" in (status.reports[-1][1] or "")
+    assert task.errors.counters.snapshot()["total-retries"] == 1
+    assert task.errors.counters.snapshot()["last-error-timestamp"] > 0
+    until(task, lambda: task.offsets.current == {TP0: 1})
+    assert task.errors.counters.snapshot()["total-retries"] == 2
+    assert status.reports[-1] == ("RUNNING", None)  # taken: the trace is gone
 
 
 def test_the_wait_polls_the_paused_consumer_and_rewinds_what_it_fetched() -> None:
