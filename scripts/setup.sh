@@ -27,7 +27,7 @@ if [ ! -f "$stamp" ]; then
   echo "Setting up .venv (first use or dependencies changed)..." >&2
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev,postgres]'
+  .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev,postgres,mysql]'
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
@@ -40,8 +40,9 @@ fi
 
 # `scripts/setup.sh --tests` (what scripts/test.sh runs; `--browser` is its older name) also makes
 # sure the servers the tests start for themselves are there: headless Chromium for the browser
-# tests of the status page (Debian's `chromium`) and PostgreSQL 15 for the JDBC sink's tests
-# (Debian's `postgresql`; the tests run initdb and pg_ctl themselves, no system service). They are
+# tests of the status page (Debian's `chromium`), PostgreSQL 15 and MariaDB for the JDBC
+# connectors' tests (Debian's `postgresql` and `mariadb-server`; the tests run initdb and pg_ctl,
+# mariadb-install-db and mariadbd themselves, no system service). They are
 # installed with apt-get when missing on Debian and this user may install packages. Elsewhere it
 # says what to install, and only the tests that need them fail.
 if [ "${1:-}" = "--tests" ] || [ "${1:-}" = "--browser" ]; then
@@ -51,6 +52,9 @@ if [ "${1:-}" = "--tests" ] || [ "${1:-}" = "--browser" ]; then
   fi
   if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl >/dev/null 2>&1; then
     missing+=(postgresql)
+  fi
+  if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
+    missing+=(mariadb-server)
   fi
   if [ "${#missing[@]}" -gt 0 ]; then
     if [ -f /etc/debian_version ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

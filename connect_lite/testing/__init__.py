@@ -5,6 +5,7 @@ from connect_lite.kafka.broker import free_port
 from connect_lite.testing.client import ConnectClient, ConnectRestError, HttpClient, HttpResponse
 from connect_lite.testing.embedded import BUNDLED_PLUGINS, FAST_DEFAULTS, EmbeddedConnect
 from connect_lite.testing.kafka_helpers import KafkaHelpers
+from connect_lite.testing.mariadb import MariaDbServer
 from connect_lite.testing.metrics import Metrics
 from connect_lite.testing.postgres import PostgresServer
 from connect_lite.testing.waits import WaitFailed, WaitTimeout, wait_for
@@ -19,6 +20,7 @@ __all__ = [
     "HttpClient",
     "HttpResponse",
     "KafkaHelpers",
+    "MariaDbServer",
     "Metrics",
     "PostgresServer",
     "WaitFailed",

@@ -12,21 +12,12 @@ the cluster's directory. A checkout's ``scripts/setup.sh --tests`` installs the 
 from __future__ import annotations
 
 import glob
-import os
-import pwd
 import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from connect_lite.kafka.broker import free_port
-
-UNPRIVILEGED = "nobody"
-
-_WATCHDOG = 'cat >/dev/null; "$0" -D "$1" -m immediate -w stop >/dev/null 2>&1; rm -rf "$2"'
-"""Stops the server and removes its directory once its starter is gone, however it ended (its
-standard input, a pipe from the starter, then reads to its end)."""
+from connect_lite.testing.server_dir import ServerDir
 
 
 def _bin_dir() -> Path:
@@ -48,45 +39,23 @@ class PostgresServer:
 
     def __init__(self) -> None:
         self.bin = _bin_dir()
-        self.root = Path(tempfile.mkdtemp(prefix="connect-lite-pg-"))
+        self.dir = ServerDir("connect-lite-pg-")
+        self.root = self.dir.root
         self.data = self.root / "data"
         self.port = free_port()
         self.host = "127.0.0.1"
         self.user = "postgres"
-        self._as: dict[str, Any] = {}
-        self._watchdog: subprocess.Popen[bytes] | None = None
-        if os.geteuid() == 0:
-            account = pwd.getpwnam(UNPRIVILEGED)
-            os.chmod(self.root, 0o755)
-            os.chown(self.root, account.pw_uid, account.pw_gid)
-            self._as = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
 
     def _run(self, *args: str) -> None:
-        done = subprocess.run(
-            [str(self.bin / args[0]), *args[1:]],
-            capture_output=True,
-            text=True,
-            cwd=self.root,
-            check=False,
-            **self._as,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(
-                f"{args[0]} failed ({done.returncode}): {done.stderr or done.stdout}"
-            )
+        self.dir.run(self.bin / args[0], *args[1:])
 
     def start(self) -> PostgresServer:
         """initdb, then the server; a watchdog stops it if this process dies first."""
         self._run("initdb", "-D", str(self.data), "-U", self.user, "-A", "trust", "-E", "UTF8",
                   "--no-sync", "--locale=C.UTF-8")  # fmt: skip
         self._serve()
-        self._watchdog = subprocess.Popen(
-            ["/bin/sh", "-c", _WATCHDOG, str(self.bin / "pg_ctl"), str(self.data),
-             str(self.root)],
-            stdin=subprocess.PIPE,
-            start_new_session=True,
-            **self._as,
-        )  # fmt: skip
+        self.dir.guard('"$1" -D "$2" -m immediate -w stop', str(self.bin / "pg_ctl"),
+                       str(self.data))  # fmt: skip
         return self
 
     def _serve(self) -> None:
@@ -98,10 +67,7 @@ class PostgresServer:
         try:
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
         finally:
-            shutil.rmtree(self.root, ignore_errors=True)
-            if self._watchdog is not None and self._watchdog.stdin is not None:
-                self._watchdog.stdin.close()  # it finds nothing left to stop
-                self._watchdog.wait(30)
+            self.dir.remove()
 
     def halt(self) -> None:
         """Stop the server as a crash would (its data stays); ``resume`` starts it again."""

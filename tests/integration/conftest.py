@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import Browser, sync_playwright
 
 from connect_lite.testing import EmbeddedConnect, KafkaHelpers, spark_cluster
+from connect_lite.testing.mariadb import MariaDbServer
 from connect_lite.testing.postgres import PostgresServer
 from tests.integration.testkit import worker_options
 
@@ -77,6 +78,17 @@ def postgres() -> Iterator[PostgresServer]:
     """One PostgreSQL 15 server per test session (Debian's binaries, initdb as an unprivileged
     user, pg_ctl on a free port on 127.0.0.1), stopped and removed at the end."""
     server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def mariadb() -> Iterator[MariaDbServer]:
+    """One MariaDB server per test session (Debian's binaries, mariadbd as an unprivileged
+    user on a free port on 127.0.0.1), stopped and removed at the end."""
+    server = MariaDbServer().start()
     try:
         yield server
     finally:

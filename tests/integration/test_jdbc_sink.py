@@ -13,7 +13,7 @@ import pytest
 from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
 from connect_lite.testing.postgres import PostgresServer
 from connect_lite.testing.waits import poll
-from tests.integration.testkit import create_running, unique
+from tests.integration.testkit import create_running, metric, unique
 
 pytestmark = pytest.mark.integration
 
@@ -421,11 +421,17 @@ def test_the_database_away_for_a_while_loses_nothing(
         kafka.produce(topic, [order(i, "during", i) for i in range(5, 50)], partition=0)
         wait_for(lambda: "The database did not take the batch" in worker.log_text(), 60,
                  what="a retried batch")  # fmt: skip
-        task = worker.client.status(name)["tasks"][0]
+        # RUNNING, its trace and task-error-metrics show the refusal
+        task = poll(lambda: worker.client.status(name)["tasks"][0], lambda t: "trace" in t,
+                    "the retry in the status", 60)  # fmt: skip
         assert task["state"] == "RUNNING"
+        assert "The database did not take the batch" in task["trace"]
+        assert (metric(worker, "total_retries", name) or 0) >= 1
     finally:
         postgres.resume()
     wait_for(lambda: pg_rows(postgres, database, query) == [(50,)], 120, what="every row")
+    wait_for(lambda: "trace" not in worker.client.status(name)["tasks"][0], 60,
+             what="the trace gone once the batch is taken")  # fmt: skip
 
     def committed() -> int:
         body = worker.http.get(f"/connectors/{name}/offsets").body

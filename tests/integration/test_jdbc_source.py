@@ -54,9 +54,10 @@ def test_incrementing_mode_copies_new_rows_with_confluents_records_and_offsets(
 ) -> None:
     table = unique("orders").replace("-", "_")
     postgres.query(database, f'CREATE TABLE "{table}" (id SERIAL PRIMARY KEY, item TEXT, '
-                             "qty BIGINT NOT NULL, price NUMERIC(10,2), at TIMESTAMP)")  # fmt: skip
-    rows = "('a', 1, 1.50, '2026-01-02 03:04:05'), ('b', 2, NULL, NULL)"
-    postgres.query(database, f'INSERT INTO "{table}" (item, qty, price, at) VALUES {rows}')
+                             "qty BIGINT NOT NULL, price NUMERIC(10,2), at TIMESTAMP, "
+                             "day DATE)")  # fmt: skip
+    rows = "('a', 1, 1.50, '2026-01-02 03:04:05', '2026-01-02'), ('b', 2, NULL, NULL, NULL)"
+    postgres.query(database, f'INSERT INTO "{table}" (item, qty, price, at, day) VALUES {rows}')
     kafka.create_topic(f"pg-{table}", 1)
     name = create_running(worker, "jdbc-src", source(
         postgres.url(database), "pg-", **{"mode": "incrementing",
@@ -71,10 +72,13 @@ def test_incrementing_mode_copies_new_rows_with_confluents_records_and_offsets(
         "qty",
         "price",
         "at",
+        "day",
     ]
-    assert [f["optional"] for f in first[0]["schema"]["fields"]] == [False, True, False, True, True]
+    optional = [f["optional"] for f in first[0]["schema"]["fields"]]
+    assert optional == [False, True, False, True, True, True]
     assert first[0]["payload"]["id"] == 1 and first[0]["payload"]["item"] == "a"
     assert first[0]["payload"]["at"] == 1767323045000  # 2026-01-02T03:04:05Z, db.timezone UTC
+    assert first[0]["payload"]["day"] == 20455  # 2026-01-02
     assert first[1]["payload"]["price"] is None
     partition = {"protocol": "1", "table": f"public.{table}"}
     wait_for(lambda: offsets(worker, name) == [{"partition": partition,
@@ -192,3 +196,29 @@ def test_rows_committed_during_polls_are_read_once(
     writer.join(120)
     got = [v["payload"]["id"] for v in values(kafka, f"busy-{table}", 300)]
     assert got == list(range(1, 301))
+
+
+def test_offsets_are_kept_across_a_worker_restart(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, postgres: PostgresServer, database: str
+) -> None:
+    table = unique("kept").replace("-", "_")
+    postgres.query(database, f'CREATE TABLE "{table}" (id SERIAL PRIMARY KEY, item TEXT)')
+    postgres.query(database, f"INSERT INTO \"{table}\" (item) VALUES ('a'), ('b'), ('c')")
+    topic = f"kept-{table}"
+    kafka.create_topic(topic, 1)
+    name = create_running(worker, "jdbc-src", source(
+        postgres.url(database), "kept-", **{"mode": "incrementing",
+        "incrementing.column.name": "id", "table.whitelist": table,
+        "connection.user": "postgres"}))  # fmt: skip
+    assert [v["payload"]["item"] for v in values(kafka, topic, 3)] == ["a", "b", "c"]
+    partition = {"protocol": "1", "table": f"public.{table}"}
+    wait_for(lambda: offsets(worker, name) == [{"partition": partition,
+                                                "offset": {"incrementing": 3}}], 60,
+             what="the offset")  # fmt: skip
+    worker.restart_worker()  # the offset is read back from the state file
+    postgres.query(database, f"INSERT INTO \"{table}\" (item) VALUES ('d')")
+    worker.wait_running(name)
+    assert [v["payload"]["item"] for v in values(kafka, topic, 4)] == ["a", "b", "c", "d"]
+    wait_for(lambda: offsets(worker, name)[0]["offset"] == {"incrementing": 4}, 60,
+             what="the offset after the restart")  # fmt: skip
+    assert len(kafka.consume(topic, 5, timeout=3)) == 4  # nothing read twice

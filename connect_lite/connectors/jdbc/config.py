@@ -52,13 +52,12 @@ DATE_CALENDAR = "date.calendar.system"
 STRING_VALUE_COLUMN = "string.output.value.column.name"
 DEFAULT_CREDENTIALS = "io.confluent.connect.jdbc.util.DefaultJdbcCredentialsProvider"
 
-DIALECTS = ("PostgreSqlDatabaseDialect", "SqliteDatabaseDialect")
+DIALECTS = ("MySqlDatabaseDialect", "PostgreSqlDatabaseDialect", "SqliteDatabaseDialect")
 """The dialects connect-lite has; Confluent's others are a validate error that names them."""
 CONFLUENT_DIALECTS = (
     "Db2DatabaseDialect",
     "DerbyDatabaseDialect",
     "GenericDatabaseDialect",
-    "MySqlDatabaseDialect",
     "OracleDatabaseDialect",
     "SapHanaDatabaseDialect",
     "SqlServerDatabaseDialect",
@@ -165,7 +164,8 @@ def connection_def() -> ConfigDef:
     return (
         ConfigDef()
         .define(CONNECTION_URL, Type.STRING, importance=Importance.HIGH, local_path=LocalPath.JDBC,
-                doc="JDBC connection URL: jdbc:postgresql://host:port/db or jdbc:sqlite:/path.")
+                doc="JDBC connection URL: jdbc:postgresql://host:port/db, "
+                "jdbc:mysql://host:port/db (jdbc:mariadb: too) or jdbc:sqlite:/path.")
         .define(CONNECTION_USER, Type.STRING, None, importance=Importance.HIGH,
                 doc="JDBC connection user.")
         .define(CONNECTION_PASSWORD, Type.PASSWORD, None, importance=Importance.HIGH,
@@ -324,10 +324,15 @@ def inferred_dialect(url: str | None) -> str | None:
         return "PostgreSqlDatabaseDialect"
     if text.startswith("jdbc:sqlite:"):
         return "SqliteDatabaseDialect"
+    if text.startswith(("jdbc:mysql:", "jdbc:mariadb:")):
+        return "MySqlDatabaseDialect"
     return None
 
 
-DRIVERS = {"PostgreSqlDatabaseDialect": ("psycopg", "postgres")}
+DRIVERS = {
+    "PostgreSqlDatabaseDialect": ("psycopg", "postgres"),
+    "MySqlDatabaseDialect": ("pymysql", "mysql"),
+}
 """Dialect -> (the Python module it needs, the connect-lite extra that installs it)."""
 
 
@@ -351,13 +356,14 @@ def connection_errors(
             f"Invalid value {dialect} for configuration {DIALECT_NAME}: the URL is for the "
             f"{inferred}"
         )
-    if url is not None and inferred == "PostgreSqlDatabaseDialect":
-        from .dialects import postgres_params
-
+    if url is not None and inferred in _URL_CHECKS:
         try:
-            postgres_params(str(url))
+            _URL_CHECKS[inferred](str(url))
         except Exception as error:
-            errors.setdefault(CONNECTION_URL, []).append(str(error))
+            from .dialects import redact_url
+
+            shown = f"Invalid value {redact_url(str(url))} for configuration {CONNECTION_URL}"
+            errors.setdefault(CONNECTION_URL, []).append(f"{shown}: {error}")
     if (
         url is not None
         and str(url).lower().startswith("jdbc:sqlite::memory:")
@@ -373,6 +379,25 @@ def connection_errors(
             f"pip install 'connect-lite[{extra}]'"
         )
     return errors
+
+
+def _postgres_url(url: str) -> None:
+    from .dialects import postgres_params
+
+    postgres_params(url)
+
+
+def _mysql_url(url: str) -> None:
+    from .mysql import mysql_params
+
+    mysql_params(url)
+
+
+_URL_CHECKS: dict[str, Callable[[str], None]] = {
+    "PostgreSqlDatabaseDialect": _postgres_url,
+    "MySqlDatabaseDialect": _mysql_url,
+}
+"""The dialects whose URL's parameters are checked at validate (what the driver is given)."""
 
 
 def cross_field_errors(

@@ -26,6 +26,8 @@ DECIMAL = "org.apache.kafka.connect.data.Decimal"
 DATE = "org.apache.kafka.connect.data.Date"
 TIME = "org.apache.kafka.connect.data.Time"
 TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
+EPOCH_UNIT = "connect-lite.epoch.unit"
+"""Set on a ``timestamp.fields.list`` column's form: "us" or "ns"."""
 
 
 @dataclass(frozen=True)
@@ -83,17 +85,32 @@ class Dialect:
 
     name = ""
     placeholder = "?"
-    transient_codes: frozenset[str] = frozenset()
+    quote_char = '"'
+    transient_codes: frozenset[Any] = frozenset()
+    epoch_times = False
+    """Whether timestamps, times and dates are bound as epoch milliseconds (SQLite's)."""
+    describes_results = False
+    """Whether a table's columns are read from its query's result rather than the catalog."""
 
     def __init__(self, quote: bool) -> None:
         self.quote = quote
+
+    def text(self, sql: str) -> str:
+        """SQL text (a query of the config, a quoted name) as it stands in a statement run with
+        parameters: a ``%s`` driver reads ``%%`` as ``%``."""
+        return sql.replace("%", "%%") if self.placeholder == "%s" else sql
+
+    def execute(self, conn: Any, statement: str, params: Sequence[Any] = ()) -> Any:
+        """Run a statement (always with parameters, so ``%%`` is ``%`` whatever it holds)."""
+        return conn.execute(statement, params)
 
     # -- identifiers -----------------------------------------------------------------------
     def ident(self, name: str) -> str:
         """A quoted identifier (its quotes doubled); unquoted (``quote.sql.identifiers=never``)
         only a plain name is taken: a field name comes from whoever writes the topic."""
         if self.quote:
-            return '"' + name.replace('"', '""') + '"'
+            q = self.quote_char
+            return self.text(q + name.replace(q, q + q) + q)
         if not _PLAIN.fullmatch(name):
             raise ConnectError(
                 f"The name {name!r} cannot be used without quotes in SQL: it is not a plain "
@@ -116,7 +133,7 @@ class Dialect:
             return self.boolean_literal(default)
         if isinstance(default, int | float):
             return str(default)
-        return "'" + str(default).replace("'", "''") + "'"
+        return self.text("'" + str(default).replace("'", "''") + "'")
 
     def boolean_literal(self, value: bool) -> str:
         return "1" if value else "0"
@@ -427,6 +444,7 @@ def _pg_list_tables(conn: Any, schema_pattern: str | None, types: Sequence[str])
 class SqliteDialect(Dialect):
     name = "SqliteDatabaseDialect"
     placeholder = "?"
+    epoch_times = True
 
     _TYPES = {
         "int8": "INTEGER",
@@ -561,17 +579,14 @@ _SQLITE_TYPES = {
 
 _LOGICAL_TYPES = {DECIMAL: DECIMAL, DATE: DATE, TIME: TIME, TIMESTAMP: TIMESTAMP}
 
-DIALECTS: dict[str, type[Dialect]] = {
-    PostgreSqlDialect.name: PostgreSqlDialect,
-    SqliteDialect.name: SqliteDialect,
-}
-
 
 def dialect(name: str, quote: bool) -> Dialect:
-    try:
-        return DIALECTS[name](quote)
-    except KeyError:
-        raise ConnectError(f"connect-lite has no {name or 'dialect for this URL'}") from None
+    from .mysql import MySqlDialect
+
+    found = {d.name: d for d in (PostgreSqlDialect, SqliteDialect, MySqlDialect)}.get(name)
+    if found is None:
+        raise ConnectError(f"connect-lite has no {name or 'dialect for this URL'}")
+    return found(quote)
 
 
 _JDBC_PG = re.compile(r"^jdbc:postgresql:(?://(?P<hosts>[^/?]*))?/?(?P<db>[^?]*)(?:\?(?P<q>.*))?$")
@@ -623,5 +638,7 @@ _PG_PARAMS = {
 
 
 def redact_url(url: str) -> str:
-    """The URL with any password parameter hidden, for messages and logs."""
-    return re.sub(r"(?i)(password=)[^&;]*", r"\1[hidden]", url)
+    """The URL with its passwords hidden (a ``password=`` parameter, a ``user:password@``),
+    for messages and logs."""
+    hidden = re.sub(r"(?i)(password=)[^&;,)]*", r"\1[hidden]", url)
+    return re.sub(r"(://[^:/@]*:)([^@/]*)@", r"\1[hidden]@", hidden)

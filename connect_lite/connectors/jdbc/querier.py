@@ -44,8 +44,10 @@ def field_schema(column: SqlColumn, numeric_mapping: str) -> Schema | None:
         builder = SchemaBuilder.of(_type(f"INT{_INTS[kind]}"))
     elif kind in _FLOATS:
         builder = SchemaBuilder.of(_type(f"FLOAT{_FLOATS[kind]}"))
-    elif kind in ("numeric", "decimal"):
+    elif kind == "numeric":
         return _numeric(column, numeric_mapping)
+    elif kind == "decimal":  # JDBC's DECIMAL (PostgreSQL reports NUMERIC): never mapped
+        return _numeric(column, "none")
     elif kind in _STRINGS or kind.startswith(("character", "varchar", "char")):
         builder = SchemaBuilder.of(_type("STRING"))
     elif kind in ("bytea", "blob", "binary", "varbinary"):
@@ -173,7 +175,7 @@ class Querier:
         self._schema = None
 
     def _columns(self, conn: Any, rows: Sequence[Sequence[Any]]) -> list[SqlColumn]:
-        if self.table is not None:
+        if self.table is not None and not self.sql.describes_results:
             return self.sql.describe(conn, self.table)
         return self.sql.result_columns(self._cursor, rows)
 
@@ -196,11 +198,13 @@ class Querier:
         """The mode's query from the current offset, as Confluent's criteria build it."""
         settings, sql = self.settings, self.sql
         base = (
-            f"SELECT * FROM {sql.table(self.table)}" if self.table is not None else settings.query
+            f"SELECT * FROM {sql.table(self.table)}"
+            if self.table is not None
+            else sql.text(settings.query)
         )
         mode = settings.mode
         if mode is Mode.BULK:
-            return _suffixed(base, settings), []
+            return _suffixed(sql, base, settings), []
         incrementing = sql.ident(settings.incrementing) if settings.incrementing else ""
         timestamps = [sql.ident(c) for c in settings.timestamps]
         stamp = timestamps[0] if len(timestamps) == 1 else f"COALESCE({','.join(timestamps)})"
@@ -208,18 +212,18 @@ class Querier:
         glue = " WHERE "  # appended to a query as it is, as Confluent does
         if mode is Mode.INCREMENTING:
             where = f"{incrementing} > {mark} ORDER BY {incrementing} ASC"
-            return _suffixed(base + glue + where, settings), [self._last_incrementing()]
+            return _suffixed(sql, base + glue + where, settings), [self._last_incrementing()]
         end = self._end(conn)
         begin = self._last_timestamp()
         if mode is Mode.TIMESTAMP:
             where = f"{stamp} > {mark} AND {stamp} < {mark} ORDER BY {stamp} ASC"
-            return _suffixed(base + glue + where, settings), [begin, end]
+            return _suffixed(sql, base + glue + where, settings), [begin, end]
         where = (
             f"{stamp} < {mark} AND (({stamp} = {mark} AND {incrementing} > {mark}) OR "
             f"{stamp} > {mark}) ORDER BY {stamp},{incrementing} ASC"
         )
         params = [end, begin, self._last_incrementing(), begin]
-        return _suffixed(base + glue + where, settings), params
+        return _suffixed(sql, base + glue + where, settings), params
 
     def _end(self, conn: Any) -> Any:
         now = self.sql.now(conn) - datetime.timedelta(milliseconds=self.settings.delay_ms)
@@ -262,17 +266,10 @@ class Querier:
             return self._utc(value)
         if name == connect_logical.DECIMAL:
             return connect_logical.decimal_rescale(schema, decimal.Decimal(value))
-        if name == connect_logical.DATE and isinstance(value, str):
-            return datetime.date.fromisoformat(value[:10])
-        if name == connect_logical.DATE and isinstance(value, int | float):
-            return datetime.datetime.fromtimestamp(value / 1000, datetime.UTC).date()
-        if name == connect_logical.TIME and isinstance(value, str):
-            return datetime.time.fromisoformat(value)
-        if name == connect_logical.TIME and isinstance(value, datetime.time):
-            if value.tzinfo is None:  # wall-clock time in db.timezone, as Confluent reads it
-                value = value.replace(tzinfo=self._zone)
-            moment = datetime.datetime.combine(datetime.date(1970, 1, 1), value)
-            return moment.astimezone(datetime.UTC).time().replace(tzinfo=None)
+        if name == connect_logical.DATE:
+            return _day(value)
+        if name == connect_logical.TIME and not isinstance(value, int | float):
+            return self._time_of_day(value)
         kind = schema.type.name
         if kind == "BYTES":
             return bytes(value)
@@ -285,6 +282,18 @@ class Querier:
         if kind == "STRING" and not isinstance(value, str):
             return str(value)
         return value
+
+    def _time_of_day(self, value: Any) -> datetime.time:
+        """A TIME column's value (MySQL's come as a duration): wall-clock time in
+        ``db.timezone``, as Confluent reads it, as a UTC time of day; text as it stands."""
+        if isinstance(value, datetime.timedelta):
+            value = (datetime.datetime.min + value % datetime.timedelta(days=1)).time()
+        if isinstance(value, str):
+            return datetime.time.fromisoformat(value)
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=self._zone)
+        moment = datetime.datetime.combine(datetime.date(1970, 1, 1), value)
+        return moment.astimezone(datetime.UTC).time().replace(tzinfo=None)
 
     def _utc(self, value: Any) -> datetime.datetime:
         """A timestamp column's value as an instant: naive values are in ``db.timezone``;
@@ -331,5 +340,18 @@ class Querier:
         return None if stamp is None else self._utc(stamp)
 
 
-def _suffixed(statement: str, settings: SourceSettings) -> str:
-    return f"{statement} {settings.query_suffix}" if settings.query_suffix else statement
+def _day(value: Any) -> datetime.date:
+    """A DATE column's value, read in UTC as Confluent reads it: the day as it stands (SQLite's
+    numbers are epoch milliseconds, its text ISO 8601)."""
+    if isinstance(value, str):
+        return datetime.date.fromisoformat(value[:10])
+    if isinstance(value, int | float):
+        return datetime.datetime.fromtimestamp(value / 1000, datetime.UTC).date()
+    if isinstance(value, datetime.datetime):
+        return value.date()
+    return value
+
+
+def _suffixed(sql: Dialect, statement: str, settings: SourceSettings) -> str:
+    suffix = settings.query_suffix
+    return f"{statement} {sql.text(suffix)}" if suffix else statement

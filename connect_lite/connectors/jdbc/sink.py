@@ -22,9 +22,9 @@ from connect_lite.api import (
 )
 
 from .config import SinkSettings, check_across, cross_field_errors, sink_config_def
-from .dialects import TIMESTAMP
+from .dialects import EPOCH_UNIT, TIMESTAMP
 from .fields import Layout, layout
-from .writer import DATA, EPOCH_UNIT, RECORD, RESULT_DDL, TRANSIENT, WritePlan, write_batches
+from .writer import DATA, RECORD, RESULT_DDL, TRANSIENT, WritePlan, write_batches
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,18 @@ import pyarrow as pa
 from connect_lite.api import ConnectError
 
 from .config import InsertMode, PkMode, SinkSettings
-from .dialects import DATE, DECIMAL, TIME, TIMESTAMP, Column, Dialect, TableId, dialect, redact_url
+from .dialects import (
+    DATE,
+    DECIMAL,
+    EPOCH_UNIT,
+    TIME,
+    TIMESTAMP,
+    Column,
+    Dialect,
+    TableId,
+    dialect,
+    redact_url,
+)
 from .fields import Layout
 
 log = logging.getLogger(__name__)
@@ -233,13 +244,13 @@ def _operation(
 
 def _execute_alone(sql: Dialect, conn: Any, statement: str, params: tuple[Any, ...]) -> None:
     sql.begin(conn)  # the savepoints nest in the partition's transaction
-    conn.execute("SAVEPOINT connect_lite_record")
+    sql.execute(conn, "SAVEPOINT connect_lite_record")
     try:
-        conn.execute(statement, params)
+        sql.execute(conn, statement, params)
     except Exception:
-        conn.execute("ROLLBACK TO SAVEPOINT connect_lite_record")
+        sql.execute(conn, "ROLLBACK TO SAVEPOINT connect_lite_record")
         raise
-    conn.execute("RELEASE SAVEPOINT connect_lite_record")
+    sql.execute(conn, "RELEASE SAVEPOINT connect_lite_record")
 
 
 def _write_statement(
@@ -335,7 +346,7 @@ def _bind(
     if value is None:
         return None
     logical = form.get("name")
-    sqlite = sql.placeholder == "?"
+    sqlite = sql.epoch_times
     unit = form.get(EPOCH_UNIT)
     if unit is not None:  # timestamp.fields.list: epoch micro- or nanoseconds
         count = int(value)
@@ -362,8 +373,6 @@ def _bind(
 
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
-EPOCH_UNIT = "connect-lite.epoch.unit"
-"""Set on a ``timestamp.fields.list`` column's form: "us" or "ns"."""
 
 
 def _ensure_table(
@@ -389,7 +398,7 @@ def _ensure_table(
         if not settings.auto_create:
             raise ConnectError(f"Table {shown} is missing and auto-creation is disabled")
         try:
-            conn.execute(sql.create_table(table, wanted))
+            sql.execute(conn, sql.create_table(table, wanted))
             conn.commit()
         except Exception:
             _rollback(conn)
@@ -413,7 +422,7 @@ def _ensure_table(
             )
         try:
             for statement in sql.alter_table(table, missing):
-                conn.execute(statement)
+                sql.execute(conn, statement)
             conn.commit()
         except Exception:
             _rollback(conn)
