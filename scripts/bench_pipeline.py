@@ -14,7 +14,7 @@ beside it. Progress is read cheaply (the output file's size, the committed offse
 the watching does not take a core from the worker.
 
     .venv/bin/python scripts/bench_pipeline.py [--records 1000000] [--converter string|json]
-        [--transforms [--arrow-form]] [--sink file|lake|jdbc] [--source file|spooldir]
+        [--transforms [--arrow-form]] [--sink file|lake|jdbc] [--source file|spooldir|jdbc]
         [--master spark://host:port|cluster] [--set key=value ...]
 
 ``--set key=value`` overrides a worker property (repeatable), to compare settings.
@@ -39,6 +39,13 @@ a STRING value, so one TEXT column ``record_value``), keyed by their Kafka coord
 (``pk.mode=kafka``), ``batch.size=3000``; it is timed until the table holds every record. Its
 baseline is raw psycopg on the same server: the same rows upserted with ``executemany`` in
 transactions of 3,000, and the sink's ratio is to that baseline.
+
+With ``--source jdbc`` the source is the built-in JDBC source in ``incrementing`` mode
+(``batch.max.rows=1000``) reading a PostgreSQL table started for the run: ``id BIGSERIAL``
+and the record as ``record_value TEXT``, produced as JSON with schemas; it is timed until the
+committed offset reaches the last id. Its baseline is raw psycopg on the same server: ``SELECT
+* FROM t WHERE id > %s ORDER BY id LIMIT 1000`` in a loop until every row is read, and the
+source's ratio is to that baseline.
 
 With ``--transforms`` values travel as JSON with schemas and each connector runs a chain of
 three of Kafka's transforms (compiled to Spark column expressions): the source wraps each line
@@ -313,6 +320,8 @@ SINK_CHAIN = {
 
 
 JDBC_BATCH = 3000
+JDBC_SOURCE_TABLE = "bench_source"
+JDBC_SOURCE_ROWS = 1000
 JDBC_TABLE = (
     'CREATE TABLE "{}" (__connect_topic TEXT NOT NULL, __connect_partition INT NOT NULL, '
     "__connect_offset BIGINT NOT NULL, record_value TEXT, "
@@ -341,6 +350,65 @@ def table_rows(server: Any, database: str, table: str) -> int:
         return int(server.query(database, f'SELECT count(*) FROM "{table}"')[0][0])
     except Exception:  # not created yet
         return 0
+
+
+def fill_source_table(server: Any, database: str, lines: list[bytes]) -> None:
+    """The table of ``--source jdbc``: one row per record, ids 1..n (COPY, not timed)."""
+    import psycopg
+
+    with psycopg.connect(server.dsn(database)) as conn:
+        conn.execute(f"CREATE TABLE {JDBC_SOURCE_TABLE} (id BIGSERIAL PRIMARY KEY, "
+                     "record_value TEXT NOT NULL)")  # fmt: skip
+        with conn.cursor().copy(f"COPY {JDBC_SOURCE_TABLE} (record_value) FROM STDIN") as copy:
+            for line in lines:
+                copy.write_row((line.decode(),))
+        conn.execute(f"ANALYZE {JDBC_SOURCE_TABLE}")
+
+
+def raw_selects(server: Any, database: str, count: int) -> float:
+    """The baseline of ``--source jdbc``: raw psycopg reading the table as the incrementing
+    mode does, ``WHERE id > ? ORDER BY id LIMIT`` JDBC_SOURCE_ROWS at a time, timed from the
+    first query to the last row."""
+    import psycopg
+
+    statement = (
+        f"SELECT * FROM {JDBC_SOURCE_TABLE} WHERE id > %s ORDER BY id LIMIT {JDBC_SOURCE_ROWS}"
+    )
+    read, last = 0, 0
+    with psycopg.connect(server.dsn(database)) as conn:
+        start = time.perf_counter()
+        while read < count:
+            rows = conn.execute(statement, [last]).fetchall()
+            if not rows:
+                break
+            read += len(rows)
+            last = rows[-1][0]
+            conn.commit()
+        return read / (time.perf_counter() - start)
+
+
+def jdbc_source(topic_prefix: str, url: str) -> dict[str, str]:
+    """The JDBC source of ``--source jdbc``: the table in incrementing mode."""
+    return {
+        "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector",
+        "connection.url": url,
+        "connection.user": "postgres",
+        "mode": "incrementing",
+        "incrementing.column.name": "id",
+        "table.whitelist": JDBC_SOURCE_TABLE,
+        "topic.prefix": topic_prefix,
+        "batch.max.rows": str(JDBC_SOURCE_ROWS),
+        "poll.interval.ms": "1000",
+        "value.converter": CONVERTERS["json"],
+        "value.converter.schemas.enable": "true",
+    }
+
+
+def committed_increment(worker: EmbeddedConnect, connector: str) -> int:
+    """The JDBC source's committed offset: the last id read."""
+    response = worker.http.get(f"/connectors/{connector}/offsets")
+    assert response.status == 200, response.body
+    return max((e["offset"].get("incrementing", 0) for e in response.body["offsets"]), default=0)
 
 
 def raw_upserts(server: Any, database: str, lines: list[bytes]) -> float:
@@ -497,6 +565,12 @@ def run_pipelines(
         make_spool(spool, count)
         source = {**spooldir_source(spool, topic), **source_chain}
         committed = lambda: committed_rows(worker, "bench-source")  # noqa: E731
+    if source_kind == "jdbc":  # the table's topic: the prefix and the table's name
+        assert database is not None
+        server, name = database
+        source = {**jdbc_source(f"{topic}-", server.url(name)), **source_chain}
+        topic = f"{topic}-{JDBC_SOURCE_TABLE}"
+        committed = lambda: committed_increment(worker, "bench-source")  # noqa: E731
     start = time.perf_counter()
     assert worker.http.put("/connectors/bench-source/config", source).status == 201
     source_rate = timed(count, committed, lambda: committed() >= count, start)
@@ -512,7 +586,7 @@ def run_pipelines(
         **sink_chain,
     }
     progress, done = file_records(out, count, size)
-    if source_kind == "spooldir":  # the topic holds the CSV rows as JSON: other sizes
+    if source_kind in ("spooldir", "jdbc"):  # the topic holds rows as JSON: other sizes
         progress, done = counted_records(out, count)
     if sink_kind == "lake":
         store = work / "lake"
@@ -673,9 +747,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--source",
-        choices=["file", "spooldir"],
+        choices=["file", "spooldir", "jdbc"],
         default="file",
-        help="FileStreamSource or the SpoolDir CSV source",
+        help="FileStreamSource, the SpoolDir CSV source, or the JDBC source from PostgreSQL",
     )
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="a worker property"
@@ -701,20 +775,27 @@ def main() -> None:
             + (", chains in the Arrow form" if args.arrow_form else "")
             + (", sink: LakeSink to Parquet" if args.sink == "lake" else "")
             + (", source: SpoolDir CSV files" if args.source == "spooldir" else "")
+            + (", source: JDBC from PostgreSQL" if args.source == "jdbc" else "")
             + (f", Spark master {args.master}" if args.master else "")
         )
         raw_topic = f"raw-{uuid.uuid4().hex[:8]}"
         produce_rate = raw_produce(broker.bootstrap_servers, raw_topic, lines)
         consume_rate = raw_consume(broker.bootstrap_servers, raw_topic, args.records)
         database = server = None
-        if args.sink == "jdbc":
+        if "jdbc" in (args.sink, args.source):
             if args.master:
-                parser.error("--sink jdbc runs on local[2] only")
+                parser.error("--sink jdbc and --source jdbc run on local[2] only")
             server = PostgresServer().start()
             database = (server, server.create_database("bench"))
+        if server is not None and database is not None and args.sink == "jdbc":
             consume_rate = raw_upserts(server, database[1], lines)
             print(f"raw psycopg upserts (executemany, {JDBC_BATCH} a transaction): "
                   f"{consume_rate:,.0f} rows/s")  # fmt: skip
+        if server is not None and database is not None and args.source == "jdbc":
+            fill_source_table(server, database[1], lines)
+            produce_rate = raw_selects(server, database[1], args.records)
+            print(f"raw psycopg SELECT ... WHERE id > ? ORDER BY id LIMIT {JDBC_SOURCE_ROWS}: "
+                  f"{produce_rate:,.0f} rows/s")  # fmt: skip
         try:
             if args.master:
                 rates = cluster_runs(args, work, broker.bootstrap_servers, src, size)
@@ -730,7 +811,7 @@ def main() -> None:
     target = {"lake": "lake, Parquet", "jdbc": "JDBC, PostgreSQL upserts"}.get(
         args.sink, "FileStream file"
     )
-    origin = "SpoolDir CSV" if args.source == "spooldir" else "FileStream"
+    origin = {"spooldir": "SpoolDir CSV", "jdbc": "JDBC, PostgreSQL"}.get(args.source, "FileStream")
     if args.master:
         print_cluster(rates, produce_rate, consume_rate, origin, target)
     else:
@@ -739,7 +820,12 @@ def main() -> None:
             "raw psycopg upserts (executemany)" if args.sink == "jdbc"
             else "raw confluent-kafka consumer"
         )  # fmt: skip
-        print_local(rates[0], bare, produce_rate, consume_rate, origin, target, baseline)
+        source_baseline = (
+            f"raw psycopg SELECT ... LIMIT {JDBC_SOURCE_ROWS}" if args.source == "jdbc"
+            else "raw confluent-kafka producer"
+        )  # fmt: skip
+        print_local(rates[0], bare, produce_rate, consume_rate, origin, target, baseline,
+                    source_baseline)  # fmt: skip
 
 
 def print_local(
@@ -750,13 +836,14 @@ def print_local(
     origin: str,
     target: str,
     baseline: str = "raw confluent-kafka consumer",
+    source_baseline: str = "raw confluent-kafka producer",
 ) -> None:
     """Per direction: the raw client, the bare Spark stage and the pipeline, each as a ratio
     to the raw client; then the pipeline's share of the bare batch job's rate, and its pace
     from the connector's creation (start and group join included) with its first record."""
     source_rate, sink_rate = rates
     rows: list[tuple[str, float, float, float | None, Rate | None]] = [
-        ("raw confluent-kafka producer", produce_rate, produce_rate, None, None),
+        (source_baseline, produce_rate, produce_rate, None, None),
         ("bare Spark stage (text -> bytes)", bare[0], produce_rate, None, None),
         (f"source pipeline ({origin} -> Spark -> Kafka)", source_rate.steady, produce_rate,
          bare[0], source_rate),

@@ -528,3 +528,25 @@ def test_a_login_the_database_refuses_fails_the_task(
                      "connection.attempts": "1", "auto.create": "true"})  # fmt: skip
     name = create_running(worker, "jdbc", config)
     assert 'role "no_such_role" does not exist' in failed_trace(worker, name)
+
+
+def test_large_batches_go_by_copy_and_keep_the_last_record_of_each_key(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, postgres: PostgresServer, database: str
+) -> None:
+    """Batches of 200 rows and more are COPYed (the PostgreSQL dialect's bulk_write): an
+    upsert of 3,000 records over 100 keys ends with each key's last record, and an insert
+    writes every record once."""
+    upserted, inserted = (unique(n).replace("-", "_") for n in ("bulk_up", "bulk_in"))
+    for topic in (upserted, inserted):
+        kafka.create_topic(topic, 1)
+        kafka.produce(topic, [order(n % 100, f"v{n}", n) for n in range(3000)], partition=0)
+    create_running(worker, "jdbc", pg_sink(postgres, database, upserted, **{
+        "insert.mode": "upsert", "pk.mode": "record_key", "auto.create": "true"}))  # fmt: skip
+    create_running(worker, "jdbc", pg_sink(postgres, database, inserted, **{
+        "pk.mode": "kafka", "auto.create": "true"}))  # fmt: skip
+    last = f'SELECT id, item, qty FROM "{upserted}" ORDER BY id'
+    expected = [(k, f"v{2900 + k}", 2900 + k) for k in range(100)]
+    wait_for(lambda: pg_rows(postgres, database, last) == expected, 120, what="the last rows")
+    every = f'SELECT count(*), count(DISTINCT __connect_offset), sum(qty) FROM "{inserted}"'
+    wait_for(lambda: pg_rows(postgres, database, every) == [(3000, 3000, sum(range(3000)))],
+             120, what="every inserted row")  # fmt: skip

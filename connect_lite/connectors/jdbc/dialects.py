@@ -177,6 +177,22 @@ class Dialect:
         where = " AND ".join(f"{self.ident(c.name)} = {self.placeholder}" for c in keys)
         return f"UPDATE {self.table(table)} SET {sets} WHERE {where}"
 
+    bulk_rows = 0
+    """From how many rows ``bulk_write`` is worth it (0: never; executemany then)."""
+
+    def bulk_write(
+        self,
+        conn: Any,
+        table: TableId,
+        keys: Sequence[Column],
+        others: Sequence[Column],
+        upsert: bool,
+        rows: Sequence[Sequence[Any]],
+    ) -> None:
+        """Write rows in offset order as ``insert`` (or ``upsert``) statements would, leaving
+        the table as they would (the last row of a key wins), in the open transaction."""
+        raise NotImplementedError
+
     def delete(self, table: TableId, keys: Sequence[Column]) -> str:
         where = " AND ".join(f"{self.ident(c.name)} = {self.placeholder}" for c in keys)
         return f"DELETE FROM {self.table(table)} WHERE {where}"
@@ -307,6 +323,47 @@ class PostgreSqlDialect(Dialect):
             return f"{insert} ON CONFLICT ({conflict}) DO NOTHING"
         sets = ",".join(f"{self.ident(c.name)}=EXCLUDED.{self.ident(c.name)}" for c in others)
         return f"{insert} ON CONFLICT ({conflict}) DO UPDATE SET {sets}"
+
+    bulk_rows = 200
+
+    def bulk_write(
+        self,
+        conn: Any,
+        table: TableId,
+        keys: Sequence[Column],
+        others: Sequence[Column],
+        upsert: bool,
+        rows: Sequence[Sequence[Any]],
+    ) -> None:
+        """COPY: an insert straight into the table; an upsert into a temporary table, then one
+        ``INSERT ... SELECT DISTINCT ON (keys) ... ON CONFLICT`` of each key's last row (about
+        three times the rows a second of ``executemany`` here)."""
+        columns = ",".join(self.ident(c.name) for c in (*keys, *others))
+        if not upsert:
+            self._copy(conn, f"COPY {self.table(table)} ({columns}) FROM STDIN", rows)
+            return
+        stage = self.ident("connect_lite_stage")
+        self.execute(conn, f"CREATE TEMPORARY TABLE {stage} ON COMMIT DROP AS SELECT {columns}, "
+                           f"0::bigint AS {self.ident('connect_lite_seq')} FROM "
+                           f"{self.table(table)} WITH NO DATA")  # fmt: skip
+        numbered = [(*row, i) for i, row in enumerate(rows)]
+        copy = f"COPY {stage} ({columns},{self.ident('connect_lite_seq')}) FROM STDIN"
+        self._copy(conn, copy, numbered)
+        key_names = ",".join(self.ident(c.name) for c in keys)
+        last = (
+            f"INSERT INTO {self.table(table)} ({columns}) SELECT DISTINCT ON ({key_names}) "
+            f"{columns} FROM {stage} ORDER BY {key_names}, "
+            f"{self.ident('connect_lite_seq')} DESC"
+        )
+        self.execute(conn, self.upsert(table, keys, others).replace(
+            self.insert(table, [*keys, *others]), last, 1))  # fmt: skip
+        self.execute(conn, f"DROP TABLE {stage}")
+
+    def _copy(self, conn: Any, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+        """COPY rows in (the statement has no parameters: a name's ``%%`` is ``%`` again)."""
+        with conn.cursor() as cursor, cursor.copy(statement.replace("%%", "%")) as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def connect(self, url: str, user: str | None, password: str | None) -> Any:
         try:

@@ -13,10 +13,11 @@ from __future__ import annotations
 import contextlib
 import datetime
 import decimal
+import functools
 import logging
 import threading
 import zoneinfo
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,6 +184,7 @@ def _write_partition(
         _ensure_table(sql, conn, settings, table, plan.layout, plan.value_schemaless)
     keys, others = plan.layout.keys, plan.layout.others
     zones = zoneinfo.ZoneInfo(settings.timezone), zoneinfo.ZoneInfo(settings.date_timezone)
+    params_of = (_compiled(sql, plan, keys + others, zones), _compiled(sql, plan, keys, zones))
     statements = {
         "write": _write_statement(sql, settings.insert_mode, table, keys, others),
         "delete": sql.delete(table, keys) if settings.delete_enabled else "",
@@ -191,8 +193,15 @@ def _write_partition(
     pending_kind = ""
     written = 0
 
+    bulk = sql.bulk_rows > 0 and settings.insert_mode is not InsertMode.UPDATE
+
     def flush() -> None:
         nonlocal pending
+        if bulk and pending_kind == "write" and len(pending) >= sql.bulk_rows:
+            upsert = settings.insert_mode is InsertMode.UPSERT
+            sql.bulk_write(conn, table, keys, others, upsert, pending)
+            pending = []
+            return
         size = settings.batch_size or len(pending) or 1
         for start in range(0, len(pending), size):
             _execute_many(conn, statements[pending_kind], pending[start : start + size])
@@ -200,7 +209,7 @@ def _write_partition(
 
     for row in rows:
         try:
-            kind, params = _operation(sql, plan, row, zones)
+            kind, params = _operation(plan, row, params_of)
             if failures is None:
                 if kind != pending_kind:
                     flush()
@@ -219,24 +228,24 @@ def _write_partition(
 
 
 def _operation(
-    sql: Dialect,
     plan: WritePlan,
     row: dict[str, Any],
-    zones: tuple[zoneinfo.ZoneInfo, zoneinfo.ZoneInfo],
+    params_of: tuple[Params, Params],
 ) -> tuple[str, tuple[Any, ...]]:
-    """What a record asks: ("write" or "delete", its statement's parameters)."""
+    """What a record asks: ("write" or "delete", its statement's parameters); ``params_of``
+    gives a row's parameters for all its columns, and for its keys."""
     settings = plan.settings
-    keys, others = plan.layout.keys, plan.layout.others
+    keys = plan.layout.keys
     if (settings.delete_enabled or settings.pk_mode is PkMode.RECORD_KEY) and (
         row.get("key") is None or plan.key_schemaless
     ):
         raise RecordError(_invalid_message(plan, row, "key"))
     value = row.get("value")
     if value is None and settings.delete_enabled:
-        return "delete", _params(sql, plan, keys, row, *zones)
+        return "delete", params_of[1](row)
     if value is None or plan.value_schemaless:
         raise RecordError(_invalid_message(plan, row, "value"))
-    params = _params(sql, plan, keys + others, row, *zones)
+    params = params_of[0](row)
     if settings.insert_mode is InsertMode.UPDATE:  # SET the others, WHERE the keys
         params = params[len(keys) :] + params[: len(keys)]
     return "write", params
@@ -310,34 +319,54 @@ def _invalid_message(plan: WritePlan, row: dict[str, Any], side: str) -> str:
     )
 
 
-def _params(
+Params = Callable[[dict[str, Any]], tuple[Any, ...]]
+"""A row's statement parameters."""
+
+_PLAIN_TYPES = frozenset(
+    ("int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string", "bytes")
+)
+
+
+def _compiled(
     sql: Dialect,
     plan: WritePlan,
     columns: tuple[Column, ...],
-    row: dict[str, Any],
-    zone: zoneinfo.ZoneInfo,
-    date_zone: zoneinfo.ZoneInfo,
-) -> tuple[Any, ...]:
+    zones: tuple[zoneinfo.ZoneInfo, zoneinfo.ZoneInfo],
+) -> Params:
+    """The parameters of ``columns`` from a row, each column's source, default and binding
+    worked out once per partition (a primitive is bound as it is)."""
     replace = plan.settings.replace_null_with_default
-    values = []
+    parts: list[tuple[str, Any, Any, Callable[[Any], Any] | None]] = []
     for (side, name), column in zip(plan.layout.sources, columns, strict=False):
-        if side == "kafka":
-            value = (row["topic"], row["partition"], row["offset"])[name]
-        elif name is None:
-            value = row.get(side)
-        else:
-            holder = row.get(side) or {}
-            value = holder.get(name)
-        if value is None and (replace or column.primary):
-            value = column.form.get("default")
-        values.append(_bind(sql, column.form, value, zone, date_zone))
-    return tuple(values)
+        form = column.form
+        default = form.get("default") if replace or column.primary else None
+        plain = form.get("type") in _PLAIN_TYPES and not form.get("name")
+        bind = None if plain and EPOCH_UNIT not in form else functools.partial(
+            _bind, sql, form, zone=zones[0], date_zone=zones[1])  # fmt: skip
+        parts.append((side, name, default, bind))
+
+    def params(row: dict[str, Any]) -> tuple[Any, ...]:
+        values = []
+        for side, name, default, bind in parts:
+            if side == "kafka":
+                value = (row["topic"], row["partition"], row["offset"])[name]
+            elif name is None:
+                value = row.get(side)
+            else:
+                value = (row.get(side) or {}).get(name)
+            if value is None:
+                value = default
+            values.append(value if bind is None or value is None else bind(value))
+        return tuple(values)
+
+    return params
 
 
 def _bind(
     sql: Dialect,
     form: dict[str, Any],
     value: Any,
+    *,
     zone: zoneinfo.ZoneInfo,
     date_zone: zoneinfo.ZoneInfo,
 ) -> Any:
