@@ -181,9 +181,8 @@ def test_the_source_reads_tables_with_confluents_partitions_offsets_and_types(
                             "NULL)")  # fmt: skip
     topic = f"my-{table}"
     kafka.create_topic(topic, 1)
-    name = create_running(worker, "jdbc-src", source(
-        mariadb.url(database), "my-", **{"mode": "incrementing",
-        "incrementing.column.name": "id", "table.whitelist": table,
+    name = create_running(worker, "jdbc-src", source(  # id: found, AUTO_INCREMENT
+        mariadb.url(database), "my-", **{"mode": "incrementing", "table.whitelist": table,
         "connection.user": "root"}))  # fmt: skip
     first = values(kafka, topic, 2)
     schema = first[0]["schema"]

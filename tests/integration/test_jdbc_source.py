@@ -159,7 +159,7 @@ def test_query_mode_and_bad_configs(
         ("incrementing.column.name", {"mode": ""}),  # Confluent: "Query mode must be specified"
         ("mode", {"mode": "sometimes"}),
         ("table.include.list", {"mode": "bulk", "table.include.list": "public\\..*"}),
-        ("incrementing.column.name", {"mode": "incrementing"}),
+        ("incrementing.column.name", {"mode": "incrementing", "query": "SELECT 1 AS id"}),
         ("timestamp.column.name", {"mode": "timestamp"}),
         ("query", {"mode": "bulk", "query": "SELECT 1", "table.whitelist": "t"}),
         ("query", {"mode": "bulk", "query": "DELETE FROM t"}),
@@ -206,9 +206,9 @@ def test_offsets_are_kept_across_a_worker_restart(
     postgres.query(database, f"INSERT INTO \"{table}\" (item) VALUES ('a'), ('b'), ('c')")
     topic = f"kept-{table}"
     kafka.create_topic(topic, 1)
+    # no incrementing.column.name: the serial column is found, as Confluent's finds it
     name = create_running(worker, "jdbc-src", source(
-        postgres.url(database), "kept-", **{"mode": "incrementing",
-        "incrementing.column.name": "id", "table.whitelist": table,
+        postgres.url(database), "kept-", **{"mode": "incrementing", "table.whitelist": table,
         "connection.user": "postgres"}))  # fmt: skip
     assert [v["payload"]["item"] for v in values(kafka, topic, 3)] == ["a", "b", "c"]
     partition = {"protocol": "1", "table": f"public.{table}"}

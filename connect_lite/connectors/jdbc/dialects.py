@@ -251,6 +251,11 @@ class Dialect:
         """The database's current time (UTC), the end of a timestamp query's range."""
         raise NotImplementedError
 
+    def auto_increment_column(self, conn: Any, table: TableId) -> str | None:
+        """The table's first auto-incremented column, as the driver reports
+        ``IS_AUTOINCREMENT`` (an empty ``incrementing.column.name`` picks it)."""
+        raise NotImplementedError
+
     def table_key(self, table: TableId) -> str:
         """The table's id in a source partition, as Confluent's dialect writes it."""
         return str(table)
@@ -426,6 +431,18 @@ class PostgreSqlDialect(Dialect):
         found = conn.execute("SELECT CURRENT_TIMESTAMP").fetchone()[0]
         return found.astimezone(datetime.UTC)
 
+    def auto_increment_column(self, conn: Any, table: TableId) -> str | None:
+        """A serial (its default a ``nextval``) or identity column, as pgjdbc reports them."""
+        schema_sql = "%s" if table.schema is not None else "current_schema()"
+        args = [*([table.schema] if table.schema is not None else []), table.table]
+        found = conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+            f"{schema_sql} AND table_name = %s AND (column_default LIKE 'nextval(%%' OR "
+            "is_identity = 'YES') ORDER BY ordinal_position LIMIT 1",
+            args,
+        ).fetchone()
+        return None if found is None else str(found[0])
+
     def table_key(self, table: TableId) -> str:
         """``schema.table``, without the database, as Confluent's PostgreSQL dialect."""
         return ".".join(table.parts[-2:])
@@ -576,6 +593,20 @@ class SqliteDialect(Dialect):
 
     def now(self, conn: Any) -> datetime.datetime:
         return datetime.datetime.now(datetime.UTC)
+
+    def auto_increment_column(self, conn: Any, table: TableId) -> str | None:
+        """The INTEGER PRIMARY KEY of a table declared AUTOINCREMENT, as SQLite's driver
+        reports it."""
+        found = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [table.table]
+        ).fetchone()
+        if found is None or "AUTOINCREMENT" not in str(found[0]).upper():
+            return None
+        rows = conn.execute(f"PRAGMA table_info({self.ident(table.table)})").fetchall()
+        keys = [r for r in rows if r[5]]
+        if len(keys) == 1 and str(keys[0][2]).upper() == "INTEGER":
+            return str(keys[0][1])
+        return None
 
     def result_columns(self, cursor: Any, rows: Sequence[Sequence[Any]]) -> list[SqlColumn]:
         """sqlite3 says nothing of a query's types: each column's comes from its first

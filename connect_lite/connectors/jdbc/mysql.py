@@ -212,6 +212,16 @@ class MySqlDialect(Dialect):
         found = self.execute(conn, "SELECT UTC_TIMESTAMP(6)").fetchone()[0]
         return found.replace(tzinfo=datetime.UTC)
 
+    def auto_increment_column(self, conn: Any, table: TableId) -> str | None:
+        where, args = self._where_table(table)
+        found = self.execute(
+            conn,
+            f"SELECT column_name FROM information_schema.columns WHERE {where} AND extra LIKE "
+            "'%%auto_increment%%' ORDER BY ordinal_position LIMIT 1",
+            args,
+        ).fetchone()
+        return None if found is None else str(found[0])
+
     def table_key(self, table: TableId) -> str:
         """``database.table``, as Confluent's MySQL dialect writes it."""
         return ".".join(table.parts[-2:])

@@ -11,7 +11,14 @@ import zoneinfo
 from collections.abc import Sequence
 from typing import Any
 
-from connect_lite.api import ConnectError, Schema, SchemaBuilder, SourceRecord, Struct
+from connect_lite.api import (
+    ConnectError,
+    Schema,
+    SchemaBuilder,
+    SchemaType,
+    SourceRecord,
+    Struct,
+)
 from connect_lite.api import logical as connect_logical
 
 from .dialects import Dialect, SqlColumn, TableId
@@ -39,19 +46,19 @@ def field_schema(column: SqlColumn, numeric_mapping: str) -> Schema | None:
     optional = column.nullable
     builder: SchemaBuilder
     if kind in ("boolean", "bool", "bit"):
-        builder = SchemaBuilder.of(_type("BOOLEAN"))
+        builder = SchemaBuilder.of(SchemaType["BOOLEAN"])
     elif kind in _INTS:
-        builder = SchemaBuilder.of(_type(f"INT{_INTS[kind]}"))
+        builder = SchemaBuilder.of(SchemaType[f"INT{_INTS[kind]}"])
     elif kind in _FLOATS:
-        builder = SchemaBuilder.of(_type(f"FLOAT{_FLOATS[kind]}"))
+        builder = SchemaBuilder.of(SchemaType[f"FLOAT{_FLOATS[kind]}"])
     elif kind == "numeric":
         return _numeric(column, numeric_mapping)
     elif kind == "decimal":  # JDBC's DECIMAL (PostgreSQL reports NUMERIC): never mapped
         return _numeric(column, "none")
     elif kind in _STRINGS or kind.startswith(("character", "varchar", "char")):
-        builder = SchemaBuilder.of(_type("STRING"))
+        builder = SchemaBuilder.of(SchemaType["STRING"])
     elif kind in ("bytea", "blob", "binary", "varbinary"):
-        builder = SchemaBuilder.of(_type("BYTES"))
+        builder = SchemaBuilder.of(SchemaType["BYTES"])
     elif kind == "date":
         return connect_logical.date_schema(optional)
     elif kind.startswith("time") and "stamp" not in kind:
@@ -63,12 +70,6 @@ def field_schema(column: SqlColumn, numeric_mapping: str) -> Schema | None:
     return (builder.optional() if optional else builder).build()
 
 
-def _type(name: str) -> Any:
-    from connect_lite.api import SchemaType
-
-    return SchemaType[name]
-
-
 def _numeric(column: SqlColumn, mapping: str) -> Schema:
     """NUMERIC and DECIMAL by ``numeric.mapping``, as Confluent's dialects map them."""
     precision, scale = column.precision or 0, column.scale if column.scale is not None else 0
@@ -78,20 +79,20 @@ def _numeric(column: SqlColumn, mapping: str) -> Schema:
     if mapping in ("precision_only", "best_fit", "best_fit_eager_double") and precision > 0:
         if scale <= 0 and precision < 19 and (mapping != "precision_only" or scale == 0):
             bits = 8 if precision < 3 else 16 if precision < 5 else 32 if precision < 10 else 64
-            built = SchemaBuilder.of(_type(f"INT{bits}"))
+            built = SchemaBuilder.of(SchemaType[f"INT{bits}"])
             return (built.optional() if optional else built).build()
         if mapping != "precision_only" and scale > 0 and precision <= 15:
-            built = SchemaBuilder.of(_type("FLOAT64"))
+            built = SchemaBuilder.of(SchemaType["FLOAT64"])
             return (built.optional() if optional else built).build()
     if mapping == "best_fit_eager_double" and scale > 0:
-        built = SchemaBuilder.of(_type("FLOAT64"))
+        built = SchemaBuilder.of(SchemaType["FLOAT64"])
         return (built.optional() if optional else built).build()
     return connect_logical.decimal_schema(max(scale, 0), optional)
 
 
 def _unbounded_decimal(optional: bool) -> Schema:
     """Confluent's Decimal for a NUMERIC of no declared precision: scale 127."""
-    builder = SchemaBuilder.of(_type("BYTES")).name(connect_logical.DECIMAL).version(1)
+    builder = SchemaBuilder.of(SchemaType["BYTES"]).name(connect_logical.DECIMAL).version(1)
     builder = builder.parameter("scale", "127").parameter("connect.decimal.precision", "0")
     return (builder.optional() if optional else builder).build()
 
@@ -124,6 +125,8 @@ class Querier:
         self._schema: Schema | None = None
         self._names: list[str] = []
         self._zone = zoneinfo.ZoneInfo(settings.timezone)
+        self.incrementing = settings.incrementing
+        """The incrementing column: the configured one, else found at the first query."""
 
     @property
     def reading(self) -> bool:
@@ -163,6 +166,11 @@ class Querier:
 
     # -- the query -------------------------------------------------------------------------
     def _start(self, conn: Any) -> None:
+        if not self.incrementing and self.settings.mode in (
+            Mode.INCREMENTING,
+            Mode.TIMESTAMP_INCREMENTING,
+        ):
+            self.incrementing = self._auto_increment_column(conn)
         initial = self.settings.timestamp_initial
         if "timestamp" not in self.offset and initial is not None and self.settings.timestamps:
             if initial == -1:  # the database's time, once: then the offset moves on from it
@@ -173,6 +181,19 @@ class Querier:
         self._cursor = self.sql.read_cursor(conn)
         self._cursor.execute(statement, params)
         self._schema = None
+
+    def _auto_increment_column(self, conn: Any) -> str:
+        """Confluent's default for an empty ``incrementing.column.name``: the table's first
+        auto-incremented column."""
+        found = self.sql.auto_increment_column(conn, self.table) if self.table else None
+        conn.rollback()
+        if not found:
+            raise ConnectError(
+                f"Cannot find an auto-incrementing column in the table {self.table}: set "
+                "incrementing.column.name"
+            )
+        log.info("Using the auto-incrementing column %s of %s", found, self.table)
+        return found
 
     def _columns(self, conn: Any, rows: Sequence[Sequence[Any]]) -> list[SqlColumn]:
         if self.table is not None and not self.sql.describes_results:
@@ -205,7 +226,7 @@ class Querier:
         mode = settings.mode
         if mode is Mode.BULK:
             return _suffixed(sql, base, settings), []
-        incrementing = sql.ident(settings.incrementing) if settings.incrementing else ""
+        incrementing = sql.ident(self.incrementing) if self.incrementing else ""
         timestamps = [sql.ident(c) for c in settings.timestamps]
         stamp = timestamps[0] if len(timestamps) == 1 else f"COALESCE({','.join(timestamps)})"
         mark = sql.placeholder
@@ -316,10 +337,10 @@ class Querier:
         if mode is Mode.BULK:
             return
         if mode in (Mode.INCREMENTING, Mode.TIMESTAMP_INCREMENTING):
-            found = row.get(self.settings.incrementing)
-            if self.settings.incrementing not in row:
+            found = row.get(self.incrementing)
+            if self.incrementing not in row:
                 raise ConnectError(
-                    f"Incrementing column {self.settings.incrementing} not found in {','.join(row)}"
+                    f"Incrementing column {self.incrementing} not found in {','.join(row)}"
                 )
             if found is None:
                 raise ConnectError("Null value for incrementing column")

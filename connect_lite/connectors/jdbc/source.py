@@ -215,7 +215,10 @@ class JdbcSourceTask(SourceTask):
         columns = {c.name: c for c in self._sql.describe(self._conn, table)}
         self._conn.rollback()
         shown = ".".join(f'"{p}"' for p in table.parts)
-        if settings.mode in (Mode.INCREMENTING, Mode.TIMESTAMP_INCREMENTING):
+        if settings.incrementing and settings.mode in (
+            Mode.INCREMENTING,
+            Mode.TIMESTAMP_INCREMENTING,
+        ):  # an auto-incremented column (found, as Confluent's, when none is named) is not null
             column = columns.get(settings.incrementing)
             if column is None:
                 raise ConnectError(

@@ -261,9 +261,17 @@ def _mode_errors(values: Mapping[str, Any], fail: Callable[[str, str], None]) ->
     if (
         mode in (Mode.INCREMENTING.value, Mode.TIMESTAMP_INCREMENTING.value)
         and not (values.get(INCREMENTING_COLUMN) or "").strip()
-    ):
+        and (values.get(QUERY) or values.get(QUERY_MASKED))
+    ):  # a table's auto-incremented column is found when its task starts
         fail(INCREMENTING_COLUMN, f"'{INCREMENTING_COLUMN}' must be provided when using mode "
-                                  f"'{mode}': connect-lite does not auto-detect it")  # fmt: skip
+                                  f"'{Mode.INCREMENTING.value}' or "
+                                  f"'{Mode.TIMESTAMP_INCREMENTING.value}' with a custom query. "
+                                  "The incrementing column cannot be auto-discovered in query "
+                                  "mode because there is no table to inspect. Note that "
+                                  "'incrementing.column.mapping' is not applied in query mode "
+                                  "(it maps columns by table-name regex, and a custom query has "
+                                  "no underlying table to match), so "
+                                  f"'{INCREMENTING_COLUMN}' must be set explicitly.")  # fmt: skip
     if mode in (Mode.TIMESTAMP.value, Mode.TIMESTAMP_INCREMENTING.value) and not [
         c for c in values.get(TIMESTAMP_COLUMNS) or [] if c.strip()
     ]:

@@ -6,6 +6,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from connect_lite.api import ConnectError
 from connect_lite.connectors.jdbc.dialects import SqliteDialect, TableId
 from connect_lite.connectors.jdbc.querier import Querier
 from connect_lite.connectors.jdbc.source_config import SourceSettings
@@ -95,3 +98,22 @@ def test_numeric_without_precision_is_an_unbounded_decimal() -> None:
         schema = field_schema(SqlColumn("n", "numeric", True, None, None), mapping)
         assert schema is not None and schema.name == "org.apache.kafka.connect.data.Decimal"
         assert schema.params["scale"] == "127"
+
+
+def test_without_an_incrementing_column_the_autoincrement_key_is_used(tmp_path: Path) -> None:
+    path = tmp_path / "d.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (name TEXT, id INTEGER PRIMARY KEY AUTOINCREMENT)")
+    conn.executemany("INSERT INTO t (name) VALUES (?)", [("a",), ("b",)])
+    conn.commit()
+    q = querier(path, mode="incrementing")
+    assert [r.source_offset for r in q.poll(conn, 0.0)] == [
+        {"incrementing": 1},
+        {"incrementing": 2},
+    ]
+    assert q.incrementing == "id"
+    conn.execute("CREATE TABLE plain (id INTEGER PRIMARY KEY, name TEXT)")  # no AUTOINCREMENT
+    props = {"connection.url": f"jdbc:sqlite:{path}", "topic.prefix": "p-", "mode": "incrementing"}
+    lacking = Querier(SqliteDialect(True), SourceSettings.parse(props), TableId(("plain",)), None)
+    with pytest.raises(ConnectError, match="Cannot find an auto-incrementing column"):
+        lacking.poll(conn, 0.0)
