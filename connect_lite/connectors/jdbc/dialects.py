@@ -201,6 +201,26 @@ class Dialect:
     def connect(self, url: str, user: str | None, password: str | None) -> Any:
         raise NotImplementedError
 
+    def driver(self, module: str, extra: str) -> Any:
+        """The dialect's Python driver, imported; else what to install (validate says so
+        first)."""
+        import importlib
+
+        try:
+            return importlib.import_module(module)
+        except ImportError as error:
+            raise ConnectError(
+                f"The {self.name} needs the Python driver '{module}': "
+                f"pip install 'connect-lite[{extra}]'"
+            ) from error
+
+    @staticmethod
+    def login(params: dict[str, Any], user: str | None, password: str | None) -> dict[str, Any]:
+        """The URL's connection keywords with ``connection.user`` and ``connection.password``
+        in place of the URL's, where they are set."""
+        return {**params, **({"user": user} if user is not None else {}),
+                **({"password": password} if password is not None else {})}  # fmt: skip
+
     def begin(self, conn: Any) -> None:
         """Open a transaction, if none is open (psycopg opens one with the first statement)."""
 
@@ -371,19 +391,9 @@ class PostgreSqlDialect(Dialect):
                 copy.write_row(row)
 
     def connect(self, url: str, user: str | None, password: str | None) -> Any:
-        try:
-            import psycopg
-        except ImportError as error:  # validate says so first
-            raise ConnectError(
-                "The PostgreSqlDatabaseDialect needs the Python driver 'psycopg': "
-                "pip install 'connect-lite[postgres]'"
-            ) from error
-        params = postgres_params(url)
-        if user is not None:
-            params["user"] = user
-        if password is not None:
-            params["password"] = password
-        return psycopg.connect(**params, autocommit=False)
+        psycopg = self.driver("psycopg", "postgres")
+        return psycopg.connect(**self.login(postgres_params(url), user, password),
+                               autocommit=False)  # fmt: skip
 
     def display(self, conn: Any, table: TableId) -> str:
         """With the database and schema of the connection where the name leaves them out."""

@@ -95,18 +95,8 @@ class MySqlDialect(Dialect):
 
     # -- the database ----------------------------------------------------------------------
     def connect(self, url: str, user: str | None, password: str | None) -> Any:
-        try:
-            import pymysql
-        except ImportError as error:  # validate says so first
-            raise ConnectError(
-                "The MySqlDatabaseDialect needs the Python driver 'pymysql': "
-                "pip install 'connect-lite[mysql]'"
-            ) from error
-        params = mysql_params(url)
-        if user is not None:
-            params["user"] = user
-        if password is not None:
-            params["password"] = password
+        pymysql = self.driver("pymysql", "mysql")
+        params = self.login(mysql_params(url), user, password)
         from pymysql.constants import FIELD_TYPE
         from pymysql.converters import conversions
 
