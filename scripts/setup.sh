@@ -59,9 +59,17 @@ if [ "${1:-}" = "--tests" ] || [ "${1:-}" = "--browser" ]; then
   if [ "${#missing[@]}" -gt 0 ]; then
     if [ -f /etc/debian_version ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
       echo "Installing what the tests need (apt-get install ${missing[*]})..." >&2
+      # The packages would start their system services (PostgreSQL, MariaDB); the tests start
+      # servers of their own, so a policy-rc.d keeps them stopped while they install.
+      policy=""
+      if [ ! -e /usr/sbin/policy-rc.d ]; then
+        policy=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy"
+      fi
       apt-get update -qq >/dev/null
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         "${missing[@]}" >/dev/null
+      [ -z "$policy" ] || rm -f "$policy"
     else
       cat >&2 <<MSG
 Warning: the tests need ${missing[*]}, which is not installed, so the tests that use it will
