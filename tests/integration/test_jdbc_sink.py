@@ -139,14 +139,22 @@ def failed_trace(worker: EmbeddedConnect, name: str) -> str:
     return str(poll(task, lambda t: t["state"] == "FAILED", "the task failed", 120)["trace"])
 
 
+COORDINATES = "__connect_topic TEXT, __connect_partition INT, __connect_offset BIGINT, "
+
+
 @pytest.mark.parametrize(
     ("mode", "pk_mode", "pk_fields", "expected"),
     [
         ("insert", "none", "", [(0, "a", 1), (1, "b", 2), (0, "c", 3)]),
+        ("insert", "kafka", "", [(0, "a", 1), (1, "b", 2), (0, "c", 3)]),
+        ("insert", "record_key", "", [(0, "a", 1), (1, "b", 2), (2, "c", 3)]),
         ("insert", "record_value", "id,item", [(0, "a", 1), (0, "c", 3), (1, "b", 2)]),
+        ("upsert", "kafka", "", [(0, "a", 1), (1, "b", 2), (0, "c", 3)]),
         ("upsert", "record_value", "id", [(0, "c", 3), (1, "b", 2)]),
         ("upsert", "record_key", "", [(0, "c", 3), (1, "b", 2)]),
+        ("update", "kafka", "", [(0, "a", 1), (1, "b", 2)]),
         ("update", "record_key", "", [(0, "c", 3), (1, "old", 0)]),
+        ("update", "record_value", "id", [(0, "c", 3), (1, "old", 0)]),
     ],
 )
 def test_insert_modes_and_key_modes(
@@ -159,15 +167,23 @@ def test_insert_modes_and_key_modes(
     pk_fields: str,
     expected: list[tuple[Any, ...]],
 ) -> None:
+    """Every insert.mode with every pk.mode it takes (upsert and update need a key)."""
     topic = unique(f"m_{mode}_{pk_mode}").replace("-", "_")
     kafka.create_topic(topic, 1)
-    if mode == "update":  # UPDATE needs the rows first
+    records = [order(0, "a", 1), order(1, "b", 2), order(0, "c", 3)]
+    if pk_mode == "record_key" and mode == "insert":  # a key inserted twice would be refused
+        records = [order(0, "a", 1), order(1, "b", 2), order(2, "c", 3)]
+    if mode == "update" and pk_mode == "kafka":  # the rows of offsets 0 and 1 are there
+        postgres.query(database, f'CREATE TABLE "{topic}" ({COORDINATES}id INT, item TEXT, '
+                                 "qty BIGINT)")  # fmt: skip
+        postgres.query(database, f"INSERT INTO \"{topic}\" VALUES ('{topic}', 0, 0, 9, 'old', "
+                                 f"0), ('{topic}', 0, 1, 9, 'old', 0)")  # fmt: skip
+        records = records[:2]
+    elif mode == "update":  # UPDATE needs the rows first
         postgres.query(
             database, f'CREATE TABLE "{topic}" (id INT PRIMARY KEY, item TEXT, qty BIGINT)'
         )
         postgres.query(database, f"INSERT INTO \"{topic}\" VALUES (0, 'old', 0), (1, 'old', 0)")
-    records = [order(0, "a", 1), order(1, "b", 2), order(0, "c", 3)]
-    if mode == "update":
         records = [order(0, "a", 1), order(0, "c", 3)]
     kafka.produce(topic, records, partition=0)
     create_running(worker, "jdbc", pg_sink(postgres, database, topic, **{
