@@ -248,3 +248,50 @@ def test_the_source_in_timestamp_incrementing_mode_reads_updates_once(
     assert set(found[0]["offset"]) == {"incrementing", "timestamp", "timestamp_nanos"}
     first = json.loads(kafka.consume(topic, 1, timeout=30)[0].value or b"")
     assert first["payload"]["modified"] == 1767222000000  # 2026-01-01 00:00 in Paris
+
+
+def test_a_value_its_column_cannot_hold_goes_to_the_dead_letter_queue_alone(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, mariadb: MariaDbServer, database: str
+) -> None:
+    """Record by record in savepoints of one transaction: the refused record alone goes to
+    the DLQ, and the records around it are written."""
+    topic, dlq = unique("narrow").replace("-", "_"), unique("mysql-dlq")
+    kafka.create_topic(topic, 1)
+    mariadb.query(database, f"CREATE TABLE `{topic}` (id INT PRIMARY KEY, item TEXT, "
+                            "qty TINYINT)")  # fmt: skip
+    records = [order(1, "a", 1), order(2, "b", 1000), order(3, "c", 3)]
+    kafka.produce(topic, records, partition=0)
+    name = create_running(worker, "jdbc", my_sink(mariadb, database, topic, **{
+        "pk.mode": "record_value", "pk.fields": "id", "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true"}))  # fmt: skip
+    query = f"SELECT id, qty FROM `{topic}` ORDER BY id"
+    wait_for(lambda: rows(mariadb, database, query) == [(1, 1), (3, 3)], 120, what="the rest")
+    dead = kafka.consume(dlq, 1, timeout=60)
+    assert [m.value for m in dead] == [records[1][1].encode()]
+    assert b"Out of range" in dict(dead[0].headers)["__connect.errors.exception.message"]
+    assert worker.client.status(name)["tasks"][0]["state"] == "RUNNING"
+
+
+def test_a_partitions_writes_stay_in_one_transaction(mariadb: MariaDbServer, database: str) -> None:
+    """The writer opens savepoints record by record (sql.begin before each): on MySQL a BEGIN
+    would commit what came before, so a rollback must still undo every one of them."""
+    from connect_lite.connectors.jdbc.config import Connection
+    from connect_lite.connectors.jdbc.dialects import dialect
+
+    table = unique("atomic").replace("-", "_")
+    mariadb.query(database, f"CREATE TABLE `{table}` (id INT PRIMARY KEY)")
+    sql = dialect("MySqlDatabaseDialect", True)
+    settings = Connection(mariadb.url(database), "root", None, sql.name, 1, 100, True)
+    conn = sql.connect_retrying(settings)
+    try:
+        for i in range(3):
+            sql.begin(conn)
+            sql.execute(conn, "SAVEPOINT connect_lite_record")
+            sql.execute(conn, f"INSERT INTO `{table}` VALUES (%s)", [i])
+            sql.execute(conn, "RELEASE SAVEPOINT connect_lite_record")
+        conn.rollback()
+    finally:
+        conn.close()
+    assert mariadb.query(database, f"SELECT count(*) FROM `{table}`") == [(0,)]

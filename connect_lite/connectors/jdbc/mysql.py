@@ -104,11 +104,6 @@ class MySqlDialect(Dialect):
         converters[FIELD_TYPE.YEAR] = lambda text: datetime.date(int(text), 1, 1)
         return pymysql.connect(**params, autocommit=False, charset="utf8mb4", conv=converters)
 
-    def begin(self, conn: Any) -> None:
-        """PyMySQL leaves the transaction to the server: with autocommit off each statement
-        joins the open one, and a SAVEPOINT needs one open."""
-        conn.begin()
-
     def execute(self, conn: Any, statement: str, params: Sequence[Any] = ()) -> Any:
         cursor = conn.cursor()
         cursor.execute(statement, tuple(params))
