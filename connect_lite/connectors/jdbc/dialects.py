@@ -403,20 +403,24 @@ class PostgreSqlDialect(Dialect):
                  table.schema or schema, name)  # fmt: skip
         return ".".join(f'"{p}"' for p in parts)
 
+    @staticmethod
+    def _where_table(table: TableId, name: str) -> tuple[str, list[Any]]:
+        """The information_schema condition on the table ``name`` in the table's schema (the
+        connection's current one when the name has none), and its parameters."""
+        if table.schema is None:
+            return "table_schema = current_schema() AND table_name = %s", [name]
+        return "table_schema = %s AND table_name = %s", [table.schema, name]
+
     def columns_of(self, conn: Any, table: TableId) -> set[str] | None:
-        schema_sql = "%s" if table.schema is not None else "current_schema()"
         name = table.table if self.quote else table.table.lower()
-        args = [*([table.schema] if table.schema is not None else []), name]
+        where, args = self._where_table(table, name)
         rows = conn.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_schema = "
-            f"{schema_sql} AND table_name = %s",
-            args,
+            f"SELECT column_name FROM information_schema.columns WHERE {where}", args
         ).fetchall()
         if rows:
             return {r[0] for r in rows}
         exists = conn.execute(
-            "SELECT 1 FROM information_schema.tables WHERE table_schema = "
-            f"{schema_sql} AND table_name = %s AND table_type = 'BASE TABLE'",
+            f"SELECT 1 FROM information_schema.tables WHERE {where} AND table_type = 'BASE TABLE'",
             args,
         ).fetchall()
         return set() if exists else None
@@ -427,12 +431,10 @@ class PostgreSqlDialect(Dialect):
         return _pg_list_tables(conn, schema_pattern, types)
 
     def describe(self, conn: Any, table: TableId) -> list[SqlColumn]:
-        schema_sql = "%s" if table.schema is not None else "current_schema()"
-        args = [*([table.schema] if table.schema is not None else []), table.table]
+        where, args = self._where_table(table, table.table)
         rows = conn.execute(
             "SELECT column_name, data_type, is_nullable, numeric_precision, numeric_scale "
-            "FROM information_schema.columns WHERE table_schema = "
-            f"{schema_sql} AND table_name = %s ORDER BY ordinal_position",
+            f"FROM information_schema.columns WHERE {where} ORDER BY ordinal_position",
             args,
         ).fetchall()
         return [SqlColumn(n, t.lower(), nullable == "YES", p, sc) for n, t, nullable, p, sc in rows]
@@ -443,12 +445,11 @@ class PostgreSqlDialect(Dialect):
 
     def auto_increment_column(self, conn: Any, table: TableId) -> str | None:
         """A serial (its default a ``nextval``) or identity column, as pgjdbc reports them."""
-        schema_sql = "%s" if table.schema is not None else "current_schema()"
-        args = [*([table.schema] if table.schema is not None else []), table.table]
+        where, args = self._where_table(table, table.table)
         found = conn.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_schema = "
-            f"{schema_sql} AND table_name = %s AND (column_default LIKE 'nextval(%%' OR "
-            "is_identity = 'YES') ORDER BY ordinal_position LIMIT 1",
+            f"SELECT column_name FROM information_schema.columns WHERE {where} AND "
+            "(column_default LIKE 'nextval(%%' OR is_identity = 'YES') "
+            "ORDER BY ordinal_position LIMIT 1",
             args,
         ).fetchone()
         return None if found is None else str(found[0])
@@ -478,9 +479,9 @@ class PostgreSqlDialect(Dialect):
         conn.commit()
 
     def isolate(self, conn: Any, mode: str) -> None:
-        if mode in _PG_ISOLATION:
+        if mode in ISOLATION_LEVELS:
             conn.execute(f"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "
-                         f"{_PG_ISOLATION[mode]}")  # fmt: skip
+                         f"{ISOLATION_LEVELS[mode]}")  # fmt: skip
             conn.commit()
 
     def is_database_error(self, error: BaseException) -> bool:
@@ -648,12 +649,13 @@ _PERMANENT = re.compile(
     r"password authentication failed|authentication failed|role .* does not exist|"
     r"database .* does not exist|no pg_hba.conf entry"
 )
-_PG_ISOLATION = {
+ISOLATION_LEVELS = {
     "READ_UNCOMMITTED": "READ UNCOMMITTED",
     "READ_COMMITTED": "READ COMMITTED",
     "REPEATABLE_READ": "REPEATABLE READ",
     "SERIALIZABLE": "SERIALIZABLE",
 }
+"""``transaction.isolation.mode`` values as SQL's isolation levels (PostgreSQL, MySQL)."""
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
 _SQLITE_TYPES = {

@@ -24,6 +24,7 @@ from .dialects import (
     DATE,
     DECIMAL,
     EPOCH_UNIT,
+    ISOLATION_LEVELS,
     TIME,
     TIMESTAMP,
     Column,
@@ -254,19 +255,14 @@ class MySqlDialect(Dialect):
         conn.commit()
 
     def isolate(self, conn: Any, mode: str) -> None:
-        if mode in _ISOLATION:
-            self.execute(conn, f"SET SESSION TRANSACTION ISOLATION LEVEL {_ISOLATION[mode]}")
+        if mode in ISOLATION_LEVELS:
+            level = ISOLATION_LEVELS[mode]
+            self.execute(conn, f"SET SESSION TRANSACTION ISOLATION LEVEL {level}")
             conn.commit()
 
 
 _UNKNOWN_TIME_ZONE = 1298
 _BINARY_CHARSET = 63
-_ISOLATION = {
-    "READ_UNCOMMITTED": "READ UNCOMMITTED",
-    "READ_COMMITTED": "READ COMMITTED",
-    "REPEATABLE_READ": "REPEATABLE READ",
-    "SERIALIZABLE": "SERIALIZABLE",
-}
 
 
 @functools.cache
