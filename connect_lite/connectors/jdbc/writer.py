@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from connect_lite.api import ConnectError
 
@@ -73,12 +74,7 @@ class RecordError(Exception):
 def write_batches(plan: WritePlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` function: the frame's rows in, one result row per partition out
     (with ``plan.tolerate``, also one ``record`` row per record that could not be written)."""
-    rows: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for batch in batches:
-        for row in batch.to_pylist():
-            tp = (row["topic"], row["partition"])
-            if row["offset"] > plan.written.get(tp, -1):
-                rows.setdefault(tp, []).append(row)
+    rows = _partitions(plan, list(batches))
     if not rows:
         return
     sql = dialect(plan.settings.dialect, plan.settings.quote)
@@ -86,13 +82,13 @@ def write_batches(plan: WritePlan, batches: Iterator[pa.RecordBatch]) -> Iterato
     conn = None
     try:
         for tp, part in sorted(rows.items()):
-            part.sort(key=lambda r: r["offset"])
+            offsets = part.column("offset").to_pylist()
             try:
                 if conn is None:
                     conn = sql.connect_retrying(plan.settings)
                     sql.prepare(conn, plan.settings.timezone)
                 count = _write_partition(sql, conn, plan, tp[0], part, None)
-                results.append((tp, count, part[-1]["offset"], "", ""))
+                results.append((tp, count, offsets[-1], "", ""))
                 continue
             except Exception as error:
                 _rollback(conn)
@@ -113,11 +109,11 @@ def write_batches(plan: WritePlan, batches: Iterator[pa.RecordBatch]) -> Iterato
                 if sql.is_transient(error):
                     results.append((tp, 0, -1, TRANSIENT, message))
                 else:  # the partition cannot be written (its table): each record reported
-                    results.extend((tp, 0, row["offset"], RECORD, message) for row in part)
-                    results.append((tp, 0, part[-1]["offset"], "", ""))
+                    results.extend((tp, 0, offset, RECORD, message) for offset in offsets)
+                    results.append((tp, 0, offsets[-1], "", ""))
                 continue
             results.extend((tp, 0, offset, RECORD, message) for offset, message in failures)
-            results.append((tp, count, part[-1]["offset"], "", ""))
+            results.append((tp, count, offsets[-1], "", ""))
     finally:
         _close(conn)
     yield pa.RecordBatch.from_pylist(
@@ -127,6 +123,28 @@ def write_batches(plan: WritePlan, batches: Iterator[pa.RecordBatch]) -> Iterato
         ],
         schema=_RESULT,
     )
+
+
+def _partitions(plan: WritePlan, batches: list[pa.RecordBatch]) -> dict[tuple[str, int], pa.Table]:
+    """The frame's rows by Kafka partition, each in offset order, without those this task
+    already wrote (``plan.written``)."""
+    if not batches:
+        return {}
+    table = pa.Table.from_batches(batches)
+    topic, partition, offset = (table.column(n) for n in ("topic", "partition", "offset"))
+    for (t, p), last in plan.written.items():
+        done = pc.and_(pc.and_(pc.equal(topic, t), pc.equal(partition, p)),
+                       pc.less_equal(offset, last))  # fmt: skip
+        table = table.filter(pc.invert(done))
+        topic, partition, offset = (table.column(n) for n in ("topic", "partition", "offset"))
+    pairs = table.select(["topic", "partition"]).group_by(["topic", "partition"]).aggregate([])
+    found = zip(
+        pairs.column("topic").to_pylist(), pairs.column("partition").to_pylist(), strict=True
+    )
+    return {
+        (t, p): table.filter(pc.and_(pc.equal(topic, t), pc.equal(partition, p))).sort_by("offset")
+        for t, p in found
+    }
 
 
 TRANSIENT, DATA, RECORD = "transient", "data", "record"
@@ -172,19 +190,21 @@ def _write_partition(
     conn: Any,
     plan: WritePlan,
     topic: str,
-    rows: list[dict[str, Any]],
+    part: pa.Table,
     failures: list[tuple[int, str]] | None,
 ) -> int:
     """Write one partition's rows in offset order and commit; how many were written. With
     ``failures``, each record goes alone in a savepoint, and one that the database refuses is
-    rolled back and listed (offset, why) while the others are written."""
+    rolled back and listed (offset, why) while the others are written. When every record is
+    a write (no tombstone, no record to refuse), the parameters are made a column at a time."""
     settings = plan.settings
     table = TableId.parse(settings.table_format.replace("${topic}", topic))
     if plan.layout.columns:  # none: every record is refused (no schema), no table is touched
         _ensure_table(sql, conn, settings, table, plan.layout, plan.value_schemaless)
     keys, others = plan.layout.keys, plan.layout.others
     zones = zoneinfo.ZoneInfo(settings.timezone), zoneinfo.ZoneInfo(settings.date_timezone)
-    params_of = (_compiled(sql, plan, keys + others, zones), _compiled(sql, plan, keys, zones))
+    sources = _sources(sql, plan, keys + others, zones)
+    params_of = (_compiled(sources), _compiled(_sources(sql, plan, keys, zones)))
     statements = {
         "write": _write_statement(sql, settings.insert_mode, table, keys, others),
         "delete": sql.delete(table, keys) if settings.delete_enabled else "",
@@ -207,7 +227,13 @@ def _write_partition(
             _execute_many(conn, statements[pending_kind], pending[start : start + size])
         pending = []
 
-    for row in rows:
+    if failures is None and _all_writes(plan, part):
+        pending, pending_kind = _column_params(plan, sources, part), "write"
+        written = len(pending)
+        flush()
+        conn.commit()
+        return written
+    for row in part.to_pylist():
         try:
             kind, params = _operation(plan, row, params_of)
             if failures is None:
@@ -327,16 +353,21 @@ _PLAIN_TYPES = frozenset(
 )
 
 
-def _compiled(
+Source = tuple[str, Any, Any, Callable[[Any], Any] | None]
+"""Where a parameter comes from (the layout's side and name), its default, and how it is
+bound (None: as it is)."""
+
+
+def _sources(
     sql: Dialect,
     plan: WritePlan,
     columns: tuple[Column, ...],
     zones: tuple[zoneinfo.ZoneInfo, zoneinfo.ZoneInfo],
-) -> Params:
-    """The parameters of ``columns`` from a row, each column's source, default and binding
-    worked out once per partition (a primitive is bound as it is)."""
+) -> list[Source]:
+    """Each of ``columns``' source, default and binding, worked out once per partition (a
+    primitive is bound as it is)."""
     replace = plan.settings.replace_null_with_default
-    parts: list[tuple[str, Any, Any, Callable[[Any], Any] | None]] = []
+    parts: list[Source] = []
     for (side, name), column in zip(plan.layout.sources, columns, strict=False):
         form = column.form
         default = form.get("default") if replace or column.primary else None
@@ -344,6 +375,11 @@ def _compiled(
         bind = None if plain and EPOCH_UNIT not in form else functools.partial(
             _bind, sql, form, zone=zones[0], date_zone=zones[1])  # fmt: skip
         parts.append((side, name, default, bind))
+    return parts
+
+
+def _compiled(parts: list[Source]) -> Params:
+    """A row's parameters, from its columns' ``_sources``."""
 
     def params(row: dict[str, Any]) -> tuple[Any, ...]:
         values = []
@@ -360,6 +396,41 @@ def _compiled(
         return tuple(values)
 
     return params
+
+
+def _all_writes(plan: WritePlan, part: pa.Table) -> bool:
+    """Whether every record of the partition is a write (``_operation`` would neither delete
+    nor refuse one): a value with a schema in each, and a key where the settings need one."""
+    settings = plan.settings
+    names = part.column_names
+    if plan.value_schemaless or "value" not in names or part.column("value").null_count:
+        return False
+    needs_key = settings.delete_enabled or settings.pk_mode is PkMode.RECORD_KEY
+    return not needs_key or (
+        not plan.key_schemaless and "key" in names and not part.column("key").null_count
+    )
+
+
+def _column_params(plan: WritePlan, parts: list[Source], part: pa.Table) -> list[tuple[Any, ...]]:
+    """Every row's parameters as ``_compiled`` gives them, made a column at a time."""
+    columns: list[list[Any]] = []
+    for side, name, default, bind in parts:
+        if side == "kafka":
+            array = part.column(("topic", "partition", "offset")[name])
+        elif name is None:
+            array = part.column(side)
+        else:  # a field of the key or value (null where the struct is)
+            array = pc.struct_field(part.column(side), name)
+        values = array.to_pylist()
+        if default is not None:
+            values = [default if v is None else v for v in values]
+        if bind is not None:
+            values = [None if v is None else bind(v) for v in values]
+        columns.append(values)
+    if plan.settings.insert_mode is InsertMode.UPDATE:  # SET the others, WHERE the keys
+        keys = len(plan.layout.keys)
+        columns = columns[keys:] + columns[:keys]
+    return list(zip(*columns, strict=True))
 
 
 def _bind(

@@ -130,3 +130,35 @@ def test_a_partition_that_cannot_be_written_is_reported_record_by_record(tmp_pat
     results = run(plan(path, **keys), [row(0, 1, 1), row(1, 2, 2)])
     assert [(r["kind"], r["last"]) for r in results] == [("record", 0), ("record", 1), ("", 1)]
     assert 'Table "t" is missing and auto-creation is disabled' in results[0]["message"]
+
+
+def test_parameters_made_a_column_at_a_time_equal_those_made_a_row_at_a_time(
+    tmp_path: Path,
+) -> None:
+    import zoneinfo
+
+    from connect_lite.connectors.jdbc.dialects import dialect
+    from connect_lite.connectors.jdbc.writer import _all_writes, _column_params, _compiled, _sources
+
+    rows = [row(2, 1, 0), row(0, 2, 20), row(1, 3, 7)]
+    rows[0]["value"]["qty"] = None  # a null field
+    part = pa.Table.from_pylist(rows, schema=ROW)
+    settings = [
+        {"pk.mode": "kafka"},
+        {"pk.mode": "record_key", "insert.mode": "update"},
+        {"pk.mode": "record_value", "pk.fields": "id", "insert.mode": "upsert"},
+    ]
+    for keys in settings:
+        the_plan = plan(tmp_path / "c.db", **keys)
+        sql = dialect(the_plan.settings.dialect, the_plan.settings.quote)
+        zone = zoneinfo.ZoneInfo("UTC")
+        sources = _sources(sql, the_plan, the_plan.layout.columns, (zone, zone))
+        by_row = [_compiled(sources)(r) for r in rows]
+        if keys.get("insert.mode") == "update":  # SET the others, WHERE the keys
+            n = len(the_plan.layout.keys)
+            by_row = [p[n:] + p[:n] for p in by_row]
+        assert _all_writes(the_plan, part)
+        assert _column_params(the_plan, sources, part) == by_row, keys
+    tombstone = pa.Table.from_pylist([row(0, 1, 1), row(1, 1, None)], schema=ROW)
+    deleting = plan(tmp_path / "d.db", **{"pk.mode": "record_key", "delete.enabled": "true"})
+    assert not _all_writes(deleting, tombstone)  # a tombstone: record by record
