@@ -227,8 +227,15 @@ class WorkerSourceTask(WorkerTask):
 
     def _poll(self, _room: int, wait: float) -> list[SourceRecord] | None:
         """The plugin's poll (it decides how long it blocks); not called when the batch
-        must go at once (no wait allowed): a poll might block."""
-        return self.plugin.poll() if wait > 0 else None
+        must go at once (no wait allowed): a poll might block. A RetriableError is logged and
+        the task polls again, as Kafka's worker does (the plugin paces its own retries)."""
+        if wait <= 0:
+            return None
+        try:
+            return self.plugin.poll()
+        except RetriableError as error:
+            self.log.warning("Failed to poll records from the task; will retry: %s", error)
+            return None
 
     def _run_and_send(self, batch: list[SourceRecord]) -> None:
         """On the batch job thread: the batch's Spark job (again, later, while Spark's cluster is

@@ -59,7 +59,10 @@ class PostgresServer:
         return self
 
     def _serve(self) -> None:
-        options = f"-p {self.port} -h {self.host} -k {self.root} -c fsync=off -c max_connections=60"
+        options = (
+            f"-p {self.port} -h {self.host} -k {self.root} -c fsync=off -c max_connections=60 "
+            "-c wal_level=logical -c max_replication_slots=20 -c max_wal_senders=20"
+        )  # logical decoding: the CDC connector's slots
         self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "log"),
                   "-w", "-t", "60", "start")  # fmt: skip
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from connect_lite.api.connector import SourceTask
+from connect_lite.api.errors import RetriableError
 from connect_lite.api.records import RecordMetadata, SourceRecord
 from connect_lite.config.batching import Batching
 from connect_lite.config.topic_creation import TopicCreation
@@ -225,3 +226,29 @@ def test_a_task_with_neither_poll_nor_poll_dataframe_fails_at_start() -> None:
     task.start()
     assert task.join(10)
     assert statuses.states == [State.FAILED] and job.orders == []
+
+
+class FailingOnce(Batches):
+    """A poll that raises RetriableError once (a database away), then gives its batches."""
+
+    failed = False
+
+    def poll(self) -> list[SourceRecord] | None:
+        if not self.failed:
+            self.failed = True
+            raise RetriableError("the database is away")
+        return super().poll()
+
+
+def test_a_retriable_error_from_poll_is_retried_and_the_task_keeps_running() -> None:
+    job, producer = ExecutorsStandIn(), RecordingProducer()
+    plugin = FailingOnce([_records("t", 0, 5)])
+    task, statuses, offsets = _task(plugin, job, producer)
+    task.start()
+    try:
+        _until(lambda: offsets.get("c", {"p": 0}) == {"o": 4})
+    finally:
+        task.stop()
+        assert task.join(10)
+    assert plugin.failed
+    assert State.FAILED not in statuses.states

@@ -1,0 +1,1 @@
+"""Change data capture from PostgreSQL with Debezium's configs, events and offsets."""

@@ -1,0 +1,197 @@
+"""PostgreSQL columns as Debezium maps them: each column's Connect schema, and its value from
+PostgreSQL's text form (what pgoutput sends, and what the snapshot reads as ``::text``)."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from connect_lite.api import (
+    Date,
+    Decimal,
+    Schema,
+    SchemaBuilder,
+    SchemaType,
+    Struct,
+    Time,
+    Timestamp,
+)
+
+log = logging.getLogger(__name__)
+
+BOOL, BYTEA, CHAR, NAME, INT8, INT2, INT4, TEXT, OID = 16, 17, 18, 19, 20, 21, 23, 25, 26
+JSON, XML, FLOAT4, FLOAT8, BPCHAR, VARCHAR = 114, 142, 700, 701, 1042, 1043
+DATE, TIME, TIMESTAMP, TIMESTAMPTZ, NUMERIC, UUID, JSONB = 1082, 1083, 1114, 1184, 1700, 2950, 3802
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_EPOCH_DATE = dt.date(1970, 1, 1)
+_US = dt.timedelta(microseconds=1)
+
+Convert = Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """A column's schema and how its text becomes the schema's value."""
+
+    schema: Schema
+    convert: Convert
+
+
+@dataclass(frozen=True)
+class Modes:
+    decimal: str = "precise"
+    time: str = "adaptive"
+    binary: str = "bytes"
+
+
+def _semantic(kind: SchemaType, name: str, optional: bool, **params: str) -> Schema:
+    builder = SchemaBuilder.of(kind).name(name).version(1).parameters(params)
+    return (builder.optional() if optional else builder).build()
+
+
+def _plain(kind: SchemaType, optional: bool) -> Schema:
+    builder = SchemaBuilder.of(kind)
+    return (builder.optional() if optional else builder).build()
+
+
+def precision(modifier: int, default: int = 6) -> int:
+    """A time or timestamp column's fractional digits (its type modifier; -1: unset)."""
+    return default if modifier < 0 else modifier
+
+
+def _timestamp(text: str) -> dt.datetime:
+    """A ``timestamp`` taken as UTC, or a ``timestamptz`` (as a UTC session prints it)."""
+    value = dt.datetime.fromisoformat(text)
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+def _micros(value: dt.datetime) -> int:
+    return (value - _EPOCH) // _US
+
+
+def _zoned(digits: int) -> Convert:
+    def convert(text: str) -> str:
+        value = _timestamp(text).astimezone(dt.UTC)
+        base = value.strftime("%Y-%m-%dT%H:%M:%S")
+        if 0 < digits <= 9:
+            base += "." + f"{value.microsecond:06d}{'000'}"[:digits]
+        return base + "Z"
+
+    return convert
+
+
+def _time_micros(text: str) -> int:
+    value = dt.time.fromisoformat(text)
+    return ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
+
+
+def _bytea(mode: str) -> tuple[SchemaType, Convert]:
+    def raw(text: str) -> bytes:
+        return bytes.fromhex(text[2:]) if text.startswith("\\x") else text.encode()
+
+    if mode == "base64":
+        return SchemaType.STRING, lambda t: base64.b64encode(raw(t)).decode()
+    if mode == "base64-url-safe":
+        return SchemaType.STRING, lambda t: base64.urlsafe_b64encode(raw(t)).decode()
+    if mode == "hex":
+        return SchemaType.STRING, lambda t: raw(t).hex()
+    return SchemaType.BYTES, raw
+
+
+_VARIABLE_DECIMAL = (
+    SchemaBuilder.struct()
+    .name("io.debezium.data.VariableScaleDecimal")
+    .version(1)
+    .doc("Variable scaled decimal")
+    .field("scale", Schema.INT32_SCHEMA)
+    .field("value", Schema.BYTES_SCHEMA)
+)
+
+
+def _unscaled_bytes(unscaled: int) -> bytes:
+    size = max(1, (unscaled.bit_length() + 8) // 8)
+    return unscaled.to_bytes(size, "big", signed=True)
+
+
+def _numeric(modifier: int, modes: Modes, optional: bool) -> Mapped | None:
+    if modes.decimal == "double":
+        return Mapped(_plain(SchemaType.FLOAT64, optional), float)
+    if modes.decimal == "string":
+        return Mapped(_plain(SchemaType.STRING, optional), str)
+    if modifier < 0:  # numeric without precision: the scale travels with each value
+        builder = _VARIABLE_DECIMAL.optional() if optional else _VARIABLE_DECIMAL
+        schema = builder.build()
+
+        def variable(text: str) -> Struct:
+            number = decimal.Decimal(text)
+            exponent = int(number.as_tuple().exponent)
+            scale = max(0, -exponent)
+            unscaled = int(number.scaleb(scale))
+            return Struct(schema, {"scale": scale, "value": _unscaled_bytes(unscaled)})
+
+        return Mapped(schema, variable)
+    digits, scale = ((modifier - 4) >> 16) & 0xFFFF, (modifier - 4) & 0xFFFF
+    builder = SchemaBuilder.of(SchemaType.BYTES).name(Decimal.LOGICAL_NAME).version(1)
+    builder.parameter("scale", str(scale)).parameter("connect.decimal.precision", str(digits))
+    schema = (builder.optional() if optional else builder).build()
+    quantum = decimal.Decimal(1).scaleb(-scale)
+    return Mapped(schema, lambda text: decimal.Decimal(text).quantize(quantum))
+
+
+_PLAIN: dict[int, tuple[SchemaType, Convert]] = {
+    INT2: (SchemaType.INT16, int), INT4: (SchemaType.INT32, int), INT8: (SchemaType.INT64, int),
+    OID: (SchemaType.INT64, int), FLOAT4: (SchemaType.FLOAT32, float),
+    FLOAT8: (SchemaType.FLOAT64, float), BOOL: (SchemaType.BOOLEAN, lambda t: t == "t"),
+    TEXT: (SchemaType.STRING, str), VARCHAR: (SchemaType.STRING, str),
+    BPCHAR: (SchemaType.STRING, str), NAME: (SchemaType.STRING, str),
+    CHAR: (SchemaType.STRING, str),
+}  # fmt: skip
+
+
+def mapped(type_oid: int, modifier: int, optional: bool, modes: Modes) -> Mapped | None:
+    """The column's schema and conversion as Debezium's PostgresValueConverter gives them;
+    None for a type connect-lite does not map yet (the column is left out, as Debezium leaves
+    out a type it does not know while ``include.unknown.datatypes`` is false)."""
+    if type_oid in _PLAIN:
+        kind, convert = _PLAIN[type_oid]
+        return Mapped(_plain(kind, optional), convert)
+    named = {JSON: "io.debezium.data.Json", JSONB: "io.debezium.data.Json",
+             UUID: "io.debezium.data.Uuid", XML: "io.debezium.data.Xml"}  # fmt: skip
+    if type_oid in named:
+        return Mapped(_semantic(SchemaType.STRING, named[type_oid], optional), str)
+    if type_oid == BYTEA:
+        kind, convert = _bytea(modes.binary)
+        return Mapped(_plain(kind, optional), convert)
+    if type_oid == NUMERIC:
+        return _numeric(modifier, modes, optional)
+    if type_oid == DATE:
+        if modes.time == "connect":
+            return Mapped(Date.schema(optional), dt.date.fromisoformat)
+        return Mapped(_semantic(SchemaType.INT32, "io.debezium.time.Date", optional),
+                      lambda t: (dt.date.fromisoformat(t) - _EPOCH_DATE).days)  # fmt: skip
+    if type_oid == TIME:
+        if modes.time == "connect":
+            return Mapped(Time.schema(optional), dt.time.fromisoformat)
+        if modes.time == "adaptive" and precision(modifier) <= 3:
+            return Mapped(_semantic(SchemaType.INT32, "io.debezium.time.Time", optional),
+                          lambda t: _time_micros(t) // 1000)  # fmt: skip
+        return Mapped(_semantic(SchemaType.INT64, "io.debezium.time.MicroTime", optional),
+                      _time_micros)  # fmt: skip
+    if type_oid == TIMESTAMP:
+        if modes.time == "connect":
+            return Mapped(Timestamp.schema(optional), _timestamp)
+        if precision(modifier) <= 3:
+            return Mapped(_semantic(SchemaType.INT64, "io.debezium.time.Timestamp", optional),
+                          lambda t: _micros(_timestamp(t)) // 1000)  # fmt: skip
+        return Mapped(_semantic(SchemaType.INT64, "io.debezium.time.MicroTimestamp", optional),
+                      lambda t: _micros(_timestamp(t)))  # fmt: skip
+    if type_oid == TIMESTAMPTZ:
+        return Mapped(_semantic(SchemaType.STRING, "io.debezium.time.ZonedTimestamp", optional),
+                      _zoned(precision(modifier)))  # fmt: skip
+    return None

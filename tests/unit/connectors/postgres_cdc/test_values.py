@@ -1,0 +1,59 @@
+"""PostgreSQL's text forms as Debezium's values, under each handling mode."""
+
+from __future__ import annotations
+
+import decimal
+
+from connect_lite.api import SchemaType, Struct
+from connect_lite.connectors.postgres_cdc import values as v
+from connect_lite.connectors.postgres_cdc.values import Modes, mapped
+
+ADAPTIVE = Modes()
+
+
+def convert(oid: int, text: str, modifier: int = -1, modes: Modes = ADAPTIVE) -> object:
+    found = mapped(oid, modifier, True, modes)
+    assert found is not None
+    return found.convert(text)
+
+
+def numeric(precision: int, scale: int) -> int:
+    return ((precision << 16) | scale) + 4
+
+
+def test_temporal_types_under_adaptive_and_connect() -> None:
+    assert convert(v.DATE, "2026-01-02") == 20455
+    assert convert(v.TIMESTAMP, "2026-01-02 03:04:05.123456") == 1767323045123456
+    assert convert(v.TIMESTAMP, "2026-01-02 03:04:05.123", modifier=3) == 1767323045123
+    assert convert(v.TIMESTAMPTZ, "2026-01-02 03:04:05.5+02") == "2026-01-02T01:04:05.500000Z"
+    assert convert(v.TIMESTAMPTZ, "2026-01-02 03:04:05+00", modifier=0) == "2026-01-02T03:04:05Z"
+    assert convert(v.TIME, "01:02:03.000004") == 3_723_000_004
+    found = mapped(v.TIMESTAMP, -1, False, Modes(time="connect"))
+    assert found is not None and found.schema.name == "org.apache.kafka.connect.data.Timestamp"
+    schema = mapped(v.TIMESTAMP, -1, True, ADAPTIVE)
+    assert schema is not None and schema.schema.name == "io.debezium.time.MicroTimestamp"
+
+
+def test_numerics_precise_variable_double_and_string() -> None:
+    fixed = mapped(v.NUMERIC, numeric(10, 2), False, ADAPTIVE)
+    assert fixed is not None
+    assert fixed.schema.params == {"connect.decimal.precision": "10", "scale": "2"}
+    assert fixed.convert("1.5") == decimal.Decimal("1.50")
+    variable = convert(v.NUMERIC, "-12.345")
+    assert isinstance(variable, Struct)
+    assert variable.schema.name == "io.debezium.data.VariableScaleDecimal"
+    assert variable.get("scale") == 3
+    assert int.from_bytes(variable.get("value"), "big", signed=True) == -12345
+    assert convert(v.NUMERIC, "1.25", numeric(5, 2), Modes(decimal="double")) == 1.25
+    assert convert(v.NUMERIC, "1.25", numeric(5, 2), Modes(decimal="string")) == "1.25"
+
+
+def test_bytes_json_uuid_and_unmapped_types() -> None:
+    assert convert(v.BYTEA, "\\x0102ff") == b"\x01\x02\xff"
+    assert convert(v.BYTEA, "\\x0102ff", modes=Modes(binary="hex")) == "0102ff"
+    assert convert(v.BYTEA, "\\x0102ff", modes=Modes(binary="base64")) == "AQL/"
+    json_type = mapped(v.JSONB, -1, True, ADAPTIVE)
+    assert json_type is not None and json_type.schema.name == "io.debezium.data.Json"
+    assert convert(v.BOOL, "t") is True and convert(v.BOOL, "f") is False
+    assert mapped(v.INT2, -1, False, ADAPTIVE).schema.type is SchemaType.INT16  # type: ignore[union-attr]
+    assert mapped(600, -1, True, ADAPTIVE) is None  # point: not mapped, left out
