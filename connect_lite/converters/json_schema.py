@@ -8,12 +8,28 @@ from connect_lite.api.data import Schema, SchemaBuilder, SchemaType, schema_json
 from connect_lite.api.errors import DataError
 from connect_lite.converters.json_data import JsonOptions, base_writer, make_reader
 
-_TYPES = {t.value: t for t in SchemaType}
+_WIRE_NAMES = {SchemaType.FLOAT32.value: "float", SchemaType.FLOAT64.value: "double"}
+"""Kafka's JsonSchema names FLOAT32 and FLOAT64 ``float`` and ``double``."""
+_TYPES = {t.value: t for t in SchemaType} | {
+    "float": SchemaType.FLOAT32,
+    "double": SchemaType.FLOAT64,
+}
+"""What a schema's ``type`` may say: Kafka's names, and (leniently) connect-lite's own."""
 
 
 def schema_to_json(schema: Schema, opts: JsonOptions) -> dict[str, Any]:
-    """The schema as JsonConverter writes it, with Kafka's key order."""
-    return schema_json_form(schema, lambda s: base_writer(s, opts)(s.default))
+    """The schema as JsonConverter writes it, with Kafka's key order and type names."""
+    return _kafka_names(schema_json_form(schema, lambda s: base_writer(s, opts)(s.default)))
+
+
+def _kafka_names(node: dict[str, Any]) -> dict[str, Any]:
+    node["type"] = _WIRE_NAMES.get(node["type"], node["type"])
+    for child in (
+        *node.get("fields", ()),
+        *(node[k] for k in ("items", "keys", "values") if k in node),
+    ):
+        _kafka_names(child)
+    return node
 
 
 def schema_from_json(node: Any, opts: JsonOptions) -> Schema | None:

@@ -82,7 +82,7 @@ def test_auto_create_and_evolve_ddl_logical_types_and_deletes(
         {"field": "at", "type": "int32", "name": TIME},
         {"field": "ts", "type": "int64", "name": TIMESTAMP},
         {"field": "ok", "type": "boolean"}, {"field": "blob", "type": "bytes"},
-        {"field": "ratio", "type": "float64"}]}  # fmt: skip
+        {"field": "ratio", "type": "double"}]}  # fmt: skip
     more = {"price": "AfQ=", "day": 20454, "at": 3723004, "ts": 1767323045123, "ok": True,
             "blob": "AQI=", "ratio": 0.5}  # fmt: skip
     kafka.produce(topic, [order(1, "a", 1, typed, **more), order(2, "b", 2, typed, **more)], 0)

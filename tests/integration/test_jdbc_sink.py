@@ -204,7 +204,7 @@ def test_auto_create_ddl_logical_types_and_db_timezone(
             {"field": "id", "type": "int64"},
             {"field": "small", "type": "int16", "optional": True},
             {"field": "flag", "type": "boolean", "optional": True, "default": True},
-            {"field": "ratio", "type": "float64", "optional": True},
+            {"field": "ratio", "type": "double", "optional": True},
             {"field": "blob", "type": "bytes", "optional": True},
             {"field": "price", "type": "bytes", "optional": True, "name": DECIMAL,
              "parameters": {"scale": "2"}},

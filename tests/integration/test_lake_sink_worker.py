@@ -26,7 +26,7 @@ SCHEMA = {
     "fields": [
         {"field": "id", "type": "int64", "optional": False},
         {"field": "place", "type": "string", "optional": True},
-        {"field": "celsius", "type": "float64", "optional": True},
+        {"field": "celsius", "type": "double", "optional": True},
         {"field": "ts", "type": "int64", "optional": False},
     ],
 }

@@ -106,6 +106,13 @@ def test_round_trip_with_schema(schema: Schema, value: Any, decimal_format: str)
             b'{"schema":{"type":"bytes","optional":false},"payload":"aGVsbG8="}',
         ),
         (None, {"a": [1, 2.5, None]}, b'{"schema":null,"payload":{"a":[1,2.5,null]}}'),
+        (S.FLOAT64_SCHEMA, 2.5, b'{"schema":{"type":"double","optional":false},"payload":2.5}'),
+        (
+            SchemaBuilder.array(S.OPTIONAL_FLOAT32_SCHEMA).build(),
+            [1.5],
+            b'{"schema":{"type":"array","items":{"type":"float","optional":true},'
+            b'"optional":false},"payload":[1.5]}',
+        ),
         (
             logical.decimal_schema(2),
             Decimal("1.56"),
