@@ -338,3 +338,48 @@ def test_a_postgresql_restart_mid_stream_loses_nothing(
     wait_for(lambda: ids() == set(range(100)), 120, what="every row after the restart")
     status = worker.http.get(f"/connectors/{name}/status").body
     assert status["tasks"][0]["state"] == "RUNNING", status
+
+
+def test_the_types_as_debezium_gives_them_in_the_snapshot_and_the_stream(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, postgres: PostgresServer, database: str
+) -> None:
+    table = unique("types").replace("-", "_")
+    mood = f"{table}_mood"
+    postgres.query(database, f"CREATE TYPE {mood} AS ENUM ('sad', 'ok', 'happy')")
+    postgres.query(database, f"CREATE TABLE {table} (id INT PRIMARY KEY, big BIGINT, "
+                             "amount NUMERIC, name VARCHAR(20), ok BOOLEAN, "
+                             f"feeling {mood}, tags TEXT[], counts INT[], moods {mood}[], "
+                             "wait INTERVAL, at_time TIME, zoned TIMETZ, cost MONEY, "
+                             "doc JSON, real_num REAL)")  # fmt: skip
+    row = (
+        "(1, 9000000000, 12.345, 'n', true, 'happy', '{a,\"b c\",NULL}', '{1,2}', "
+        "'{sad,ok}', '1 day 2 hours', '01:02:03.5', '10:00:00+02', 12.5, '[1]', 1.5)"
+    )
+    postgres.query(database, f"INSERT INTO {table} VALUES {row}")
+    prefix = unique("dbz-types")
+    topic = f"{prefix}.public.{table}"
+    kafka.create_topic(topic, 1)
+    create_running(worker, "cdc", cdc(postgres, database, prefix))
+    events(kafka, topic, 1)
+    postgres.query(database, f"INSERT INTO {table} VALUES {row.replace('(1,', '(2,', 1)}")
+    (_, snapshot), (_, streamed) = events(kafka, topic, 2)
+    fields = {f["field"]: f for f in snapshot["schema"]["fields"][1]["fields"]}
+    assert fields["feeling"]["name"] == "io.debezium.data.Enum"
+    assert fields["feeling"]["parameters"] == {"allowed": "sad,ok,happy"}
+    assert fields["tags"]["type"] == "array" and fields["tags"]["items"]["type"] == "string"
+    assert fields["moods"]["items"]["name"] == "io.debezium.data.Enum"
+    assert fields["amount"]["name"] == "io.debezium.data.VariableScaleDecimal"
+    assert fields["wait"]["name"] == "io.debezium.time.MicroDuration"
+    assert fields["at_time"]["name"] == "io.debezium.time.MicroTime"
+    assert fields["zoned"]["name"] == "io.debezium.time.ZonedTime"
+    assert fields["real_num"]["type"] == "float"  # Kafka's name of FLOAT32
+    for event in (snapshot, streamed):
+        after = event["payload"]["after"]
+        assert after["big"] == 9000000000 and after["name"] == "n" and after["ok"] is True
+        assert after["feeling"] == "happy" and after["tags"] == ["a", "b c", None]
+        assert after["counts"] == [1, 2] and after["moods"] == ["sad", "ok"]
+        assert after["amount"] == {"scale": 3, "value": "MDk="}  # 12345
+        assert after["wait"] == (24 + 2) * 3600 * 1_000_000
+        assert after["at_time"] == 3_723_500_000 and after["zoned"] == "08:00:00Z"
+        assert after["cost"] == "BOI="  # Decimal 12.50, scale 2: unscaled 1250
+        assert after["doc"] == "[1]" and after["real_num"] == 1.5

@@ -33,7 +33,6 @@ UNSUPPORTED: dict[str, str | None] = {
     "database.initial.statements": None,
     "custom.metric.tags": None,
     "hstore.handling.mode": "json",
-    "interval.handling.mode": "numeric",
     "snapshot.locking.mode": "none",
     "schema.refresh.mode": "columns_diff",
 }
@@ -286,6 +285,16 @@ def config_def() -> ConfigDef:
         "How binary columns are represented.",
     )
     d.define(
+        "interval.handling.mode",
+        Type.STRING,
+        "numeric",
+        ValidString.in_("numeric", "string"),
+        Importance.LOW,
+        "How interval columns are represented: microseconds, or ISO 8601 text.",
+    )
+    d.define("money.fraction.digits", Type.SHORT, 2, Range.between(0, 30), Importance.LOW,
+             "The scale of money columns under decimal.handling.mode=precise.")  # fmt: skip
+    d.define(
         "unavailable.value.placeholder",
         Type.STRING,
         "__debezium_unavailable_value",
@@ -442,6 +451,8 @@ class Settings:
                 values["decimal.handling.mode"],
                 values["time.precision.mode"],
                 values["binary.handling.mode"],
+                values["money.fraction.digits"],
+                values["interval.handling.mode"],
             ),
             placeholder=values["unavailable.value.placeholder"],
             max_batch=values["max.batch.size"],
@@ -470,7 +481,8 @@ class Settings:
         return not any(p.fullmatch(name) for p in self.column_exclude)
 
     def conninfo(self, replication: bool = False) -> dict[str, Any]:
-        options = "-c TimeZone=UTC -c DateStyle=ISO -c extra_float_digits=3"
+        options = ("-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=iso_8601 "
+                   "-c extra_float_digits=3")  # fmt: skip
         info: dict[str, Any] = {"host": self.host, "port": self.port, "user": self.user,
                                 "dbname": self.dbname, "sslmode": self.sslmode,
                                 "options": options}  # fmt: skip

@@ -24,7 +24,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +44,7 @@ from connect_lite.api import (
 
 from . import pgoutput
 from .config import Settings, config_def
-from .values import Mapped, mapped
+from .values import Mapped, TypeFacts, mapped
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +167,13 @@ _HEARTBEAT_VALUE = (
 )  # fmt: skip
 
 
-def table_of(settings: Settings, schema: str, name: str, rows: list[tuple[Any, ...]]) -> Table:
+def table_of(
+    settings: Settings,
+    schema: str,
+    name: str,
+    rows: list[tuple[Any, ...]],
+    facts: Callable[[int], TypeFacts | None] = lambda oid: None,
+) -> Table:
     """The table's schemas from its catalog rows (name, type oid, type modifier, not null,
     primary key) in column order; a column whose type is not mapped is left out (WARN)."""
     topic = f"{settings.prefix}.{schema}.{name}"
@@ -175,7 +181,7 @@ def table_of(settings: Settings, schema: str, name: str, rows: list[tuple[Any, .
     for index, (column, type_oid, modifier, not_null, primary) in enumerate(rows):
         if not settings.keeps_column(schema, name, column):
             continue
-        found = mapped(type_oid, modifier, not not_null, settings.modes)
+        found = mapped(type_oid, modifier, not not_null, settings.modes, facts(type_oid))
         if found is None:
             log.warning("Column %s.%s.%s has a type connect-lite does not map yet (oid %d); "
                         "it is left out of the events", schema, name, column, type_oid)  # fmt: skip
@@ -212,6 +218,39 @@ SELECT a.attname, a.atttypid::int8, a.atttypmod, a.attnotnull,
  WHERE n.nspname = %s AND c.relname = %s AND a.attnum > 0 AND NOT a.attisdropped
  ORDER BY a.attnum
 """
+
+_TYPE = """
+SELECT t.typtype, t.typcategory, t.typelem::int8,
+       (SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) FROM pg_enum e
+         WHERE e.enumtypid = t.oid)
+  FROM pg_type t WHERE t.oid = %s
+"""
+_FIRST_UNMAPPED = 10_000
+"""Types from here on are made by users (enums, their arrays, domains...)."""
+_BUILTIN_ARRAYS = frozenset(
+    (
+        1000,
+        1001,
+        1005,
+        1007,
+        1009,
+        1014,
+        1015,
+        1016,
+        1021,
+        1022,
+        1115,
+        1182,
+        1183,
+        1185,
+        1231,
+        1270,
+        2951,
+        199,
+        3807,
+    )
+)
+"""The arrays of the built-in types the connector maps (``_bool`` ... ``_jsonb``)."""
 
 _TABLES = """
 SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -279,6 +318,7 @@ class PostgresConnectorTask(SourceTask):
         self._heartbeat_at = 0.0
         self._last_end_lsn = 0
         self._retry_at = 0.0
+        self._types: dict[int, TypeFacts | None] = {}
         self._backoff = 0.0
 
     def version(self) -> str:
@@ -324,6 +364,20 @@ class PostgresConnectorTask(SourceTask):
             assert self._settings is not None
             self._catalog = connect(self._settings)
         return self._catalog
+
+    def _facts(self, oid: int) -> TypeFacts | None:
+        """The catalog's word on a type that is not built in (an enum, an array), cached."""
+        if oid < _FIRST_UNMAPPED and oid not in _BUILTIN_ARRAYS:
+            return None
+        if oid not in self._types:
+            row = self._cat().execute(_TYPE, [oid]).fetchone()
+            found = None
+            if row is not None and row[0] == "e":
+                found = TypeFacts(enum_labels=tuple(row[3] or ()))
+            elif row is not None and row[1] == "A" and row[2]:
+                found = TypeFacts(element=int(row[2]), element_facts=self._facts(int(row[2])))
+            self._types[oid] = found
+        return self._types[oid]
 
     def _resume_from(self, offset: dict[str, Any]) -> None:
         """After a restart: skip what the committed offset says was delivered, in the
@@ -420,8 +474,8 @@ class PostgresConnectorTask(SourceTask):
             held: tuple[Table, tuple[Any, ...], str] | None = None
             batch: list[SourceRecord] = []
             for n, (schema, name) in enumerate(tables):
-                table = table_of(settings, schema, name,
-                                 conn.execute(_CATALOG, [schema, name]).fetchall())  # fmt: skip
+                rows = conn.execute(_CATALOG, [schema, name]).fetchall()
+                table = table_of(settings, schema, name, rows, self._facts)
                 selected = ", ".join(f"{_ident(c.name)}::text" for c in table.columns) or "NULL"
                 first = True
                 with conn.cursor(name="connect_lite_snapshot") as cursor:
@@ -662,7 +716,7 @@ class PostgresConnectorTask(SourceTask):
             not_null = bool(known[3]) if known else False
             primary = bool(known[4]) if known else column.key
             rows.append((column.name, column.type_oid, column.type_modifier, not_null, primary))
-        table = table_of(settings, relation.schema, relation.table, rows)
+        table = table_of(settings, relation.schema, relation.table, rows, self._facts)
         self._tables[oid] = table
         return table
 

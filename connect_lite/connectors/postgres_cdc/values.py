@@ -7,6 +7,7 @@ import base64
 import datetime as dt
 import decimal
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 BOOL, BYTEA, CHAR, NAME, INT8, INT2, INT4, TEXT, OID = 16, 17, 18, 19, 20, 21, 23, 25, 26
 JSON, XML, FLOAT4, FLOAT8, BPCHAR, VARCHAR = 114, 142, 700, 701, 1042, 1043
 DATE, TIME, TIMESTAMP, TIMESTAMPTZ, NUMERIC, UUID, JSONB = 1082, 1083, 1114, 1184, 1700, 2950, 3802
+MONEY, INTERVAL, TIMETZ = 790, 1186, 1266
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -48,6 +50,18 @@ class Modes:
     decimal: str = "precise"
     time: str = "adaptive"
     binary: str = "bytes"
+    money_digits: int = 2
+    interval: str = "numeric"
+
+
+@dataclass(frozen=True)
+class TypeFacts:
+    """What the catalog says of a type that is not built in: an enum's labels (in their
+    order), or an array's element type."""
+
+    enum_labels: tuple[str, ...] | None = None
+    element: int | None = None
+    element_facts: TypeFacts | None = None
 
 
 def _semantic(kind: SchemaType, name: str, optional: bool, **params: str) -> Schema:
@@ -147,17 +161,28 @@ def _numeric(modifier: int, modes: Modes, optional: bool) -> Mapped | None:
 _PLAIN: dict[int, tuple[SchemaType, Convert]] = {
     INT2: (SchemaType.INT16, int), INT4: (SchemaType.INT32, int), INT8: (SchemaType.INT64, int),
     OID: (SchemaType.INT64, int), FLOAT4: (SchemaType.FLOAT32, float),
-    FLOAT8: (SchemaType.FLOAT64, float), BOOL: (SchemaType.BOOLEAN, lambda t: t == "t"),
+    FLOAT8: (SchemaType.FLOAT64, float), BOOL: (SchemaType.BOOLEAN, lambda t: t in ("t", "true")),
     TEXT: (SchemaType.STRING, str), VARCHAR: (SchemaType.STRING, str),
     BPCHAR: (SchemaType.STRING, str), NAME: (SchemaType.STRING, str),
     CHAR: (SchemaType.STRING, str),
 }  # fmt: skip
 
 
-def mapped(type_oid: int, modifier: int, optional: bool, modes: Modes) -> Mapped | None:
+def mapped(
+    type_oid: int, modifier: int, optional: bool, modes: Modes, facts: TypeFacts | None = None
+) -> Mapped | None:
     """The column's schema and conversion as Debezium's PostgresValueConverter gives them;
-    None for a type connect-lite does not map yet (the column is left out, as Debezium leaves
-    out a type it does not know while ``include.unknown.datatypes`` is false)."""
+    None for a type connect-lite does not map (the column is left out, as Debezium leaves
+    out a type it does not know while ``include.unknown.datatypes`` is false). ``facts``:
+    the catalog's word on a type that is not built in (an enum, an array)."""
+    if facts is not None and facts.enum_labels is not None:
+        allowed = ",".join(facts.enum_labels)
+        return Mapped(_semantic(SchemaType.STRING, "io.debezium.data.Enum", optional,
+                                allowed=allowed), str)  # fmt: skip
+    if facts is not None and facts.element is not None:
+        return _array(facts, modifier, optional, modes)
+    if type_oid == MONEY:
+        return _money(modes, optional)
     if type_oid in _PLAIN:
         kind, convert = _PLAIN[type_oid]
         return Mapped(_plain(kind, optional), convert)
@@ -170,6 +195,109 @@ def mapped(type_oid: int, modifier: int, optional: bool, modes: Modes) -> Mapped
         return Mapped(_plain(kind, optional), convert)
     if type_oid == NUMERIC:
         return _numeric(modifier, modes, optional)
+    return _temporal(type_oid, modifier, optional, modes)
+
+
+_NO_ARRAY = frozenset((MONEY, INTERVAL, XML, NAME))
+"""Element types whose arrays Debezium gives no schema (the column is left out)."""
+
+
+def _array(facts: TypeFacts, modifier: int, optional: bool, modes: Modes) -> Mapped | None:
+    """An array of the element's schema (its items optional); the column's type modifier is
+    its elements'."""
+    element = facts.element
+    assert element is not None
+    if element in _NO_ARRAY:
+        return None
+    inner = mapped(element, modifier, True, modes, facts.element_facts)
+    if inner is None:
+        return None
+    builder = SchemaBuilder.array(inner.schema)
+    schema = (builder.optional() if optional else builder).build()
+    convert = inner.convert
+    return Mapped(schema, lambda text: [None if e is None else convert(e)
+                                        for e in array_items(text)])  # fmt: skip
+
+
+def array_items(text: str) -> list[str | None]:
+    """The items of a one-dimensional array literal as PostgreSQL prints it (``{1,NULL,"a b"}``):
+    text, None for NULL."""
+    body = text[text.index("{") + 1 : text.rindex("}")]
+    items: list[str | None] = []
+    if not body:
+        return items
+    at, size = 0, len(body)
+    while at <= size:
+        if at < size and body[at] == '"':
+            at += 1
+            chars = []
+            while body[at] != '"':
+                if body[at] == "\\":
+                    at += 1
+                chars.append(body[at])
+                at += 1
+            items.append("".join(chars))
+            at += 2  # the closing quote and the comma
+            continue
+        end = body.find(",", at)
+        end = size if end < 0 else end
+        raw = body[at:end]
+        items.append(None if raw == "NULL" else raw)
+        at = end + 1
+    return items
+
+
+def _money(modes: Modes, optional: bool) -> Mapped:
+    def number(text: str) -> decimal.Decimal:
+        negative = "-" in text or "(" in text
+        digits = "".join(c for c in text if c.isdigit() or c == ".")
+        value = decimal.Decimal(digits or "0")
+        return -value if negative else value
+
+    if modes.decimal == "double":
+        return Mapped(_plain(SchemaType.FLOAT64, optional), lambda t: float(number(t)))
+    if modes.decimal == "string":
+        return Mapped(_plain(SchemaType.STRING, optional), lambda t: str(number(t)))
+    scale = modes.money_digits
+    builder = SchemaBuilder.of(SchemaType.BYTES).name(Decimal.LOGICAL_NAME).version(1)
+    builder.parameter("scale", str(scale))
+    schema = (builder.optional() if optional else builder).build()
+    quantum = decimal.Decimal(1).scaleb(-scale)
+    return Mapped(schema, lambda t: number(t).quantize(quantum))
+
+
+_DURATION = re.compile(
+    r"P(?:(?P<y>-?\d+)Y)?(?:(?P<mo>-?\d+)M)?(?:(?P<d>-?\d+)D)?"
+    r"(?:T(?:(?P<h>-?\d+)H)?(?:(?P<mi>-?\d+)M)?(?:(?P<s>-?[\d.]+)S)?)?"
+)
+_MONTH_US = 365.25 / 12 * 86_400 * 1_000_000
+
+
+def _interval_micros(text: str) -> int:
+    """An interval (printed with IntervalStyle iso_8601, as the connector's sessions set it)
+    as Debezium's MicroDuration: a month is 365.25/12 days."""
+    match = _DURATION.fullmatch(text)
+    if match is None:
+        raise ValueError(f"Cannot read the interval {text!r}")
+    part = {k: v or "0" for k, v in match.groupdict().items()}
+    months = int(part["y"]) * 12 + int(part["mo"])
+    seconds = decimal.Decimal(part["s"])
+    micros = ((int(part["d"]) * 24 + int(part["h"])) * 60 + int(part["mi"])) * 60_000_000
+    return int(months * _MONTH_US) + micros + int(seconds * 1_000_000)
+
+
+def _zoned_time(text: str) -> str:
+    """A ``timetz`` in UTC, as Java's ISO_OFFSET_TIME prints it (``11:51:30.123789Z``)."""
+    value = dt.time.fromisoformat(text)
+    offset = value.utcoffset() or dt.timedelta()
+    moment = dt.datetime.combine(dt.date(2000, 1, 1), value.replace(tzinfo=None)) - offset
+    shown = moment.strftime("%H:%M:%S")
+    if moment.microsecond:
+        shown += f".{moment.microsecond:06d}".rstrip("0")
+    return shown + "Z"
+
+
+def _temporal(type_oid: int, modifier: int, optional: bool, modes: Modes) -> Mapped | None:
     if type_oid == DATE:
         if modes.time == "connect":
             return Mapped(Date.schema(optional), dt.date.fromisoformat)
@@ -194,4 +322,13 @@ def mapped(type_oid: int, modifier: int, optional: bool, modes: Modes) -> Mapped
     if type_oid == TIMESTAMPTZ:
         return Mapped(_semantic(SchemaType.STRING, "io.debezium.time.ZonedTimestamp", optional),
                       _zoned(precision(modifier)))  # fmt: skip
+    if type_oid == INTERVAL:
+        if modes.interval == "string":
+            return Mapped(_semantic(SchemaType.STRING, "io.debezium.time.Interval", optional),
+                          str)  # fmt: skip
+        return Mapped(_semantic(SchemaType.INT64, "io.debezium.time.MicroDuration", optional),
+                      _interval_micros)  # fmt: skip
+    if type_oid == TIMETZ:
+        return Mapped(_semantic(SchemaType.STRING, "io.debezium.time.ZonedTime", optional),
+                      _zoned_time)  # fmt: skip
     return None

@@ -55,5 +55,32 @@ def test_bytes_json_uuid_and_unmapped_types() -> None:
     json_type = mapped(v.JSONB, -1, True, ADAPTIVE)
     assert json_type is not None and json_type.schema.name == "io.debezium.data.Json"
     assert convert(v.BOOL, "t") is True and convert(v.BOOL, "f") is False
+    assert convert(v.BOOL, "true") is True  # boolean::text, as the snapshot reads it
     assert mapped(v.INT2, -1, False, ADAPTIVE).schema.type is SchemaType.INT16  # type: ignore[union-attr]
     assert mapped(600, -1, True, ADAPTIVE) is None  # point: not mapped, left out
+
+
+def test_enums_arrays_intervals_times_with_zones_and_money() -> None:
+    from connect_lite.connectors.postgres_cdc.values import TypeFacts, array_items
+
+    enum = mapped(20000, -1, True, ADAPTIVE, TypeFacts(enum_labels=("new", "paid")))
+    assert enum is not None and enum.schema.name == "io.debezium.data.Enum"
+    assert enum.schema.params == {"allowed": "new,paid"} and enum.convert("paid") == "paid"
+    ints = mapped(1007, -1, True, ADAPTIVE, TypeFacts(element=v.INT4))
+    assert ints is not None and ints.schema.type is SchemaType.ARRAY
+    assert ints.schema.value_schema is not None and ints.schema.value_schema.optional
+    assert ints.convert("{1,NULL,3}") == [1, None, 3]
+    texts = mapped(1009, -1, True, ADAPTIVE, TypeFacts(element=v.TEXT))
+    assert texts is not None
+    assert texts.convert('{a,"b c","d\\"e",NULL,"NULL"}') == ["a", "b c", 'd"e', None, "NULL"]
+    assert array_items("{}") == []
+    assert mapped(1187, -1, True, ADAPTIVE, TypeFacts(element=v.INTERVAL)) is None
+    assert convert(v.INTERVAL, "P1Y2M3DT4H5M6.78S") == (
+        int(14 * 365.25 / 12 * 86_400 * 1_000_000)
+        + ((3 * 24 + 4) * 60 + 5) * 60_000_000
+        + 6_780_000
+    )
+    assert convert(v.INTERVAL, "P1D", modes=Modes(interval="string")) == "P1D"
+    assert convert(v.TIMETZ, "13:51:30.1237+02") == "11:51:30.1237Z"
+    assert convert(v.TIMETZ, "11:51:02+00") == "11:51:02Z"
+    assert convert(v.MONEY, "-$1,234.50") == decimal.Decimal("-1234.50")
