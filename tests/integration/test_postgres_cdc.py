@@ -383,3 +383,60 @@ def test_the_types_as_debezium_gives_them_in_the_snapshot_and_the_stream(
         assert after["at_time"] == 3_723_500_000 and after["zoned"] == "08:00:00Z"
         assert after["cost"] == "BOI="  # Decimal 12.50, scale 2: unscaled 1250
         assert after["doc"] == "[1]" and after["real_num"] == 1.5
+
+
+def test_cdc_then_unwrap_then_the_jdbc_sink_mirror_a_table_deletes_included(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, postgres: PostgresServer, database: str
+) -> None:
+    """The pipeline people build first: Debezium's events, ExtractNewRecordState, and
+    Confluent's JDBC sink upserting and deleting by key into another database."""
+    table = unique("mirror").replace("-", "_")
+    columns = ("id INT PRIMARY KEY, item TEXT NOT NULL, qty BIGINT, price NUMERIC(10,2), "
+               "day DATE, at TIMESTAMP, ok BOOLEAN, ratio DOUBLE PRECISION")  # fmt: skip
+    postgres.query(database, f"CREATE TABLE {table} ({columns})")
+    row = "'2026-01-02', '2026-01-02 03:04:05.123', true, 0.5"
+    postgres.query(database, f"INSERT INTO {table} VALUES (1, 'a', 1, 1.50, {row}), "
+                             f"(2, 'b', NULL, NULL, {row})")  # fmt: skip
+    target = postgres.create_database(unique("mirror").replace("-", "_"))
+    prefix = unique("dbz-mirror")
+    topic = f"{prefix}.public.{table}"
+    kafka.create_topic(topic, 1)
+    create_running(worker, "cdc", cdc(postgres, database, prefix,
+                                      **{"time.precision.mode": "connect"}))  # fmt: skip
+    sink = {
+        "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
+        "topics": topic,
+        "connection.url": postgres.url(target),
+        "connection.user": "postgres",
+        "insert.mode": "upsert",
+        "pk.mode": "record_key",
+        "delete.enabled": "true",
+        "auto.create": "true",
+        "table.name.format": table,
+        "transforms": "unwrap",
+        "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+        "transforms.unwrap.drop.tombstones": "false",
+        "transforms.unwrap.delete.handling.mode": "none",
+        **JSON,
+    }
+    create_running(worker, "mirror", sink)
+    postgres.query(database, f"INSERT INTO {table} VALUES (3, 'c', 3, 3.25, {row})")
+    postgres.query(database, f"UPDATE {table} SET qty = 10, price = 9.99 WHERE id = 1")
+    postgres.query(database, f"DELETE FROM {table} WHERE id = 2")
+    query = f"SELECT * FROM {table} ORDER BY id"
+
+    def mirrored() -> list[tuple[Any, ...]]:
+        try:
+            return postgres.query(target, query)
+        except Exception:  # not created yet
+            return []
+
+    expected = postgres.query(database, query)
+    assert [r[0] for r in expected] == [1, 3]
+    wait_for(lambda: mirrored() == expected, 120, what="the mirrored table")
+    types = postgres.query(
+        target,
+        "SELECT column_name, data_type FROM information_schema.columns "
+        f"WHERE table_name = '{table}' ORDER BY ordinal_position",
+    )
+    assert dict(types)["day"] == "date" and dict(types)["at"].startswith("timestamp")
