@@ -217,7 +217,9 @@ def test_snapshot_modes_and_a_new_snapshot_after_the_offsets_are_deleted(
             postgres.query(database, f"INSERT INTO {table} VALUES (3)")
         ops = [v["payload"]["op"] for _, v in events(kafka, topic, len(expected))]
         assert ops == expected, (mode, ops)
-        if mode == "initial_only":  # no stream: a later insert never comes
+        if mode == "initial_only":  # no stream (and no slot): a later insert never comes
+            slots = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = %s"
+            assert postgres.query(database, slots, prefix.replace("-", "_")) == [(0,)]
             postgres.query(database, f"INSERT INTO {table} VALUES (4)")
             assert len(kafka.consume(topic, None, timeout=5, idle=3)) == 3
         assert worker.http.delete(f"/connectors/{name}").status == 204
@@ -440,3 +442,38 @@ def test_cdc_then_unwrap_then_the_jdbc_sink_mirror_a_table_deletes_included(
         f"WHERE table_name = '{table}' ORDER BY ordinal_position",
     )
     assert dict(types)["day"] == "date" and dict(types)["at"].startswith("timestamp")
+
+
+def test_a_large_transaction_arrives_through_small_polls_and_a_kept_slot_warns_of_its_wal(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, postgres: PostgresServer, database: str
+) -> None:
+    table = unique("large").replace("-", "_")
+    postgres.query(database, f"CREATE TABLE {table} (id INT PRIMARY KEY, pad TEXT)")
+    prefix = unique("dbz-large")
+    slot = prefix.replace("-", "_")
+    topic = f"{prefix}.public.{table}"
+    kafka.create_topic(topic, 1)
+    name = create_running(
+        worker,
+        "cdc",
+        cdc(
+            postgres,
+            database,
+            prefix,
+            **{"snapshot.mode": "no_data", "max.batch.size": "500", "slot.drop.on.stop": "false"},
+        ),
+    )
+    wait_for(lambda: slot_position(postgres, database, slot) > 0, 60)
+    postgres.query(database, f"INSERT INTO {table} SELECT g, repeat('x', 100) "
+                             "FROM generate_series(1, 20000) g")  # one transaction  # fmt: skip
+    found = kafka.consume(topic, 20000, timeout=120)
+    assert sorted(json.loads(m.value)["payload"]["after"]["id"] for m in found) == list(
+        range(1, 20001)
+    )
+    assert worker.http.put(f"/connectors/{name}/stop", None).status == 204
+    wait_for(lambda: f"The replication slot {slot} stays and retains" in worker.log_text(), 60)
+    assert worker.http.delete(f"/connectors/{name}").status == 204
+    wait_for(lambda: postgres.query(database, "SELECT count(*) FROM pg_replication_slots "
+                                              "WHERE slot_name = %s AND active", slot)[0][0] == 0,
+             30)  # fmt: skip
+    postgres.query(database, "SELECT pg_drop_replication_slot(%s)", slot)

@@ -361,13 +361,23 @@ def test_the_jdbc_demo_copies_postgres_into_sqlite_and_stops_its_database(tmp_pa
                     except sqlite3.OperationalError:
                         return 0
 
-            # the two first orders, then those the demo adds every 2 s
+            def first_two() -> list[tuple[int, str, int]]:
+                alive(proc, log)
+                if not shop.exists():
+                    return []
+                with sqlite3.connect(shop) as conn:
+                    try:
+                        query = 'SELECT id, item, qty FROM "shop-orders" WHERE id <= 2 ORDER BY id'
+                        return conn.execute(query).fetchall()
+                    except sqlite3.OperationalError:
+                        return []
+
+            # the two first orders, then those the demo adds every 2 s (keyed by id, they
+            # spread over the topic's partitions, each written in its own transaction: the
+            # first two need not be the first rows in the table)
             wait_for(lambda: orders() >= 4, 240, what="orders copied into data/demo/shop.db")
-            with sqlite3.connect(shop) as conn:
-                first = conn.execute(
-                    'SELECT id, item, qty FROM "shop-orders" ORDER BY id'
-                ).fetchall()
-            assert first[:2] == [(1, "apple", 3), (2, "pear", 1)]
+            wait_for(lambda: first_two() == [(1, "apple", 3), (2, "pear", 1)], 120,
+                     what="the first two orders")  # fmt: skip
             assert all_running()
             stop(proc, log)
         finally:

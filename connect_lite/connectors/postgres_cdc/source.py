@@ -351,7 +351,7 @@ class PostgresConnectorTask(SourceTask):
             log.info("[%s] snapshot.mode=initial_only: the snapshot is done; nothing to stream",
                      settings.prefix)  # fmt: skip
         exported = None
-        if not slot_exists and (self._stream_after_snapshot or wants_snapshot):
+        if not slot_exists and self._stream_after_snapshot:  # initial_only: no slot left behind
             exported = self._create_slot(export=wants_snapshot)
         if wants_snapshot:
             self._snapshot = self._snapshot_batches(exported)
@@ -733,6 +733,26 @@ class PostgresConnectorTask(SourceTask):
         with contextlib.suppress(Exception):  # the next commit tries again
             self._stream.confirm(int(target))
 
+    def _warn_retained(self, settings: Settings) -> None:
+        """The slot stays while nothing reads it: the server keeps its WAL from the slot's
+        restart position on, and more with every write."""
+        row = (
+            self._cat()
+            .execute(
+                "SELECT (pg_current_wal_lsn() - restart_lsn)::int8 FROM pg_replication_slots "
+                "WHERE slot_name = %s",
+                [settings.slot],
+            )
+            .fetchone()
+        )
+        if row is not None:
+            log.warning(
+                "[%s] The replication slot %s stays and retains %s bytes of WAL, growing with "
+                "every write to the database, until the connector runs again or the slot is "
+                "dropped (slot.drop.on.stop=true, or SELECT pg_drop_replication_slot('%s'))",
+                settings.prefix, settings.slot, f"{row[0] or 0:,}", settings.slot,
+            )  # fmt: skip
+
     def _close_stream(self) -> None:
         self._stream = None
         if self._catalog is not None and (self._catalog.closed or self._catalog.broken):
@@ -746,11 +766,14 @@ class PostgresConnectorTask(SourceTask):
         settings = self._settings
         self._snapshot = None
         self._close_stream()
-        if settings is not None and settings.drop_slot and self._catalog is not None:
+        if settings is not None and self._catalog is not None:
             with contextlib.suppress(Exception):
-                self._cat().execute("SELECT pg_drop_replication_slot(%s)", [settings.slot])
-                log.info("[%s] Dropped the replication slot %s (slot.drop.on.stop)",
-                         settings.prefix, settings.slot)  # fmt: skip
+                if settings.drop_slot:
+                    self._cat().execute("SELECT pg_drop_replication_slot(%s)", [settings.slot])
+                    log.info("[%s] Dropped the replication slot %s (slot.drop.on.stop)",
+                             settings.prefix, settings.slot)  # fmt: skip
+                else:
+                    self._warn_retained(settings)
         if self._catalog is not None:
             with contextlib.suppress(Exception):
                 self._catalog.close()
