@@ -170,11 +170,15 @@ def _map_writer(schema: Schema, opts: JsonOptions) -> Fn:
 def _struct_writer(schema: Schema, opts: JsonOptions) -> Fn:
     fields = [(f.name, make_writer(f.schema, opts)) for f in schema.fields]
 
+    matched = [schema]  # the last equal schema object seen: records of a chunk share theirs
+
     def write(v: Any) -> Any:
         if not isinstance(v, Struct):
             raise DataError(f"Invalid type for STRUCT: {type(v)}")
-        if v.schema is not schema and v.schema != schema:
-            raise DataError("Mismatching schema.")
+        if v.schema is not schema and v.schema is not matched[0]:
+            if v.schema != schema:  # a deep comparison, once per schema object
+                raise DataError("Mismatching schema.")
+            matched[0] = v.schema
         # Struct's pickling state is (schema, values as put): unset fields are absent, as
         # Kafka's getWithoutDefault; the field writers apply defaults when configured to.
         values = v.__getstate__()[1]
