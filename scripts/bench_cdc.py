@@ -15,8 +15,9 @@ PostgresServer, wal_level=logical), an embedded broker, and a real worker proces
    to the committed offset of the last row's event. Both print change events per second and
    the ratio connector / raw.
 2. Latency. With the connector running, ``--latency-rows`` single-row transactions, 50-200 ms
-   apart; a consumer (fetch.wait.max.ms=10) notes when each row's event arrives. It prints the
-   p50 and p99 from the commit (the client's commit returned) to the event's arrival.
+   apart; a consumer (assigned the topic's partitions, fetch.wait.max.ms=10, caught up with the
+   throughput part's events first) notes when each row's event arrives. It prints the p50 and
+   p99 from the commit (the client's commit returned) to the event's arrival.
 
     .venv/bin/python scripts/bench_cdc.py [--rows 1000000] [--latency-rows 200]
 """
@@ -34,7 +35,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -77,7 +78,7 @@ def insert_rows(server: PostgresServer, database: str, rows: int) -> tuple[int, 
             found = conn.execute("SELECT pg_current_wal_lsn() - '0/0'").fetchone()
             before_last = int(found[0]) if found else 0
             conn.execute(
-                f"INSERT INTO {TABLE} SELECT g, 'item-' || g, g % 100, now() "
+                f"INSERT INTO {TABLE} SELECT g, 'item-' || g, g %% 100, now() "
                 "FROM generate_series(%s::bigint, %s::bigint) g",
                 [first, first + size - 1],
             )
@@ -126,8 +127,9 @@ def latency(
 
     def watch() -> None:
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex,
-                             "auto.offset.reset": "latest", "fetch.wait.max.ms": 10})  # fmt: skip
-        consumer.subscribe([topic])
+                             "fetch.wait.max.ms": 10})  # fmt: skip
+        partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
         try:
             while not done.is_set():
                 message = consumer.poll(0.05)
@@ -141,7 +143,7 @@ def latency(
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
-    time.sleep(8)  # the consumer's group join
+    wait_for(lambda: first_id - 1 in arrived, 300, what="the consumer to catch up")
     committed_at: dict[int, float] = {}
     with psycopg.connect(server.dsn(database), autocommit=True) as conn:
         for n in range(first_id, first_id + count):
@@ -210,8 +212,10 @@ def main() -> None:
                 rate = args.rows / (time.perf_counter() - start)
                 print(f"{'connector (resume -> last offset committed)':<46} {rate:>12,.0f} "
                       f"events/s  ratio {rate / raw:.2f}")  # fmt: skip
+                if not args.latency_rows:
+                    return
                 delays = latency(server, database, broker.bootstrap_servers, topic,
-                                 args.latency_rows, args.rows + 1)  # fmt: skip
+                                 args.latency_rows, args.rows)  # fmt: skip
                 print(f"commit -> event at a consumer, {len(delays)} single-row transactions: "
                       f"p50 {percentile(delays, 0.5) * 1000:.0f} ms, "
                       f"p99 {percentile(delays, 0.99) * 1000:.0f} ms")  # fmt: skip
