@@ -316,6 +316,9 @@ class PostgresConnectorTask(SourceTask):
         self._skip: tuple[int, int, int] | None = None
         self._last_commit_lsn: int | None = None
         self._heartbeat_at = 0.0
+        self._confirm_to = 0
+        """How far the committed offsets let the slot go (``commit`` notes it, ``poll`` sends
+        it: libpq's connection is not shared between threads)."""
         self._last_end_lsn = 0
         self._retry_at = 0.0
         self._types: dict[int, TypeFacts | None] = {}
@@ -606,6 +609,8 @@ class PostgresConnectorTask(SourceTask):
                                            0, settings.status_interval_ms / 1000)  # fmt: skip
             self._stream.open()
             self._txn = None
+        if self._confirm_to:
+            self._stream.confirm(self._confirm_to)
         records: list[SourceRecord] = []
         wait = settings.poll_ms / 1000
         while len(records) < settings.max_batch:
@@ -725,13 +730,9 @@ class PostgresConnectorTask(SourceTask):
         """The offsets are committed: the slot may let go of every transaction before the one
         of the last committed event (a snapshot's offset: its consistent point)."""
         offset = self.context.offset_storage_reader().offset(self._partition)
-        if not offset or self._stream is None:
-            return
-        target = offset.get("lsn_commit", offset.get("lsn"))
-        if target is None:
-            return
-        with contextlib.suppress(Exception):  # the next commit tries again
-            self._stream.confirm(int(target))
+        target = None if not offset else offset.get("lsn_commit", offset.get("lsn"))
+        if target is not None:  # poll sends it: the stream's connection is poll's alone
+            self._confirm_to = max(self._confirm_to, int(target))
 
     def _warn_retained(self, settings: Settings) -> None:
         """The slot stays while nothing reads it: the server keeps its WAL from the slot's
