@@ -477,3 +477,26 @@ def test_a_large_transaction_arrives_through_small_polls_and_a_kept_slot_warns_o
                                               "WHERE slot_name = %s AND active", slot)[0][0] == 0,
              30)  # fmt: skip
     postgres.query(database, "SELECT pg_drop_replication_slot(%s)", slot)
+
+
+def test_a_filtered_publication_holds_only_the_captured_tables(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, postgres: PostgresServer, database: str
+) -> None:
+    kept = unique("kept").replace("-", "_")
+    other = unique("other").replace("-", "_")
+    for table in (kept, other):
+        postgres.query(database, f"CREATE TABLE {table} (id INT PRIMARY KEY)")
+    prefix = unique("dbz-filtered")
+    publication = f"pub_{prefix.replace('-', '_')}"
+    topic = f"{prefix}.public.{kept}"
+    kafka.create_topic(topic, 1)
+    create_running(worker, "cdc", cdc(postgres, database, prefix, **{
+        "publication.autocreate.mode": "filtered", "table.include.list": f"public\\.{kept}",
+        "snapshot.mode": "no_data"}))  # fmt: skip
+    tables = "SELECT tablename FROM pg_publication_tables WHERE pubname = %s"
+    assert wait_for(lambda: postgres.query(database, tables, publication), 60) == [(kept,)]
+    wait_for(lambda: slot_position(postgres, database, prefix.replace("-", "_")) > 0, 60)
+    postgres.query(database, f"INSERT INTO {other} VALUES (1)")
+    postgres.query(database, f"INSERT INTO {kept} VALUES (7)")
+    ((key, _),) = events(kafka, topic, 1)
+    assert key["payload"] == {"id": 7}
