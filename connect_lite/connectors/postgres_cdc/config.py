@@ -409,8 +409,9 @@ class Settings:
 
     @staticmethod
     def parse(config: Mapping[str, str]) -> Settings:
-        values = {k: v.value for k, v in config_def().validate(dict(config)).items()}
-        errors = {k: v.errors for k, v in config_def().validate(dict(config)).items() if v.errors}
+        checked = config_def().validate(dict(config))
+        values = {k: v.value for k, v in checked.items()}
+        errors = {k: v.errors for k, v in checked.items() if v.errors}
         for key, messages in cross_errors(values, config).items():
             errors.setdefault(key, []).extend(messages)
         if errors:

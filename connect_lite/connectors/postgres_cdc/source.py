@@ -662,9 +662,7 @@ class PostgresConnectorTask(SourceTask):
             table = self._table(message.relation)
             if table is None or message.op in settings.skipped:
                 return
-            offset = {"lsn_proc": lsn, "lsn_commit": txn.final_lsn, "lsn": lsn, "txId": txn.xid,
-                      "ts_usec": txn.commit_us, "messageType": _OPS[message.op],
-                      "lsn_events_processed": txn.events}  # fmt: skip
+            offset = _offset(txn, lsn, _OPS[message.op])
             sequence = json.dumps([None if self._last_commit_lsn is None
                                    else str(self._last_commit_lsn), str(lsn)])  # fmt: skip
             source = self._source(table, txn.commit_us, None, txn.xid, lsn, sequence)
@@ -683,9 +681,7 @@ class PostgresConnectorTask(SourceTask):
                 table = self._table(oid)
                 if table is None:
                     continue
-                offset = {"lsn_proc": lsn, "lsn_commit": txn.final_lsn, "lsn": lsn,
-                          "txId": txn.xid, "ts_usec": txn.commit_us, "messageType": "TRUNCATE",
-                          "lsn_events_processed": txn.events}  # fmt: skip
+                offset = _offset(txn, lsn, "TRUNCATE")
                 source = self._source(table, txn.commit_us, None, txn.xid, lsn, None)
                 millis = time.time_ns() // 1_000_000
                 envelope = Struct(table.envelope, {"source": source, "op": "t", "ts_ms": millis})
@@ -779,6 +775,13 @@ class PostgresConnectorTask(SourceTask):
             with contextlib.suppress(Exception):
                 self._catalog.close()
             self._catalog = None
+
+
+def _offset(txn: _Txn, lsn: int, message_type: str) -> dict[str, Any]:
+    """A streamed event's offset, with Debezium's keys."""
+    return {"lsn_proc": lsn, "lsn_commit": txn.final_lsn, "lsn": lsn, "txId": txn.xid,
+            "ts_usec": txn.commit_us, "messageType": message_type,
+            "lsn_events_processed": txn.events}  # fmt: skip
 
 
 def _spread(table: Table, row: tuple[Any, ...]) -> tuple[Any, ...]:

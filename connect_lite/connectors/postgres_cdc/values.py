@@ -151,11 +151,7 @@ def _numeric(modifier: int, modes: Modes, optional: bool) -> Mapped | None:
 
         return Mapped(schema, variable)
     digits, scale = ((modifier - 4) >> 16) & 0xFFFF, (modifier - 4) & 0xFFFF
-    builder = SchemaBuilder.of(SchemaType.BYTES).name(Decimal.LOGICAL_NAME).version(1)
-    builder.parameter("scale", str(scale)).parameter("connect.decimal.precision", str(digits))
-    schema = (builder.optional() if optional else builder).build()
-    quantum = decimal.Decimal(1).scaleb(-scale)
-    return Mapped(schema, lambda text: decimal.Decimal(text).quantize(quantum))
+    return _decimal(scale, optional, decimal.Decimal, {"connect.decimal.precision": str(digits)})
 
 
 _PLAIN: dict[int, tuple[SchemaType, Convert]] = {
@@ -258,12 +254,22 @@ def _money(modes: Modes, optional: bool) -> Mapped:
         return Mapped(_plain(SchemaType.FLOAT64, optional), lambda t: float(number(t)))
     if modes.decimal == "string":
         return Mapped(_plain(SchemaType.STRING, optional), lambda t: str(number(t)))
-    scale = modes.money_digits
+    return _decimal(modes.money_digits, optional, number)
+
+
+def _decimal(
+    scale: int,
+    optional: bool,
+    parse: Callable[[str], decimal.Decimal],
+    extra: dict[str, str] | None = None,
+) -> Mapped:
+    """Kafka's Decimal of ``scale`` (with Debezium's ``extra`` parameters): the parsed text
+    rounded to the scale."""
     builder = SchemaBuilder.of(SchemaType.BYTES).name(Decimal.LOGICAL_NAME).version(1)
-    builder.parameter("scale", str(scale))
+    builder.parameters({"scale": str(scale), **(extra or {})})
     schema = (builder.optional() if optional else builder).build()
     quantum = decimal.Decimal(1).scaleb(-scale)
-    return Mapped(schema, lambda t: number(t).quantize(quantum))
+    return Mapped(schema, lambda text: parse(text).quantize(quantum))
 
 
 _DURATION = re.compile(
