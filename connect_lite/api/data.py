@@ -51,10 +51,17 @@ class Schema:
     name: str | None = None
     version: int | None = None
     doc: str | None = None
-    parameters: tuple[tuple[str, str], ...] = ()
+    parameters: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    """In the order they were set, as Kafka keeps them (a LinkedHashMap): Kafka's JsonConverter
+    writes them in that order. Equality does not look at the order, as Kafka's does not."""
     fields: tuple[Field, ...] = ()
     key_schema: Schema | None = None
     value_schema: Schema | None = None
+    _parameter_set: frozenset[tuple[str, str]] = field(default=frozenset(), init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.parameters:
+            object.__setattr__(self, "_parameter_set", frozenset(self.parameters))
 
     def field(self, name: str) -> Field | None:
         """The field with that name, for STRUCT schemas."""
@@ -190,7 +197,7 @@ class SchemaBuilder:
             self._name,
             self._version,
             self._doc,
-            tuple(sorted(self._params.items())),
+            tuple(self._params.items()),
             tuple(self._fields),
             self._key,
             self._value,

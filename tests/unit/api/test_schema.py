@@ -1,4 +1,5 @@
-"""Schema's field-name index: O(1) lookups that leave equality, hashing and pickling alone."""
+"""Schemas: the field-name index (O(1) lookups that leave equality, hashing and pickling alone),
+and parameters in the order they were set."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from types import MappingProxyType
 
 import pytest
 
-from connect_lite.api import DataError, Schema, SchemaBuilder, Struct
+from connect_lite.api import DataError, Schema, SchemaBuilder, SchemaType, Struct
+from connect_lite.api.data import schema_json_form
 
 
 def schema() -> Schema:
@@ -81,3 +83,18 @@ def test_struct_init_copies_the_values() -> None:
     struct = Struct(schema(), values)
     values["a"] = 2
     assert struct.get("a") == 1
+
+
+def test_parameters_keep_their_order_and_equality_ignores_it() -> None:
+    """Kafka keeps parameters in a LinkedHashMap, and its JsonConverter writes them in that
+    order (Debezium's Decimal: ``scale``, then ``connect.decimal.precision``)."""
+    first = SchemaBuilder(SchemaType.BYTES).parameter("scale", "2").parameter("p", "10").build()
+    other = SchemaBuilder(SchemaType.BYTES).parameter("p", "10").parameter("scale", "2").build()
+    assert list(schema_json_form(first)["parameters"]) == ["scale", "p"]
+    assert first.parameters == (("scale", "2"), ("p", "10"))
+    assert first == other and hash(first) == hash(other)
+    assert (
+        first
+        != SchemaBuilder(SchemaType.BYTES).parameter("scale", "3").parameter("p", "10").build()
+    )
+    assert pickle.loads(pickle.dumps(first)) == first
