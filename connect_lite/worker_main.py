@@ -27,6 +27,7 @@ from connect_lite.config.worker import (
 )
 from connect_lite.control.concealed_stores import ConcealedOffsets
 from connect_lite.control.config_providers import load_config_providers, resolve_worker_props
+from connect_lite.control.connector_details import ConnectorDetails
 from connect_lite.control.connector_offsets import ConnectorOffsetsAPI
 from connect_lite.control.dataplane_process import DataPlaneProcess
 from connect_lite.control.entities import WorkerHealth
@@ -426,6 +427,9 @@ def build_herder(
         local_paths=config.local_paths,
     )
     sources = MetricSources(status.counters, worker.running_tasks, stores.statuses)
+    details = ConnectorDetails(
+        plugins, stores.configs, lambda config: worker.resolver.resolve(config).values
+    )
     return StandaloneHerder(
         worker,
         stores,
@@ -433,13 +437,18 @@ def build_herder(
         plugins=plugins,
         topic_tracker=topic_tracker,
         metrics=WorkerMetrics(
-            stores.configs, topic_tracker, worker.running_plugins, sources=sources
+            stores.configs,
+            topic_tracker,
+            worker.running_plugins,
+            sources=sources,
+            details=details.all,
         ),
         offsets=ConnectorOffsetsAPI(
             plugins, offsets, worker_props, override_policy=config.override_policy
         ),
         worker_id=status.worker_id,
         cluster_id=cluster_id,
+        details=details,
     )
 
 

@@ -57,6 +57,16 @@ class Connector(ABC):
     @abstractmethod
     def stop(self) -> None: ...
 
+    def status_details(
+        self, connector_config: dict[str, str]
+    ) -> Mapping[str, int | float | str] | None:
+        """Optional hook: what the connector holds in the system it connects to, in any state
+        (a replication slot's retained WAL while the connector is STOPPED). The worker calls
+        it on a fresh, unstarted instance with the connector's resolved config, in the
+        background every 30 s and soon after a state change; the last answer shows in the
+        connector's status (``details``) and, for numbers, in GET /metrics. None: nothing."""
+        return None
+
 
 class SourceConnector(Connector):
     """A connector whose tasks read from an external system into Kafka."""

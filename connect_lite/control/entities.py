@@ -56,6 +56,9 @@ class ConnectorStateInfo:
     tasks: list[TaskStatus] = field(default_factory=list)
     last_batches: dict[int, LastBatch] = field(default_factory=dict)
     """Per task running on this worker, where its last batch ran on Spark (not Kafka's)."""
+    details: dict[str, int | float | str] | None = None
+    """What the connector last said it holds in its system (``Connector.status_details``;
+    not Kafka's)."""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from connect_lite.config import validation
 from connect_lite.config.connector_config import ConnectorConfig
 from connect_lite.config.framework import MAX_CONNECTOR_NAME
 from connect_lite.config.worker import WorkerConfig
+from connect_lite.control.connector_details import ConnectorDetails
 from connect_lite.control.connector_offsets import ConnectorOffsetsAPI
 from connect_lite.control.connector_requests import parse_initial_state, with_name
 from connect_lite.control.entities import (
@@ -80,7 +81,9 @@ class StandaloneHerder:
     - ``plugins`` answers the plugin listings and validation;
     - ``topic_tracker`` is the worker's KIP-558 tracker (the one its tasks record into);
     - ``metrics`` renders ``GET /metrics``; ``offsets`` runs the KIP-875 operations;
-    - ``worker_id`` and ``cluster_id`` are reported as they are.
+    - ``worker_id`` and ``cluster_id`` are reported as they are;
+    - ``details`` samples the connectors' status details in the background (none: no
+      details shown).
     """
 
     def __init__(
@@ -95,6 +98,7 @@ class StandaloneHerder:
         offsets: ConnectorOffsetsAPI,
         worker_id: str,
         cluster_id: str | None = None,
+        details: ConnectorDetails | None = None,
     ) -> None:
         self.worker = worker
         self.stores = stores
@@ -105,6 +109,7 @@ class StandaloneHerder:
         self._offsets = offsets
         self.worker_id = worker_id
         self.cluster_id = cluster_id
+        self._details = details
         self._lock = threading.RLock()
         self._ready = False
         self._stopping = False
@@ -127,6 +132,8 @@ class StandaloneHerder:
                 self._start_connector(name, config, self._target_state(name), restore=True)
             except Exception:
                 log.exception("[%s] Failed to restore connector", name)
+        if self._details is not None:
+            self._details.start()
 
     def ready(self) -> None:
         self._ready = True
@@ -135,6 +142,8 @@ class StandaloneHerder:
         """Refuse new work from now on (503), then stop every task and connector; a task
         that misses the graceful deadline is abandoned and writes nothing after it."""
         self._reconfigurer.shutdown(wait=False, cancel_futures=True)
+        if self._details is not None:
+            self._details.stop()
         self._stopping = True  # a request that takes the lock from now on is refused
         self._ready = False
         locked = self._lock.acquire(timeout=self.stop_lock_timeout_s)
@@ -210,7 +219,8 @@ class StandaloneHerder:
             raise NotFoundError(f"No status found for connector {name}")
         tasks = self.stores.statuses.get_tasks(name)
         batches = self.worker.last_batches(name)
-        return ConnectorStateInfo(name, self._type(config), status, tasks, batches)
+        details = None if self._details is None else self._details.get(name)
+        return ConnectorStateInfo(name, self._type(config), status, tasks, batches, details)
 
     def task_status(self, name: str, task: int) -> TaskStatus:
         status = self.stores.statuses.get_task(name, task)
@@ -309,6 +319,7 @@ class StandaloneHerder:
         self.worker.forget_statuses(name)
         self.stores.statuses.delete_connector(name)
         self._topic_tracker.forget(name)  # as KIP-558 says, even when reset is disallowed
+        self._nudge_details()
         log.info("[%s] Connector deleted", name)
 
     def _reconfigure(self, name: str, config: dict[str, str]) -> list[dict[str, str]] | None:
@@ -345,6 +356,7 @@ class StandaloneHerder:
             return
         self.worker.transition_connector(name, TargetState.PAUSED)
         self.worker.transition_tasks(name, TargetState.PAUSED)
+        self._nudge_details()
 
     @_serialised
     def resume_connector(self, name: str) -> None:
@@ -356,6 +368,7 @@ class StandaloneHerder:
             return
         self.worker.transition_connector(name, TargetState.RUNNING)
         self.worker.transition_tasks(name, TargetState.RUNNING)
+        self._nudge_details()
 
     @_serialised
     def stop_connector(self, name: str) -> None:
@@ -366,6 +379,12 @@ class StandaloneHerder:
             self.worker.transition_connector(name, TargetState.STOPPED)
         else:
             self._start_connector(name, config, TargetState.STOPPED)
+        self._nudge_details()
+
+    def _nudge_details(self) -> None:
+        """Sample the connectors' status details soon: what they hold changes with their state."""
+        if self._details is not None:
+            self._details.nudge()
 
     def _stop_tasks_and_forget(self, name: str) -> None:
         self.worker.stop_tasks(name)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import (
@@ -14,6 +14,7 @@ from prometheus_client.core import (
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from connect_lite.control.connector_details import Details, numeric_details
 from connect_lite.control.metric_samples import MetricSources, collect_samples
 from connect_lite.control.topic_tracking import TopicTracker
 from connect_lite.control.worker import RunningPlugin
@@ -124,6 +125,24 @@ class _Sampled(Collector):
         yield from families.values()
 
 
+class _Details(Collector):
+    """Each connector's numeric status details (``Connector.status_details``), as last sampled."""
+
+    def __init__(self, details: Callable[[], Mapping[str, Details]]) -> None:
+        self.details = details
+
+    def collect(self) -> Iterator[Metric]:
+        gauge = GaugeMetricFamily(
+            "kafka_connect_connector_status_detail",
+            "What a connector last said it holds in the system it connects to (sampled every "
+            "30 s, in any state), e.g. retained_wal_bytes of a replication slot.",
+            labels=["connector", "detail"],
+        )
+        for (connector, detail), value in sorted(numeric_details(self.details()).items()):
+            gauge.add_metric([connector, detail], value)
+        yield gauge
+
+
 class WorkerMetrics:
     """The worker's metric registry; read at scrape time from the stores and the worker."""
 
@@ -133,6 +152,7 @@ class WorkerMetrics:
         tracker: TopicTracker,
         running: Callable[[], Sequence[RunningPlugin]] | None = None,
         sources: MetricSources | None = None,
+        details: Callable[[], Mapping[str, Details]] | None = None,
     ) -> None:
         self.registry = CollectorRegistry()
         self.registry.register(_ActiveTopics(configs, tracker))
@@ -140,6 +160,8 @@ class WorkerMetrics:
             self.registry.register(_Sampled(sources, configs))
         if running is not None:
             self.registry.register(_PluginInfo(running))
+        if details is not None:
+            self.registry.register(_Details(details))
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

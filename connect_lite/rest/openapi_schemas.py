@@ -108,7 +108,18 @@ SCHEMAS: dict[str, Schema] = {
         }
     ),
     "TaskInfo": obj({"id": ref("ConnectorTaskId"), "config": STRING_MAP}),
-    "ConnectorState": _state({}),
+    "ConnectorState": _state(
+        {},
+        {
+            "details": {
+                "type": "object",
+                "description": "connect-lite's: what the connector last said it holds in the "
+                "system it connects to, e.g. retained_wal_bytes of a PostgreSQL CDC "
+                "connector's replication slot (sampled every 30 s, in any state)",
+                "additionalProperties": {"type": ["integer", "number", "string"]},
+            }
+        },
+    ),
     "TaskState": _state({"id": {"type": "integer"}}, {"spark_last_batch": ref("SparkLastBatch")}),
     "SparkLastBatch": {
         **obj(

@@ -98,9 +98,12 @@ def spark_last_batch(batch: LastBatch) -> dict[str, Any]:
 
 
 def connector_state_info(info: ConnectorStateInfo) -> dict[str, Any]:
+    connector = connector_state(info.connector)
+    if info.details:  # an extra field: Kafka's clients ignore unknown ones
+        connector["details"] = dict(info.details)
     return {
         "name": info.name,
-        "connector": connector_state(info.connector),
+        "connector": connector,
         "tasks": [
             task_state(task, info.last_batches.get(task.task))
             for task in sorted(info.tasks, key=lambda t: t.task)

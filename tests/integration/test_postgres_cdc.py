@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
+from connect_lite.testing.metrics import Metrics
 from connect_lite.testing.postgres import PostgresServer
 from tests.integration.testkit import create_running, unique
 
@@ -58,9 +59,10 @@ def test_a_snapshot_then_inserts_updates_and_deletes_as_debezium_writes_them(
     table = unique("orders").replace("-", "_")
     postgres.query(
         database,
-        f"CREATE TABLE {table} (id INT PRIMARY KEY, item TEXT NOT NULL, "
+        f"CREATE TABLE {table} (id SERIAL PRIMARY KEY, item TEXT NOT NULL, "
         "qty BIGINT, price NUMERIC(10,2), at TIMESTAMP, "
-        "stamp TIMESTAMPTZ, day DATE, doc JSONB, tag UUID, raw BYTEA)",
+        "stamp TIMESTAMPTZ, day DATE, doc JSONB, tag UUID, raw BYTEA, "
+        "state VARCHAR(8) NOT NULL DEFAULT 'new', made TIMESTAMP DEFAULT now())",
     )
     postgres.query(database, f"INSERT INTO {table} VALUES (1, 'a', 5, 1.50, "
                              "'2026-01-02 03:04:05.123456', '2026-01-02 03:04:05+02', "
@@ -70,7 +72,16 @@ def test_a_snapshot_then_inserts_updates_and_deletes_as_debezium_writes_them(
     topic = f"{prefix}.public.{table}"
     kafka.create_topic(topic, 1)
     name = create_running(worker, "cdc", cdc(postgres, database, prefix))
-    ((key, value),) = events(kafka, topic, 1)
+    (first,) = kafka.consume(topic, 1, timeout=90)
+    # Debezium's bytes: a serial key's schema carries the type's placeholder as its default
+    assert (
+        first.key
+        == (
+            '{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"default":0,'
+            f'"field":"id"}}],"optional":false,"name":"{topic}.Key"}},"payload":{{"id":1}}}}'
+        ).encode()
+    )
+    key, value = json.loads(first.key), json.loads(first.value)
     assert key["schema"]["name"] == f"{topic}.Key"
     assert key["payload"] == {"id": 1}
     assert value["schema"]["name"] == f"{topic}.Envelope"
@@ -92,7 +103,11 @@ def test_a_snapshot_then_inserts_updates_and_deletes_as_debezium_writes_them(
     assert after["price"] == "AJY="  # Decimal 1.50: unscaled 150
     fields = {f["field"]: f for f in value["schema"]["fields"][1]["fields"]}
     assert fields["at"]["name"] == "io.debezium.time.MicroTimestamp"
-    assert fields["price"]["parameters"] == {"scale": "2", "connect.decimal.precision": "10"}
+    assert list(fields["price"]["parameters"].items()) == [  # in Debezium's order
+        ("scale", "2"), ("connect.decimal.precision", "10")]  # fmt: skip
+    assert fields["state"]["default"] == "new" and after["state"] == "new"
+    assert fields["made"]["default"] == 0  # now(): the epoch, as Debezium puts it
+    assert "default" not in fields["qty"]
     assert fields["item"]["optional"] is False and fields["qty"]["optional"] is True
 
     postgres.query(database, f"INSERT INTO {table} (id, item) VALUES (2, 'b')")
@@ -472,6 +487,19 @@ def test_a_large_transaction_arrives_through_small_polls_and_a_kept_slot_warns_o
     )
     assert worker.http.put(f"/connectors/{name}/stop", None).status == 204
     wait_for(lambda: f"The replication slot {slot} stays and retains" in worker.log_text(), 60)
+
+    def retained() -> int:
+        status = worker.http.get(f"/connectors/{name}/status").body["connector"]
+        return int(status.get("details", {}).get("retained_wal_bytes", 0))
+
+    before = wait_for(retained, 60)  # the STOPPED connector's status shows its slot's WAL
+    postgres.query(database, f"INSERT INTO {table} SELECT g, repeat('y', 100) "
+                             "FROM generate_series(20001, 30000) g")  # fmt: skip
+    assert worker.http.put(f"/connectors/{name}/stop", None).status == 204  # samples again
+    wait_for(lambda: retained() > before + 1_000_000, 60)  # ~1.5 MB of WAL for those rows
+    scrape = Metrics.parse(worker.http.request("GET", "/metrics").raw.decode())
+    detail = "kafka_connect_connector_status_detail"
+    assert scrape.value(detail, connector=name, detail="retained_wal_bytes") > before + 1_000_000
     assert worker.http.delete(f"/connectors/{name}").status == 204
     wait_for(lambda: postgres.query(database, "SELECT count(*) FROM pg_replication_slots "
                                               "WHERE slot_name = %s AND active", slot)[0][0] == 0,

@@ -44,7 +44,7 @@ from connect_lite.api import (
 
 from . import pgoutput
 from .config import Settings, config_def
-from .values import Mapped, TypeFacts, mapped
+from .values import Mapped, TypeFacts, mapped, with_default
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +55,23 @@ _DEF = config_def()
 _OPS = {"c": "INSERT", "u": "UPDATE", "d": "DELETE", "t": "TRUNCATE"}
 
 
-def connect(settings: Settings, replication: bool = False) -> Any:
-    """A psycopg connection (the JDBC connectors' PostgreSQL driver, the ``postgres`` extra)."""
+def connect(settings: Settings, replication: bool = False, **extra: Any) -> Any:
+    """A psycopg connection (the JDBC connectors' PostgreSQL driver, the ``postgres`` extra);
+    ``extra``: more connection parameters (``connect_timeout``)."""
     from connect_lite.connectors.jdbc.dialects import PostgreSqlDialect
 
     psycopg = PostgreSqlDialect(True).driver("psycopg", "postgres")
     cursor = psycopg.ClientCursor if replication else psycopg.Cursor
     return psycopg.connect(autocommit=True, cursor_factory=cursor,
-                           **settings.conninfo(replication))  # fmt: skip
+                           **settings.conninfo(replication), **extra)  # fmt: skip
+
+
+_RETAINED = """
+SELECT (pg_current_wal_lsn() - restart_lsn)::int8, active FROM pg_replication_slots
+ WHERE slot_name = %s
+"""
+"""The WAL the server keeps for the slot (from its restart position on), and whether a
+connection streams from it."""
 
 
 class PostgresConnector(SourceConnector):
@@ -99,6 +108,17 @@ class PostgresConnector(SourceConnector):
         """KIP-875: the offsets live in the worker's store; the slot follows them at the next
         commit (a deleted offset makes the next start take a snapshot as snapshot.mode says)."""
         return True
+
+    def status_details(self, connector_config: dict[str, str]) -> dict[str, int | str] | None:
+        """The slot and the WAL it retains, in any state: while the connector is STOPPED or
+        PAUSED nothing reads the slot, and the server keeps every write's WAL for it."""
+        settings = Settings.parse(connector_config)
+        with connect(settings, connect_timeout=10) as conn:
+            row = conn.execute(_RETAINED, [settings.slot]).fetchone()
+        if row is None:
+            return None
+        return {"slot": settings.slot, "retained_wal_bytes": int(row[0] or 0),
+                "slot_active": "true" if row[1] else "false"}  # fmt: skip
 
 
 # -- tables -------------------------------------------------------------------------------
@@ -175,13 +195,17 @@ def table_of(
     facts: Callable[[int], TypeFacts | None] = lambda oid: None,
 ) -> Table:
     """The table's schemas from its catalog rows (name, type oid, type modifier, not null,
-    primary key) in column order; a column whose type is not mapped is left out (WARN)."""
+    primary key, and the default's expression, if any) in column order; a column whose type
+    is not mapped is left out (WARN)."""
     topic = f"{settings.prefix}.{schema}.{name}"
     columns = []
-    for index, (column, type_oid, modifier, not_null, primary) in enumerate(rows):
+    for index, (column, type_oid, modifier, not_null, primary, *default) in enumerate(rows):
         if not settings.keeps_column(schema, name, column):
             continue
-        found = mapped(type_oid, modifier, not not_null, settings.modes, facts(type_oid))
+        type_facts = facts(type_oid)
+        found = mapped(type_oid, modifier, not not_null, settings.modes, type_facts)
+        if found is not None and default:
+            found = with_default(found, type_oid, type_facts, default[0])
         if found is None:
             log.warning("Column %s.%s.%s has a type connect-lite does not map yet (oid %d); "
                         "it is left out of the events", schema, name, column, type_oid)  # fmt: skip
@@ -212,9 +236,11 @@ def table_of(
 _CATALOG = """
 SELECT a.attname, a.atttypid::int8, a.atttypmod, a.attnotnull,
        EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary
-               AND a.attnum = ANY (i.indkey))
+               AND a.attnum = ANY (i.indkey)),
+       CASE WHEN a.attgenerated = '' THEN pg_get_expr(d.adbin, d.adrelid) END
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
   JOIN pg_namespace n ON n.oid = c.relnamespace
+  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
  WHERE n.nspname = %s AND c.relname = %s AND a.attnum > 0 AND NOT a.attisdropped
  ORDER BY a.attnum
 """
@@ -716,7 +742,9 @@ class PostgresConnectorTask(SourceTask):
             known = catalog.get(column.name)
             not_null = bool(known[3]) if known else False
             primary = bool(known[4]) if known else column.key
-            rows.append((column.name, column.type_oid, column.type_modifier, not_null, primary))
+            default = known[5] if known else None
+            rows.append((column.name, column.type_oid, column.type_modifier, not_null, primary,
+                         default))  # fmt: skip
         table = table_of(settings, relation.schema, relation.table, rows, self._facts)
         self._tables[oid] = table
         return table
@@ -733,15 +761,7 @@ class PostgresConnectorTask(SourceTask):
     def _warn_retained(self, settings: Settings) -> None:
         """The slot stays while nothing reads it: the server keeps its WAL from the slot's
         restart position on, and more with every write."""
-        row = (
-            self._cat()
-            .execute(
-                "SELECT (pg_current_wal_lsn() - restart_lsn)::int8 FROM pg_replication_slots "
-                "WHERE slot_name = %s",
-                [settings.slot],
-            )
-            .fetchone()
-        )
+        row = self._cat().execute(_RETAINED, [settings.slot]).fetchone()
         if row is not None:
             log.warning(
                 "[%s] The replication slot %s stays and retains %s bytes of WAL, growing with "

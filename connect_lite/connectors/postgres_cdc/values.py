@@ -4,6 +4,7 @@ PostgreSQL's text form (what pgoutput sends, and what the snapshot reads as ``::
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import decimal
 import logging
@@ -338,3 +339,87 @@ def _temporal(type_oid: int, modifier: int, optional: bool, modes: Modes) -> Map
         return Mapped(_semantic(SchemaType.STRING, "io.debezium.time.ZonedTime", optional),
                       _zoned_time)  # fmt: skip
     return None
+
+
+# -- column defaults ----------------------------------------------------------------------
+
+_GENERATED_DEFAULT = re.compile(r"[(]?[A-Za-z0-9_.]+\((?:.+(?:, ?.+)*)?\)")
+"""A default made by a function (``nextval('t_id_seq'::regclass)``, ``now()``)."""
+_CURRENT = frozenset(
+    ("current_timestamp", "current_time", "current_date", "localtime", "localtimestamp")
+)
+_QUOTED = re.compile(r"'([^']*(?:''[^']*)*)'")
+_INTEGER = re.compile(r"[+-]?\d+")
+_INT_RANGE = {SchemaType.INT16: 15, SchemaType.INT32: 31, SchemaType.INT64: 63}
+_PLACEHOLDER = {
+    BOOL: "false", INT2: "0", INT4: "0", INT8: "0", FLOAT4: "0.0", FLOAT8: "0.0",
+    NUMERIC: "0.0", TEXT: "", VARCHAR: "", BPCHAR: "", JSON: "{}", JSONB: "{}", XML: "",
+    UUID: "00000000-0000-0000-0000-000000000000", DATE: "1970-01-01", TIME: "00:00",
+    TIMESTAMP: "1970-01-01", TIMESTAMPTZ: "1970-01-01", INTERVAL: "PT0S",
+}  # fmt: skip
+"""What Debezium's PostgresDefaultValueConverter puts in the schema for a generated default,
+by type; a type not here (bytea, money, timetz, arrays...) gets no default, as in Debezium."""
+
+
+def _default_text(expression: str, placeholder: str) -> str | None:
+    """The text of a default as ``pg_get_expr`` prints it: a literal (``42``,
+    ``'a''b'::text``), None for ``NULL::type``, the placeholder for a generated one."""
+    expression = expression.strip()
+    if _GENERATED_DEFAULT.match(expression) or expression.lower() in _CURRENT:
+        return placeholder
+    if "'" not in expression:
+        return None if expression.startswith("NULL::") else expression
+    found = _QUOTED.search(expression)
+    return None if found is None else found.group(1).replace("''", "'")
+
+
+def _default_value(mapped: Mapped, type_oid: int, text: str) -> Any:
+    """A default's text as the column's value, as Debezium reads it (ValueError if it can't)."""
+    kind = mapped.schema.type
+    if type_oid == BOOL:
+        return text.lower() == "true"  # Java's Boolean.parseBoolean
+    if kind in _INT_RANGE and type_oid in (INT2, INT4, INT8):
+        bits = _INT_RANGE[kind]
+        if not _INTEGER.fullmatch(text) or not -(2**bits) <= int(text) < 2**bits:
+            raise ValueError(text)
+        return int(text)
+    if type_oid == UUID:
+        import uuid
+
+        return str(uuid.UUID(text))
+    if type_oid in (TEXT, VARCHAR, BPCHAR, JSON, JSONB, XML):
+        return text
+    value = mapped.convert(text)
+    if isinstance(value, Struct):  # a variable-scale decimal: Kafka takes no Struct default
+        raise ValueError(text)
+    return value
+
+
+def with_default(
+    mapped: Mapped, type_oid: int, facts: TypeFacts | None, expression: str | None
+) -> Mapped:
+    """The column with its default in the schema, as Debezium's PostgreSQL connector gives it:
+    a literal default as the column's value, a generated one (a sequence, ``now()``) as a
+    placeholder of the type (0, the epoch...), none for ``NULL``, for an expression it cannot
+    read, and for the types it has no reader for."""
+    if expression is None:
+        return mapped
+    if facts is not None and facts.enum_labels is not None:  # only a quoted label, cast
+        label, cast, _ = expression.rpartition("::")
+        if cast and len(label) >= 2 and label[0] == label[-1] == "'":
+            return Mapped(dataclasses.replace(mapped.schema, default=label[1:-1]), mapped.convert)
+        return mapped
+    # an array has no reader in Debezium
+    placeholder = None if facts is not None else _PLACEHOLDER.get(type_oid)
+    if placeholder is None:
+        return mapped
+    text = _default_text(expression, placeholder)
+    if text is None:
+        return mapped
+    try:
+        value = _default_value(mapped, type_oid, text)
+    except (ValueError, ArithmeticError):
+        log.warning("Cannot read the column default %r as a %s; the schema has none",
+                    expression, mapped.schema.name or mapped.schema.type.value)  # fmt: skip
+        return mapped
+    return Mapped(dataclasses.replace(mapped.schema, default=value), mapped.convert)

@@ -84,3 +84,63 @@ def test_enums_arrays_intervals_times_with_zones_and_money() -> None:
     assert convert(v.TIMETZ, "13:51:30.1237+02") == "11:51:30.1237Z"
     assert convert(v.TIMETZ, "11:51:02+00") == "11:51:02Z"
     assert convert(v.MONEY, "-$1,234.50") == decimal.Decimal("-1234.50")
+
+
+def default(oid: int, expression: str | None, modifier: int = -1, **kw: object) -> object:
+    found = mapped(oid, modifier, False, Modes(**kw))  # type: ignore[arg-type]
+    assert found is not None
+    return v.with_default(found, oid, None, expression).schema.default
+
+
+def test_literal_defaults_as_debezium_reads_them() -> None:
+    assert default(v.INT4, "42") == 42
+    assert default(v.INT8, "'9223372036854775807'::bigint") == 9223372036854775807
+    assert default(v.INT2, "'-7'::smallint") == -7
+    assert default(v.TEXT, "'it''s'::text") == "it's"
+    assert default(v.VARCHAR, "'new'::character varying") == "new"
+    assert default(v.BOOL, "true") is True and default(v.BOOL, "false") is False
+    assert default(v.FLOAT8, "1.5") == 1.5
+    assert default(v.JSONB, "'{\"a\": 1}'::jsonb") == '{"a": 1}'
+    uuid = "'76019D1A-AD2E-4B22-96E9-1A6D6543C818'::uuid"
+    assert default(v.UUID, uuid) == "76019d1a-ad2e-4b22-96e9-1a6d6543c818"
+    assert default(v.DATE, "'2026-01-02'::date") == 20455
+    assert default(v.TIMESTAMP, "'2026-01-02 03:04:05'::timestamp without time zone") == (
+        1767323045000000
+    )
+    assert default(v.NUMERIC, "12.5", numeric(10, 2)) == decimal.Decimal("12.50")
+    assert default(v.NUMERIC, "12.5", numeric(10, 2), decimal="string") == "12.5"
+    assert default(v.INTERVAL, "'P1D'::interval") == 86_400_000_000
+
+
+def test_generated_defaults_get_the_types_placeholder() -> None:
+    assert default(v.INT4, "nextval('orders_id_seq'::regclass)") == 0
+    assert default(v.INT8, "nextval('\"Odd\".seq'::regclass)") == 0
+    assert default(v.TIMESTAMP, "now()") == 0
+    assert default(v.TIMESTAMPTZ, "CURRENT_TIMESTAMP") == "1970-01-01T00:00:00.000000Z"
+    assert default(v.DATE, "CURRENT_DATE") == 0
+    assert default(v.UUID, "gen_random_uuid()") == "00000000-0000-0000-0000-000000000000"
+    assert default(v.TEXT, "md5((random())::text)") == ""
+    assert default(v.BOOL, "(now() > '2020-01-01')") is False
+
+
+def test_no_default_for_null_for_what_cannot_be_read_and_for_unread_types() -> None:
+    assert default(v.INT4, None) is None
+    assert default(v.TEXT, "NULL::text") is None
+    assert default(v.INT4, "(1 + 2)") is None
+    assert default(v.INT2, "'99999'::integer") is None  # out of the column's range
+    assert default(v.NUMERIC, "1.5") is None  # numeric without precision: a Struct
+    assert default(v.BYTEA, "'\\x00'::bytea") is None
+    assert default(v.MONEY, "'1.00'::money") is None
+    assert default(v.TIMETZ, "'10:00:00+00'::time with time zone") is None
+
+
+def test_enum_defaults_and_array_columns() -> None:
+    enum = v.TypeFacts(enum_labels=("new", "done"))
+    found = mapped(90_000, -1, False, ADAPTIVE, enum)
+    assert found is not None
+    assert v.with_default(found, 90_000, enum, "'new'::mood").schema.default == "new"
+    assert v.with_default(found, 90_000, enum, "pick()").schema.default is None
+    ints = v.TypeFacts(element=v.INT4)
+    array = mapped(1007, -1, False, ADAPTIVE, ints)
+    assert array is not None
+    assert v.with_default(array, 1007, ints, "'{1,2}'::integer[]").schema.default is None
