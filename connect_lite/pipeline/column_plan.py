@@ -50,13 +50,25 @@ _ROW_FIELDS = [
 ]
 
 
-def _typed_sides(given: dict[str, Schema | None]) -> set[str]:
-    """The sides with a column form. Not one with default values inside: the transforms
-    read a null field as its default (replace.null.with.default), a column would not."""
+DEFAULTS_READ_AS_VALUES = "_column_form_reads_defaults"
+"""A built-in transform's class attribute: its column form is exact where an unset field
+reads as its schema's default (as the columns hold it, and as ``Struct.get`` and equality
+read it)."""
+
+
+def _typed_sides(given: dict[str, Schema | None], chain: Chain) -> set[str]:
+    """The sides with a column form. Not one with default values inside, unless every step
+    of the chain reads them as the columns hold them (``DEFAULTS_READ_AS_VALUES``): most
+    transforms tell an unset field (its default) from a null one, a column cannot."""
+    defaults_read = all(
+        getattr(t, DEFAULTS_READ_AS_VALUES, False) and p is None for t, p, _ in chain
+    )
     return {
         s
         for s, sch in given.items()
-        if sch is not None and arrow_type(sch) is not None and not _has_defaults(sch)
+        if sch is not None
+        and arrow_type(sch) is not None
+        and (defaults_read or not _has_defaults(sch))
     }
 
 
@@ -170,7 +182,7 @@ def plan(
             return None
         if r.value_schema is not given["value"] and r.value_schema != given["value"]:
             return None
-    typed = _typed_sides(given)
+    typed = _typed_sides(given, chain)
     compiled = _compile(engine, chain, first, given, typed)
     if compiled is None:
         return None
@@ -217,7 +229,7 @@ def plan_sink(
     ``rows`` (SinkInputs) to typed rows (plus ``rest``, ``retries`` and the untyped sides,
     pickled)."""
     given = {"key": probe.key_schema, "value": probe.value_schema}
-    typed = _typed_sides(given)
+    typed = _typed_sides(given, chain)
     if not typed:
         return None
     compiled = _compile(engine, chain, probe, given, typed)

@@ -3,6 +3,7 @@ into the row it describes (Debezium 2.7)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ from connect_lite.api import (
     Type,
     ValidString,
 )
+from connect_lite.api.column_form import ColumnFrame, Expr, Lit, Not, When, struct_of
 from connect_lite.transforms.base import BuiltinTransformation, updated
 
 log = logging.getLogger(__name__)
@@ -94,6 +96,20 @@ class FieldReference:
         top = envelope.field(self.field)  # a field another transform added to the envelope
         return None if top is None else top.schema
 
+    def has_default(self, envelope: Schema) -> bool:
+        found = self._field_schema(envelope)
+        return found is not None and found.default is not None
+
+    def column(self, envelope: Expr, schema: Schema) -> Expr | None:
+        """``value`` as a column of the envelope (of ``schema``); None where ``value`` would
+        look past a null struct to the envelope (no column form)."""
+        holder = None if self.struct is None else schema.field(self.struct)
+        if holder is None:
+            return envelope.field(self.field)
+        if holder.schema.type is SchemaType.STRUCT and holder.schema.field(self.field):
+            return envelope.field(holder.name).field(self.field)
+        return None
+
     def value(self, envelope: Struct) -> Any:
         holder: Any = envelope
         if self.struct is not None and envelope.schema.field(self.struct) is not None:
@@ -126,6 +142,10 @@ class ExtractNewRecordState(BuiltinTransformation):
     copy the event's metadata. Records that are not change events pass unchanged."""
 
     __connect_class_name__ = "io.debezium.transforms.ExtractNewRecordState"
+    _column_form_reads_defaults = True
+    """Its column form copies rows as ``Struct.get`` reads them, and reads no field that has a
+    default without it (see ``column_form``): a Debezium envelope (``source.snapshot`` has a
+    default) may run as columns (pipeline/column_plan.py)."""
 
     def config(self) -> ConfigDef:
         d = ConfigDef()
@@ -344,6 +364,70 @@ class ExtractNewRecordState(BuiltinTransformation):
     @property
     def _compatible(self) -> bool:
         return bool(self.settings[DROP_FIELDS_COMPATIBLE])
+
+    def column_form(self, frame: ColumnFrame, out: Any) -> ColumnFrame | None:
+        """Where every record of the batch is a change event of one table: the ``after`` row
+        (``before`` for a rewritten delete, with ``__deleted``; a null value for a delete in
+        ``tombstone`` mode), deletes dropped in ``drop`` mode, truncates dropped, and
+        ``add.fields`` copied from the envelope, as ``apply`` gives them.
+        Tombstones run in the record form (the framework keeps a null value out of the
+        column form). None, for the record form, with ``add.headers`` (header values have no
+        column), ``route.by.field``, ``drop.fields.header.name``, ``add.fields`` with deletes
+        as null values (``tombstone`` mode: their schema would differ), or an added field
+        that has a default (``apply`` reads it without)."""
+        if self._headers or self._route or self._drop_header:
+            return None
+        if self._deletes == "none" and self._fields:
+            return None  # a delete's null value keeps the row's schema, the rest get more
+        found = frame.struct_side(False)
+        if found is None:
+            return None
+        _, envelope, schema = found
+        after_field, before_field = schema.field("after"), schema.field("before")
+        if (
+            schema.name is None
+            or not schema.name.endswith(".Envelope")
+            or after_field is None
+            or before_field is None
+            or after_field.schema != before_field.schema
+            or after_field.schema.type is not SchemaType.STRUCT
+        ):
+            return None
+        row_schema = after_field.schema
+        after, before = envelope.field("after"), envelope.field("before")
+        gone = after.is_null()  # a delete, or a truncate (before is null too)
+        columns: dict[str, Expr] | None = None
+        if self._deletes == "drop":
+            keep: Expr = Not(gone)
+            out_schema = row_schema
+        elif self._deletes == "none":  # a delete: a null value of the row's schema
+            keep = When(gone, Not(before.is_null()), Lit(True))
+            out_schema = row_schema
+        else:  # rewrite: a delete becomes its before row; Struct.get gives defaults for nulls
+            keep = When(gone, Not(before.is_null()), Lit(True))
+            out_schema = _appended(row_schema, [(DELETED, _OPT_STRING)])
+            row = When(gone, before, after)
+            columns = {f.name: row.field(f.name) for f in row_schema.fields}
+            columns[DELETED] = When(gone, Lit("true"), Lit("false"))
+        if self._fields:
+            try:
+                wanted = [(ref, ref.schema(schema)) for ref in self._fields]
+            except DataError:
+                return None
+            present = [(ref, s) for ref, s in wanted if s is not None]
+            if any(ref.has_default(schema) for ref, _ in present):
+                return None  # apply reads it without its default: unset and null differ
+            if columns is None:
+                columns = {f.name: after.field(f.name) for f in row_schema.fields}
+            out_schema = _appended(out_schema, [(r.name, s) for r, s in present])
+            for ref, _ in present:
+                column = ref.column(envelope, schema)
+                if column is None:
+                    return None
+                columns[ref.name] = column
+        value = after if columns is None else struct_of(columns, out_schema)
+        step = frame.with_side("value", value, out_schema)
+        return dataclasses.replace(step, keep=When(frame.keep, keep, Lit(False)))
 
 
 _OPT_STRING = Schema.OPTIONAL_STRING_SCHEMA

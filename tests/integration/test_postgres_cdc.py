@@ -528,3 +528,38 @@ def test_a_filtered_publication_holds_only_the_captured_tables(
     postgres.query(database, f"INSERT INTO {kept} VALUES (7)")
     ((key, _),) = events(kafka, topic, 1)
     assert key["payload"] == {"id": 7}
+
+
+def test_unwrap_on_the_source_side_gives_rows_and_rewritten_deletes(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, postgres: PostgresServer, database: str
+) -> None:
+    """ExtractNewRecordState in the CDC connector's own chain (its column form runs for a
+    batch of one table's inserts): flat rows with the added metadata, a delete rewritten."""
+    table = unique("flat").replace("-", "_")
+    postgres.query(database, f"CREATE TABLE {table} (id SERIAL PRIMARY KEY, "
+                             "item TEXT DEFAULT 'none', qty INT)")  # fmt: skip
+    prefix = unique("dbz-flat")
+    topic = f"{prefix}.public.{table}"
+    kafka.create_topic(topic, 1)
+    create_running(worker, "cdc", cdc(postgres, database, prefix, **{
+        "snapshot.mode": "no_data", "transforms": "unwrap",
+        "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+        "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
+        "transforms.unwrap.add.fields": "op,table,source.lsn:pos"}))  # fmt: skip
+    wait_for(lambda: slot_position(postgres, database, prefix.replace("-", "_")) > 0, 60)
+    postgres.query(database, f"INSERT INTO {table} (item, qty) "
+                             "SELECT NULL, g FROM generate_series(1, 50) g")  # fmt: skip
+    postgres.query(database, f"DELETE FROM {table} WHERE id = 7")
+    found = events(kafka, topic, 51)
+    rows = [value["payload"] for _, value in found]
+    assert [r["id"] for r in rows] == [*range(1, 51), 7]
+    assert {r["__op"] for r in rows[:50]} == {"c"} and rows[50]["__op"] == "d"
+    # a null in a column with a default: Kafka's JsonConverter writes the default (KIP-1040)
+    assert rows[0]["item"] == "none" and rows[0]["qty"] == 1 and rows[0]["__table"] == table
+    assert [r["__deleted"] for r in (rows[0], rows[50])] == ["false", "true"]
+    assert rows[50]["qty"] is None  # REPLICA IDENTITY DEFAULT: the key only
+    assert all(r["__pos"] > 0 for r in rows)
+    schema = found[0][1]["schema"]
+    assert schema["name"] == f"{topic}.Value" and schema["optional"] is False
+    assert [f["field"] for f in schema["fields"]] == [
+        "id", "item", "qty", "__deleted", "__op", "__table", "__pos"]  # fmt: skip

@@ -38,6 +38,9 @@ from connect_lite.api import (
     Struct,
     logical,
 )
+from connect_lite.connectors.postgres_cdc.config import Settings
+from connect_lite.connectors.postgres_cdc.source import _SOURCE as CDC_SOURCE
+from connect_lite.connectors.postgres_cdc.source import table_of
 from connect_lite.control.components import transform_chain
 from connect_lite.pipeline import SinkJob, SourceJob, SparkEngine
 from connect_lite.plugins.registry import Plugins
@@ -377,6 +380,85 @@ def test_third_party_column_forms(
         assert list(job.transform(records, tolerate_errors=True).records) == expected
 
 
+UNWRAP = "io.debezium.transforms.ExtractNewRecordState"
+CDC_TABLE = table_of(
+    Settings.parse({"database.hostname": "h", "database.user": "u", "database.dbname": "d",
+                    "topic.prefix": "srv"}),
+    "public", "orders",
+    [("id", 23, -1, True, True, "nextval('orders_id_seq'::regclass)"),
+     ("item", 25, -1, False, False, "'none'::text"), ("qty", 20, -1, False, False, None)],
+)  # fmt: skip
+
+
+def _change_events() -> list[SinkRecord]:
+    """Debezium change events of one table: snapshot rows, inserts, updates, deletes and a
+    truncate, some with nulls in a column that has a default (no tombstones: a null value
+    keeps a batch out of the column form)."""
+    out = []
+    for i in range(14):
+        op = "rtcudd"[i % 6] if i != 9 else "t"
+        row = {"id": i, "item": None if i % 4 == 1 else f"item-{i}", "qty": i * 3}
+        source = Struct(CDC_SOURCE, {
+            "version": "2.7.4.Final", "connector": "postgresql", "name": "srv", "db": "d",
+            "ts_ms": 1000 + i, "schema": "public", "table": "orders", "lsn": 50 + i,
+        })  # fmt: skip
+        before = Struct(CDC_TABLE.value_schema, row) if op in "ud" else None
+        after = Struct(CDC_TABLE.value_schema, row) if op in "rcu" else None
+        value = Struct(CDC_TABLE.envelope, {"before": before, "after": after, "source": source,
+                                            "op": op, "ts_ms": 2000 + i})  # fmt: skip
+        key = Struct(CDC_TABLE.key_schema, {"id": i})  # type: ignore[arg-type]
+        out.append(
+            SinkRecord(CDC_TABLE.topic, 0, 10 + i, key, value, CDC_TABLE.key_schema,
+                       CDC_TABLE.envelope, 1_715_000_000_000 + i, "CreateTime")
+        )  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "settings", "compiles"),
+    [
+        ("unwrap", {}, True),
+        ("unwrap-rewrite", {"delete.tombstone.handling.mode": "rewrite"}, True),
+        ("unwrap-fields", {"add.fields": "op,table,source.ts_ms,lsn:at"}, True),
+        (
+            "unwrap-rewrite-fields",
+            {
+                "delete.tombstone.handling.mode": "rewrite-with-tombstone",
+                "add.fields": "op,ts_ms,source.lsn",
+            },
+            True,
+        ),
+        ("unwrap-delete-as-null", {"delete.tombstone.handling.mode": "tombstone"}, True),
+        ("unwrap-legacy-none", {"delete.handling.mode": "none", "drop.tombstones": "false"}, True),
+        ("unwrap-null-fields", {"delete.handling.mode": "none", "add.fields": "op"}, False),
+        ("unwrap-field-with-default", {"add.fields": "snapshot"}, False),  # unset: null
+        ("unwrap-headers", {"add.headers": "op"}, False),
+        ("unwrap-route", {"route.by.field": "item"}, False),
+    ],
+)
+def test_unwrap_forms_agree(
+    engine: SparkEngine, name: str, settings: dict[str, str], compiles: bool
+) -> None:
+    """Debezium's ExtractNewRecordState in the column form where it has one, the record form
+    elsewhere: the same records as ``apply``, dropped deletes and truncates included."""
+    records = _change_events()
+    config = {"transforms": "u", "transforms.u.type": UNWRAP}
+    config.update({f"transforms.u.{k}": v for k, v in settings.items()})
+    specs = _transform_specs(config)
+    expected = _apply_each(specs, records)
+    assert _kept(expected) and None in expected, "keeps some records and drops others"
+    job = SinkJob(engine, spec(f"forms-{name}", transforms=specs), "forms")
+    assert list(job.transform(records, tolerate_errors=True).records) == expected
+    chain = [(s.factory(), None, False) for s in specs]
+    columns = run_expressions(engine, f"forms-{name}", chain, records)
+    if compiles:
+        assert columns is not None, f"{name} did not compile"
+        for i, (got, want) in enumerate(zip(columns, expected, strict=True)):
+            assert got == want, f"record {i}"
+    else:
+        assert columns is None
+
+
 def _produced(p: Any) -> tuple[Any, ...]:
     """A produced record with its key and value unpickled (pickles of equal values may differ)."""
     key, value = (pickle.loads(b) if b is not None else None for b in (p.key, p.value))
@@ -414,35 +496,77 @@ def test_batch_jobs_give_the_same_records_in_both_forms(engine: SparkEngine, cas
     with the column form and with the Arrow form, give the same results."""
     records = _struct_records()
     specs = _transform_specs(case.config)
-    expected = _kept(_apply_each(specs, records))
+    expected = _sink_batches_agree(engine, case.name, specs, records)
+    sources = _as_sources(records)
+    if case.name == "insert-field":  # offset.field needs a sink record (Kafka's rule)
+        _assert_every_source_record_fails(engine, case, specs, sources)
+        return
+    _source_batches_agree(engine, case.name, specs, sources, len(expected))
 
+
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"delete.handling.mode": "none", "drop.tombstones": "false"},
+     {"delete.tombstone.handling.mode": "rewrite", "add.fields": "op,source.lsn"}],
+    ids=["drop", "none", "rewrite-fields"],
+)  # fmt: skip
+def test_unwrap_batch_jobs_run_as_columns(engine: SparkEngine, settings: dict[str, str]) -> None:
+    """Debezium's events (their schemas have defaults) through ExtractNewRecordState: the
+    sink and source batches compile, and give what the Arrow form gives."""
+    config = {"transforms": "u", "transforms.u.type": UNWRAP}
+    config.update({f"transforms.u.{k}": v for k, v in settings.items()})
+    specs = _transform_specs(config)
+    records = _change_events()
+    expected = _sink_batches_agree(engine, f"unwrap-{len(settings)}", specs, records)
+    _source_batches_agree(
+        engine, f"unwrap-{len(settings)}", specs, _as_sources(records), len(expected)
+    )
+
+
+def _sink_batches_agree(
+    engine: SparkEngine, name: str, specs: tuple[TransformSpec, ...], records: list[SinkRecord]
+) -> list[Any]:
+    """The records as one sink batch, with and without the column form: the same results,
+    those of ``apply`` (returned)."""
+    expected = _kept(_apply_each(specs, records))
     messages = _messages(records)
     sink_results = []
     for columns in (True, False):
-        job = SinkJob(engine, _job_spec(f"sink-{case.name}-{columns}", specs, columns), "s")
+        job = SinkJob(engine, _job_spec(f"sink-{name}-{columns}", specs, columns), "s")
         sink_results.append(job.run(messages, tolerate_errors=True))
         assert job.compiled_batches == int(columns)
     assert sink_results[0].records == sink_results[1].records == expected
     assert sink_results[0].dropped == sink_results[1].dropped
+    return expected
 
-    sources = [
+
+def _as_sources(records: list[SinkRecord]) -> list[SourceRecord]:
+    return [
         SourceRecord(
             {"p": r.kafka_partition}, {"o": r.kafka_offset}, r.topic, r.value, r.key,
             r.kafka_partition, r.key_schema, r.value_schema, r.timestamp, r.headers,
         )
         for r in records
     ]  # fmt: skip
-    if case.name == "insert-field":  # offset.field needs a sink record (Kafka's rule)
-        _assert_every_source_record_fails(engine, case, specs, sources)
-        return
+
+
+def _source_batches_agree(
+    engine: SparkEngine,
+    name: str,
+    specs: tuple[TransformSpec, ...],
+    sources: list[SourceRecord],
+    count: int,
+) -> None:
+    """The records as one source batch, with and without the column form: the same
+    ``count`` records produced."""
     produced = []
     for columns in (True, False):
-        job = SourceJob(engine, _job_spec(f"src-{case.name}-{columns}", specs, columns), "s")
+        job = SourceJob(engine, _job_spec(f"src-{name}-{columns}", specs, columns), "s")
         result = job.run(sources, tolerate_errors=True)
         assert job.compiled_batches == int(columns)
         produced.append([_produced(p) for p in result.records])
     assert produced[0] == produced[1]
-    assert len(produced[0]) == len(expected)
+    assert len(produced[0]) == count
 
 
 NOT_A_SINK_RECORD = (
