@@ -27,7 +27,7 @@ if [ ! -f "$stamp" ]; then
   echo "Setting up .venv (first use or dependencies changed)..." >&2
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev,postgres,mysql]'
+  .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev,postgres,mysql,http]'
   rm -f .venv/.installed-*
   touch "$stamp"
 fi

@@ -1,0 +1,1 @@
+"""Confluent's HTTP sink connector (``io.confluent.connect.http.HttpSinkConnector``)."""
