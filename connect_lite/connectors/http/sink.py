@@ -20,7 +20,6 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -44,7 +43,6 @@ VERSION = "1.7.6"
 """The Confluent HTTP sink version whose configs and behaviour this follows."""
 
 _DEF = config_def()
-_LICENSE_KEYS = ("confluent.license", "confluent.topic")
 
 
 def _urllib3() -> Any:
@@ -55,13 +53,6 @@ def _urllib3() -> Any:
             "The HTTP sink needs urllib3: pip install 'connect-lite[http]'"
         ) from error
     return urllib3
-
-
-def _warn_license(config: Mapping[str, str]) -> None:
-    given = sorted(k for k in config if k == "confluent.license" or k.startswith(_LICENSE_KEYS))
-    if given:
-        log.warning("%s: Confluent's licence keys have no use in connect-lite; ignored",
-                    ", ".join(given))  # fmt: skip
 
 
 class HttpSinkConnector(SinkConnector):
@@ -84,7 +75,9 @@ class HttpSinkConnector(SinkConnector):
 
     def start(self, config: dict[str, str]) -> None:
         Settings.parse(config)
-        _warn_license(config)
+        from connect_lite.connectors.jdbc.config import warn_confluent_keys  # the connectors'
+
+        warn_confluent_keys(config, config.get("name", "http-sink"))
         self._props = dict(config)
 
     def task_class(self) -> type[SinkTask]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import logging
 import zoneinfo
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from connect_lite.api import (
     Validator,
     ValidString,
 )
+
+log = logging.getLogger(__name__)
 
 CONNECTION_URL = "connection.url"
 CONNECTION_USER = "connection.user"
@@ -146,6 +149,18 @@ def raise_errors(errors: Mapping[str, list[str]]) -> None:
     """ConfigError with every message, and the errors by key (validate reports them there)."""
     if errors:
         raise ConfigError("\n".join(m for ms in errors.values() for m in ms), dict(errors))
+
+
+def warn_confluent_keys(config: Mapping[str, str], name: str) -> None:
+    """One WARN for Confluent's licence keys (``confluent.license``, ``confluent.topic`` and
+    ``confluent.topic.*``), which connect-lite accepts and does not use."""
+    found = sorted(
+        k for k in config
+        if k in ("confluent.license", "confluent.topic") or k.startswith("confluent.topic.")
+    )  # fmt: skip
+    if found:
+        log.warning("[%s] Ignoring Confluent licence keys (connect-lite needs none): %s", name,
+                    ", ".join(found))  # fmt: skip
 
 
 def check_across(

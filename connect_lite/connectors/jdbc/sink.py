@@ -21,7 +21,13 @@ from connect_lite.api import (
     TopicPartition,
 )
 
-from .config import SinkSettings, check_across, cross_field_errors, sink_config_def
+from .config import (
+    SinkSettings,
+    check_across,
+    cross_field_errors,
+    sink_config_def,
+    warn_confluent_keys,
+)
 from .dialects import EPOCH_UNIT, TIMESTAMP
 from .fields import Layout, layout
 from .writer import DATA, RECORD, RESULT_DDL, TRANSIENT, WritePlan, write_batches
@@ -32,17 +38,6 @@ VERSION = "1.0.0"
 """This connector's version; its keys and behaviour follow Confluent's 10.9."""
 
 _DEF = sink_config_def()
-_CONFLUENT_ONLY = ("confluent.license", "confluent.topic.")
-
-
-def warn_confluent_keys(config: dict[str, str], name: str) -> None:
-    """One WARN for Confluent's licence keys, which connect-lite accepts and does not use."""
-    found = sorted(
-        k for k in config if k == "confluent.license" or k.startswith("confluent.topic.")
-    )
-    if found:
-        log.warning("[%s] Ignoring Confluent licence keys (connect-lite needs none): %s", name,
-                    ", ".join(found))  # fmt: skip
 
 
 class JdbcSinkConnector(SinkConnector):

@@ -18,10 +18,10 @@ from connect_lite.api import (
     SourceTask,
 )
 
-from .config import check_across
+from .config import check_across, warn_confluent_keys
 from .dialects import Dialect, TableId, dialect
 from .querier import Querier
-from .sink import VERSION, warn_confluent_keys
+from .sink import VERSION
 from .source_config import (
     TABLES,
     Mode,

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connect_lite.api import ConfigDef, ConfigError, Importance, Range, Type, ValidString
+from connect_lite.api import ConfigDef, Importance, Range, Type, ValidString
 
 from .values import Modes
 
@@ -414,8 +414,9 @@ class Settings:
         errors = {k: v.errors for k, v in checked.items() if v.errors}
         for key, messages in cross_errors(values, config).items():
             errors.setdefault(key, []).extend(messages)
-        if errors:
-            raise ConfigError("\n".join(m for ms in errors.values() for m in ms), errors)
+        from connect_lite.connectors.jdbc.config import raise_errors  # the connectors' one
+
+        raise_errors(errors)
 
         def patterns(key: str) -> tuple[re.Pattern[str], ...]:
             return tuple(re.compile(p.strip(), re.IGNORECASE) for p in values.get(key) or [])
