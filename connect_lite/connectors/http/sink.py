@@ -132,6 +132,7 @@ class HttpSinkTask(SinkTask):
         timeout = urllib3.Timeout(connect=settings.connect_timeout_s,
                                   read=settings.request_timeout_s)  # fmt: skip
         self._pool = urllib3.PoolManager(num_pools=8, maxsize=2, timeout=timeout, retries=False)
+        self._io_error: type[Exception] = urllib3.exceptions.HTTPError
         self._auth: tuple[tuple[str, str], ...] = ()
         self._token = None if settings.oauth is None else _Token(settings.oauth, self._pool)
         if settings.user is not None:
@@ -185,7 +186,6 @@ class HttpSinkTask(SinkTask):
     def _send(self, request: Request, settings: Settings) -> None:
         """The request until the server takes it, retried ``max.retries`` times on the listed
         statuses and I/O errors; HttpFailure when it does not."""
-        urllib3 = _urllib3()
         headers = dict(settings.headers)
         headers.update(request.headers)
         headers.update(self._auth)
@@ -199,7 +199,7 @@ class HttpSinkTask(SinkTask):
                     headers["Authorization"] = self._token.header(fresh_token)
                 answer = self._pool.request(request.method, request.url, body=body,
                                             headers=headers, redirect=False)  # fmt: skip
-            except urllib3.exceptions.HTTPError as error:
+            except self._io_error as error:
                 failure = HttpFailure(request.url, None, "", "", f"{type(error).__name__}: {error}")
             except HttpFailure as token_failure:  # the token endpoint's
                 failure = token_failure

@@ -9,6 +9,7 @@ import datetime as dt
 import decimal
 import logging
 import re
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -384,8 +385,6 @@ def _default_value(mapped: Mapped, type_oid: int, text: str) -> Any:
             raise ValueError(text)
         return int(text)
     if type_oid == UUID:
-        import uuid
-
         return str(uuid.UUID(text))
     if type_oid in (TEXT, VARCHAR, BPCHAR, JSON, JSONB, XML):
         return text
