@@ -27,7 +27,7 @@ if [ ! -f "$stamp" ]; then
   echo "Setting up .venv (first use or dependencies changed)..." >&2
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev,postgres,mysql,http]'
+  .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev,postgres,mysql,http,mqtt]'
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
@@ -42,7 +42,8 @@ fi
 # sure the servers the tests start for themselves are there: headless Chromium for the browser
 # tests of the status page (Debian's `chromium`), PostgreSQL 15 and MariaDB for the JDBC
 # connectors' tests (Debian's `postgresql` and `mariadb-server`; the tests run initdb and pg_ctl,
-# mariadb-install-db and mariadbd themselves, no system service). They are
+# mariadb-install-db and mariadbd themselves, no system service), and Mosquitto 2 for the MQTT
+# connectors' tests (Debian's `mosquitto`, started on its own config file). They are
 # installed with apt-get when missing on Debian and this user may install packages. Elsewhere it
 # says what to install, and only the tests that need them fail.
 if [ "${1:-}" = "--tests" ] || [ "${1:-}" = "--browser" ]; then
@@ -56,11 +57,14 @@ if [ "${1:-}" = "--tests" ] || [ "${1:-}" = "--browser" ]; then
   if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
     missing+=(mariadb-server)
   fi
+  if ! command -v mosquitto >/dev/null 2>&1 && [ ! -x /usr/sbin/mosquitto ]; then
+    missing+=(mosquitto)
+  fi
   if [ "${#missing[@]}" -gt 0 ]; then
     if [ -f /etc/debian_version ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
       echo "Installing what the tests need (apt-get install ${missing[*]})..." >&2
-      # The packages would start their system services (PostgreSQL, MariaDB); the tests start
-      # servers of their own, so a policy-rc.d keeps them stopped while they install.
+      # The packages would start their system services (PostgreSQL, MariaDB, Mosquitto); the
+      # tests start servers of their own, so a policy-rc.d keeps them stopped while they install.
       policy=""
       if [ ! -e /usr/sbin/policy-rc.d ]; then
         policy=/usr/sbin/policy-rc.d

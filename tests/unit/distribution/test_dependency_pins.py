@@ -50,5 +50,5 @@ def test_the_pins_cover_every_declared_dependency_and_what_they_pull_in() -> Non
 
 def test_setup_installs_with_the_constraints_and_reinstalls_when_they_change() -> None:
     setup = (REPO / "scripts" / "setup.sh").read_text()
-    assert "pip install --quiet -c constraints.txt -e '.[dev,postgres,mysql,http]'" in setup
+    assert "pip install --quiet -c constraints.txt -e '.[dev,postgres,mysql,http,mqtt]'" in setup
     assert "cat pyproject.toml constraints.txt | sha256sum" in setup
