@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import ssl
 import threading
 import time
 import urllib.parse
@@ -50,8 +51,10 @@ class RecordingServer:
         user: str | None = None,
         password: str | None = None,
         oauth: tuple[str, str] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
-        """``user``/``password``: basic auth on every path. ``oauth`` (client id, secret):
+        """``tls``: serve https with that server context. ``user``/``password``: basic auth on
+        every path. ``oauth`` (client id, secret):
         ``/token`` issues tokens for the client credentials grant (``token_requests``), and
         every other path wants ``Authorization: Bearer`` with the last one issued."""
         self.requests: list[Request] = []
@@ -68,6 +71,10 @@ class RecordingServer:
             self._auth = f"Basic {token}"
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
+        self._scheme = "http"
+        if tls is not None:
+            self._scheme = "https"
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def __enter__(self) -> RecordingServer:
@@ -83,7 +90,7 @@ class RecordingServer:
         return int(self._server.server_address[1])
 
     def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"{self._scheme}://127.0.0.1:{self.port}{path}"
 
     def script(self, *answers: int | Answer) -> None:
         """The next requests' answers, in order (an int: that status)."""

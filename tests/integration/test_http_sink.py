@@ -4,7 +4,9 @@ URL templates, headers, deletes, retries, a server away, basic auth, the DLQ, ba
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
 from tests.http_server import Answer, RecordingServer
 from tests.integration.testkit import create_running, unique
+from tests.tls_certs import PASSWORD, make_pki
 
 pytestmark = pytest.mark.integration
 
@@ -160,10 +163,44 @@ def test_basic_auth(worker: EmbeddedConnect, kafka: KafkaHelpers) -> None:
         assert guarded.accepted()[0].text == "hello"
 
 
+def test_tls_with_a_truststore_and_a_client_certificate(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, tmp_path: Path
+) -> None:
+    """mTLS as Confluent's playground sets it up (a truststore and a keystore), with a PKCS12
+    truststore and a PEM keystore; without the truststore the server's CA is not trusted."""
+    pki = make_pki(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pki.server_pem)
+    context.load_verify_locations(pki.ca_pem)
+    context.verify_mode = ssl.CERT_REQUIRED  # a client certificate signed by the CA
+    keystore = tmp_path / "client-keystore.pem"
+    keystore.write_bytes(pki.client_key.read_bytes() + pki.client_cert.read_bytes())
+    with RecordingServer(tls=context) as secure:
+        topic = topic_with(kafka, ["over tls"])
+        create_running(worker, "http", http_sink(topic, secure.url("/in"), **{
+            "https.ssl.truststore.location": str(pki.ca_p12),
+            "https.ssl.truststore.password": PASSWORD, "https.ssl.truststore.type": "PKCS12",
+            "https.ssl.keystore.location": str(keystore), "https.ssl.keystore.type": "PEM",
+            "https.ssl.protocol": "TLSv1.2"}))  # fmt: skip
+        wait_for(lambda: secure.accepted(), 60, what="the request over mutual TLS")
+        assert secure.accepted()[0].text == "over tls"
+
+        untrusted = create_running(worker, "http", http_sink(topic, secure.url("/no"), **{
+            "max.retries": "0"}))  # fmt: skip
+
+        def trace() -> str:
+            tasks = worker.http.get(f"/connectors/{untrusted}/status").body["tasks"]
+            return str(tasks[0].get("trace"))
+
+        wait_for(lambda: "CERTIFICATE_VERIFY_FAILED" in trace(), 60, what="the CA not trusted")
+        assert not [r for r in secure.accepted() if r.path == "/no"]
+
+
 def test_bad_configs_are_400s_that_name_the_key(worker: EmbeddedConnect) -> None:
     config = http_sink("t", "ftp://nowhere", **{
         "retry.on.status.codes": "5xx", "https.ssl.truststore.location": "/x",
-        "oauth2.jwt.enabled": "true", "request.method": "GET"})  # fmt: skip
+        "oauth2.jwt.enabled": "true", "request.method": "GET",
+        "https.ssl.keystore.key": "-----BEGIN PRIVATE KEY-----"})  # fmt: skip
     answer = worker.http.put(
         "/connector-plugins/io.confluent.connect.http.HttpSinkConnector/config/validate", config
     )
@@ -171,7 +208,8 @@ def test_bad_configs_are_400s_that_name_the_key(worker: EmbeddedConnect) -> None
     errors = {c["value"]["name"]: c["value"]["errors"] for c in answer.body["configs"]
               if c["value"]["errors"]}  # fmt: skip
     assert {"http.api.url", "retry.on.status.codes", "https.ssl.truststore.location",
-            "oauth2.jwt.enabled", "request.method"} <= set(errors)  # fmt: skip
+            "oauth2.jwt.enabled", "request.method",
+            "https.ssl.keystore.key"} <= set(errors)  # fmt: skip
     created = worker.http.post("/connectors", {"name": unique("bad-http"), "config": config})
     assert created.status == 400
     assert "https.ssl.truststore.location" in json.dumps(created.body)

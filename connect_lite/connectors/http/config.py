@@ -3,13 +3,16 @@ and the keys connect-lite refuses (a validate error that names the key)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from collections.abc import Mapping
+import ssl
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connect_lite.api import ConfigDef, Importance, Range, Type, ValidString
+from connect_lite.api import ConfigDef, ConfigError, Importance, Range, Type, ValidString
+from connect_lite.api.tls import TlsStores, client_context
 
 log = logging.getLogger(__name__)
 
@@ -263,6 +266,7 @@ def config_def() -> ConfigDef:
         Importance.LOW,
         "Separator of the entries of oauth2.client.headers.",
     )
+    _tls_keys(d)
     d.define(
         "report.errors.as",
         Type.STRING,
@@ -282,17 +286,116 @@ def config_def() -> ConfigDef:
     return d  # fmt: skip
 
 
+_TLS = "https.ssl."
+_STORE_NAMES = {
+    f"ssl.{part}": f"{_TLS}{part}"
+    for part in ("truststore.location", "truststore.password", "keystore.location",
+                 "keystore.password", "key.password")
+}  # fmt: skip
+_TLS_IGNORED = (
+    "provider", "engine.factory.class", "keymanager.algorithm", "trustmanager.algorithm",
+    "secure.random.implementation",
+)  # fmt: skip
+"""Kafka's SSL keys that name parts of Java's TLS: accepted and not used (Python's ssl)."""
+
+
+def _tls_keys(d: ConfigDef) -> None:
+    """Kafka's SSL keys with the ``https.`` prefix, as Confluent's HTTP sink has them."""
+    for part, kind, doc in (
+        (
+            "truststore.location",
+            Type.STRING,
+            "The certificates to trust (PEM or PKCS12); else the system's.",
+        ),
+        ("truststore.password", Type.PASSWORD, "The PKCS12 truststore's password."),
+        (
+            "truststore.type",
+            Type.STRING,
+            "PEM, PKCS12, or JKS (Kafka's default; the file "
+            "tells PEM from PKCS12, and a real JKS is refused).",
+        ),
+        (
+            "keystore.location",
+            Type.STRING,
+            "The client's key and certificate chain, for servers that ask for one (PEM or PKCS12).",
+        ),
+        ("keystore.password", Type.PASSWORD, "The keystore's password."),
+        ("keystore.type", Type.STRING, "As https.ssl.truststore.type."),
+        ("key.password", Type.PASSWORD, "The private key's password."),
+    ):
+        d.define(_TLS + part, kind, None, None, Importance.MEDIUM, doc)
+    d.define(_TLS + "protocol", Type.STRING, "TLSv1.3", None, Importance.LOW,
+             "The lowest TLS version used: TLSv1.2 or TLSv1.3.")  # fmt: skip
+    d.define(_TLS + "enabled.protocols", Type.LIST, "TLSv1.2,TLSv1.3", None, Importance.LOW,
+             "The TLS versions allowed: the lowest listed is the least used.")  # fmt: skip
+    d.define(_TLS + "endpoint.identification.algorithm", Type.STRING, "https", None,
+             Importance.LOW, "https checks the server's name against its certificate; empty "
+                             "does not.")  # fmt: skip
+    d.define("https.host.verifier.enabled", Type.BOOLEAN, True, None, Importance.LOW,
+             "Confluent Cloud's name for the server name check.")  # fmt: skip
+    for part in _TLS_IGNORED:
+        d.define(_TLS + part, Type.STRING, None, None, Importance.LOW,
+                 "Names a part of Java's TLS: accepted, not used.")  # fmt: skip
+
+
+def tls_context(values: Mapping[str, Any]) -> Callable[[], ssl.SSLContext]:
+    """The HTTPS client's context from the ``https.ssl.*`` values (ConfigError naming the key
+    when a store does not load)."""
+
+    def secret(key: str) -> str | None:
+        value = values.get(key)
+        return getattr(value, "value", value) or None
+
+    stores = TlsStores(
+        keystore_location=values.get(_TLS + "keystore.location") or None,
+        keystore_password=secret(_TLS + "keystore.password"),
+        key_password=secret(_TLS + "key.password"),
+        truststore_location=values.get(_TLS + "truststore.location") or None,
+        truststore_password=secret(_TLS + "truststore.password"),
+        keystore_type=values.get(_TLS + "keystore.type"),
+        truststore_type=values.get(_TLS + "truststore.type"),
+        names=_STORE_NAMES,
+    )
+    # connect-lite never speaks below TLS 1.2: older versions listed are passed over.
+    enabled = [p for p in values.get(_TLS + "enabled.protocols") or []
+               if p.strip().upper() in ("TLSV1.2", "TLSV1.3")]  # fmt: skip
+    lowest = min(enabled, key=str.upper) if enabled else values.get(_TLS + "protocol")
+    check = (bool(values.get(_TLS + "endpoint.identification.algorithm"))
+             and values.get("https.host.verifier.enabled") is not False)  # fmt: skip
+    return functools.partial(client_context, stores, check_hostname=check,
+                             minimum_version=lowest)  # fmt: skip
+
+
 _DEFAULTED = {"reporter.result.topic.name", "reporter.error.topic.name"}
 """Reporter keys with a default in Confluent's connector: harmless until the reporter's Kafka
 is given (``reporter.bootstrap.servers``)."""
 
 UNSUPPORTED_PREFIXES = (
-    "oauth2.jwt.", "https.ssl.", "http.proxy.", "reporter.", "regex.", "connection.disallow.",
+    "oauth2.jwt.", "http.proxy.", "reporter.", "regex.", "connection.disallow.",
     "connection.allow.",
 )  # fmt: skip
 """Confluent keys connect-lite does not build yet: set, they are validate errors."""
 UNSUPPORTED = {"csfle.enabled": "false", "ssl.enabled": None}
+UNSUPPORTED_TLS = ("https.ssl.truststore.certificates", "https.ssl.keystore.key",
+                   "https.ssl.keystore.certificate.chain", "https.ssl.cipher.suites")  # fmt: skip
+"""Store contents in the config itself, and Java's cipher names: not built yet."""
 """Keys refused unless they hold the value given (None: always accepted as a no-op)."""
+
+
+def _refused(config: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The keys set that connect-lite does not build, with their errors."""
+    refused = []
+    for key, value in config.items():
+        given = value not in ("", None)
+        if given and (
+            (key.startswith(UNSUPPORTED_PREFIXES) and key not in _DEFAULTED)
+            or key in UNSUPPORTED_TLS
+        ):
+            refused.append((key, f"connect-lite does not support {key} yet; remove it"))
+        wanted = UNSUPPORTED.get(key)
+        if wanted is not None and str(value).strip().lower() != wanted:
+            refused.append((key, f"connect-lite does not support {key}={value}; remove it"))
+    return refused
 
 
 def cross_errors(values: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, list[str]]:
@@ -305,16 +408,8 @@ def cross_errors(values: Mapping[str, Any], config: Mapping[str, str]) -> dict[s
         error(URL, f'Missing required configuration "{URL}" which has no default value.')
     elif not str(values[URL]).lower().startswith(("http://", "https://")):
         error(URL, f"{URL} must be an http:// or https:// URL, not {values[URL]}")
-    for key, value in config.items():
-        if (
-            key.startswith(UNSUPPORTED_PREFIXES)
-            and key not in _DEFAULTED
-            and value not in ("", None)
-        ):
-            error(key, f"connect-lite does not support {key} yet; remove it")
-        wanted = UNSUPPORTED.get(key)
-        if wanted is not None and str(value).strip().lower() != wanted:
-            error(key, f"connect-lite does not support {key}={value}; remove it")
+    for key, message in _refused(config):
+        error(key, message)
     if str(values.get("auth.type") or "").upper() == "OAUTH2":
         for key in ("oauth2.token.url", "oauth2.client.id", "oauth2.client.secret"):
             if not values.get(key):
@@ -333,6 +428,11 @@ def cross_errors(values: Mapping[str, Any], config: Mapping[str, str]) -> dict[s
             header_pairs(str(values.get(key) or ""), str(values.get(separator) or "|"))
         except ValueError as e:
             error(key, str(e))
+    try:
+        tls_context(values)()  # the stores load and the protocols are known
+    except ConfigError as e:
+        named = [k for k in _STORE_NAMES.values() if str(e).startswith(k)]
+        error(named[0] if named else _TLS + "protocol", str(e))
     fmt = str(values.get("request.body.format") or "").lower()
     if (
         fmt == "json"
@@ -428,6 +528,7 @@ class Settings:
     user: str | None
     password: str | None
     oauth: OAuth | None
+    tls: Callable[[], ssl.SSLContext]
 
     @staticmethod
     def parse(config: Mapping[str, str]) -> Settings:
@@ -471,6 +572,7 @@ class Settings:
             oauth=OAuth.of(values) if values["auth.type"].upper() == "OAUTH2" else None,
             user=values["connection.user"] if basic else None,
             password=getattr(password, "value", password) if basic else None,
+            tls=tls_context(values),
         )  # fmt: skip
 
     def retries_status(self, status: int) -> bool:

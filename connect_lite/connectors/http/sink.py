@@ -131,7 +131,10 @@ class HttpSinkTask(SinkTask):
         urllib3 = _urllib3()
         timeout = urllib3.Timeout(connect=settings.connect_timeout_s,
                                   read=settings.request_timeout_s)  # fmt: skip
-        self._pool = urllib3.PoolManager(num_pools=8, maxsize=2, timeout=timeout, retries=False)
+        context = settings.tls()  # https.ssl.*: the stores, versions and the name check
+        names = {} if context.check_hostname else {"assert_hostname": False}
+        self._pool = urllib3.PoolManager(num_pools=8, maxsize=2, timeout=timeout, retries=False,
+                                         ssl_context=context, **names)  # fmt: skip
         self._io_error: type[Exception] = urllib3.exceptions.HTTPError
         self._auth: tuple[tuple[str, str], ...] = ()
         self._token = None if settings.oauth is None else _Token(settings.oauth, self._pool)
