@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from connect_lite.api.config import ConfigDef
@@ -117,6 +117,34 @@ class ErrantRecordReporter:
         raise NotImplementedError
 
 
+class RecordWriter:
+    """Writes records of a task's own to Kafka topics (a connector's result or error topics),
+    apart from the records the worker moves for it. Got from
+    :meth:`SinkTaskContext.record_writer`; the worker closes it when the task ends."""
+
+    def ensure_topic(self, topic: str, partitions: int = 1, replication_factor: int = -1) -> None:
+        """Create ``topic`` unless it exists (-1: the broker's default replication)."""
+        raise NotImplementedError
+
+    def write(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        headers: Sequence[tuple[str, bytes | None]] = (),
+    ) -> None:
+        """Queue one record; :meth:`flush` waits for it."""
+        raise NotImplementedError
+
+    def flush(self, timeout_s: float = 30.0) -> None:
+        """Return once every record written is acknowledged; RetriableError if some are not
+        within ``timeout_s`` or failed (they should be written again)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
 class SinkTaskContext:
     """What a sink task may ask of the worker."""
 
@@ -141,6 +169,12 @@ class SinkTaskContext:
 
     def errant_record_reporter(self) -> ErrantRecordReporter | None:
         return None
+
+    def record_writer(self, bootstrap_servers: str | None = None) -> RecordWriter:
+        """A writer of records of the task's own: to the worker's Kafka with the worker's
+        producer settings, or to the cluster at ``bootstrap_servers`` with a plain producer
+        (the worker's credentials are not sent to another cluster)."""
+        raise NotImplementedError
 
     def configs(self) -> dict[str, str]:
         raise NotImplementedError
@@ -261,6 +295,7 @@ __all__ = [
     "ConnectorContext",
     "ErrantRecordReporter",
     "OffsetStorageReader",
+    "RecordWriter",
     "SinkConnector",
     "SinkTask",
     "SinkTaskContext",

@@ -15,6 +15,7 @@ from connect_lite.api.connector import SinkTask, SourceTask
 from connect_lite.api.errors import ConnectError
 from connect_lite.config.batching import Batching
 from connect_lite.config.error_handling import ErrorHandling
+from connect_lite.dataplane import record_writer
 from connect_lite.dataplane.sink_task import WorkerSinkTask
 from connect_lite.dataplane.source_task import WorkerSourceTask
 from connect_lite.dataplane.task import WorkerTask
@@ -99,6 +100,7 @@ def build_task(plan: TaskPlan, services: TaskServices) -> WorkerTask:
             consumer_factory=functools.partial(Consumer, plan.consumer_config),
             dlq_producer_factory=functools.partial(Producer, plan.producer_config),
             dlq_admin_factory=functools.partial(Admin, plan.admin_config),
+            record_writer_factory=record_writer.factory(plan.producer_config, plan.admin_config),
             reads_in_executors=True,  # a DataFrame sink's records are read by the executors
             **common,
         )

@@ -52,6 +52,7 @@ class WorkerSinkTask(WorkerTask):
         error_handling: ErrorHandling = NO_ERROR_HANDLING,
         dlq_producer_factory: Any = None,
         dlq_admin_factory: Any = None,
+        record_writer_factory: Any = None,
         reads_in_executors: bool = False,
         **kwargs: Any,
     ) -> None:
@@ -76,6 +77,7 @@ class WorkerSinkTask(WorkerTask):
         consumer_kind = RangeConsumer if self.reads_ranges else SinkConsumer
         self.consumer = consumer_kind(consumer_factory, subscription, self.log)
         self.context = WorkerSinkTaskContext(self.consumer, task_config)
+        self.context.writer_factory = record_writer_factory
         self.offsets = SinkOffsets(
             plugin, self.consumer, self.context, self.errors, flush_interval_ms, self.counters,
             self.log,
@@ -335,6 +337,7 @@ class WorkerSinkTask(WorkerTask):
                     self.plugin.stop()
             finally:
                 self.consumer.close()
+                self.context.close_writers()
                 if self.errors.dlq is not None:
                     self.errors.dlq.close()
 

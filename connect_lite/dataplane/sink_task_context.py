@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from connect_lite.api.connector import ErrantRecordReporter, SinkTaskContext
+from connect_lite.api.connector import ErrantRecordReporter, RecordWriter, SinkTaskContext
+from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import TopicPartition
 from connect_lite.dataplane.error_handling import WorkerErrantRecordReporter
 from connect_lite.dataplane.sink_consumer import SinkConsumer
@@ -24,6 +26,9 @@ class WorkerSinkTaskContext(SinkTaskContext):
         self.commit_requested = False
         self.timeout_ms: int | None = None
         self.errant_reporter: WorkerErrantRecordReporter | None = None
+        self.writer_factory: Callable[[str | None], RecordWriter] | None = None
+        self.writers: list[RecordWriter] = []
+        """The record writers the task asked for: closed when it ends."""
 
     def assignment(self) -> set[TopicPartition]:
         return set(self._consumer.assigned)
@@ -51,6 +56,18 @@ class WorkerSinkTaskContext(SinkTaskContext):
 
     def errant_record_reporter(self) -> ErrantRecordReporter | None:
         return self.errant_reporter
+
+    def record_writer(self, bootstrap_servers: str | None = None) -> RecordWriter:
+        if self.writer_factory is None:
+            raise ConnectError("This worker gives sink tasks no record writer")
+        writer = self.writer_factory(bootstrap_servers or None)
+        self.writers.append(writer)
+        return writer
+
+    def close_writers(self) -> None:
+        writers, self.writers = self.writers, []
+        for writer in writers:
+            writer.close()
 
     def configs(self) -> dict[str, str]:
         return dict(self._config)

@@ -163,6 +163,38 @@ def test_basic_auth(worker: EmbeddedConnect, kafka: KafkaHelpers) -> None:
         assert guarded.accepted()[0].text == "hello"
 
 
+def test_the_reporter_writes_results_and_errors_as_confluents_does(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, server: RecordingServer, bootstrap_servers: str
+) -> None:
+    topic = topic_with(kafka, ["ok", "bad"])
+    server.script(200, 404)
+    name = create_running(worker, "http", http_sink(topic, server.url("/in"), **{
+        "behavior.on.error": "log", "reporter.bootstrap.servers": bootstrap_servers,
+        "reporter.result.topic.replication.factor": "1",
+        "reporter.error.topic.replication.factor": "1",
+        "reporter.error.topic.value.format": "string"}))  # fmt: skip
+    (result,) = kafka.consume(f"{name}-success", 1, timeout=60)
+    assert result.key is None and json.loads(result.value or b"") == '{"status": 200}'
+    assert dict(result.headers) == {
+        "input_record_offset": b"0", "input_record_timestamp": dict(result.headers)[
+            "input_record_timestamp"], "input_record_partition": b"0",
+        "input_record_topic": topic.encode()}  # fmt: skip
+    (error,) = kafka.consume(f"{name}-error", 1, timeout=60)
+    headers = dict(error.headers)
+    assert headers["input_record_offset"] == b"1" and headers["status_code"] == b"404"
+    assert headers["payload"] == b"bad" and headers["url"] == server.url("/in").encode()
+    assert headers["exception"] is None and headers["error_message"] is None
+    assert (
+        error.value
+        == (
+            "Retry time lapsed, unable to process HTTP request. HTTP Response code: 404, Reason "
+            f"phrase: Not Found, Url: {server.url('/in')}, Response content: "
+            '{"status": 404}, Exception: null, Error message: null'
+        ).encode()
+    )
+    wait_for(lambda: committed(worker, name) == 2, 60, what="offsets after the reporter")
+
+
 def test_tls_with_a_truststore_and_a_client_certificate(
     worker: EmbeddedConnect, kafka: KafkaHelpers, tmp_path: Path
 ) -> None:

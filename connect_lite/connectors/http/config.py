@@ -267,13 +267,14 @@ def config_def() -> ConfigDef:
         "Separator of the entries of oauth2.client.headers.",
     )
     _tls_keys(d)
+    _reporter_keys(d)
     d.define(
         "report.errors.as",
         Type.STRING,
         "error_string",
         ValidString.in_ignore_case("error_string", "http_response"),
         Importance.LOW,
-        "Accepted for Confluent's configs: connect-lite has no reporter yet.",
+        "An error record's value: Confluent's error text, or the answer's content.",
     )
     d.define(
         "deletes.send.in.order",
@@ -366,12 +367,75 @@ def tls_context(values: Mapping[str, Any]) -> Callable[[], ssl.SSLContext]:
                              minimum_version=lowest)  # fmt: skip
 
 
-_DEFAULTED = {"reporter.result.topic.name", "reporter.error.topic.name"}
-"""Reporter keys with a default in Confluent's connector: harmless until the reporter's Kafka
-is given (``reporter.bootstrap.servers``)."""
+REPORTER = "reporter."
+
+
+def _reporter_keys(d: ConfigDef) -> None:
+    """Confluent's reporter: a record per sink record on a result and an error topic."""
+    d.define(REPORTER + "bootstrap.servers", Type.STRING, None, None, Importance.MEDIUM,
+             "The Kafka of the result and error topics; unset: no reporter.")  # fmt: skip
+    for kind, what in (("result", "success"), ("error", "error")):
+        prefix = f"{REPORTER}{kind}.topic."
+        d.define(prefix + "name", Type.STRING, f"${{connector}}-{what}", None,
+                 Importance.MEDIUM, f"The {kind} topic (${{connector}}: the connector's name); "
+                                    "empty: none.")  # fmt: skip
+        d.define(prefix + "replication.factor", Type.INT, 3, Range.at_least(-1), Importance.LOW,
+                 "Its replication factor when the sink creates it.")  # fmt: skip
+        d.define(prefix + "partitions", Type.INT, 1, Range.at_least(1), Importance.LOW,
+                 "Its partitions when the sink creates it.")  # fmt: skip
+        for side in ("key", "value"):
+            d.define(f"{prefix}{side}.format", Type.STRING, "json",
+                     ValidString.in_ignore_case("json", "string"), Importance.LOW,
+                     f"The {side}'s form: a JSON string or the text itself.")  # fmt: skip
+            d.define(f"{prefix}{side}.format.schemas.enable", Type.BOOLEAN, False, None,
+                     Importance.LOW, "JSON with a schema: not supported (false only).")  # fmt: skip
+            d.define(f"{prefix}{side}.format.schemas.cache.size", Type.INT, 128, None,
+                     Importance.LOW, "Accepted: a text needs no schema cache.")  # fmt: skip
+            d.define(f"{prefix}{side}.format.decimal.format", Type.STRING, "BASE64",
+                     ValidString.in_ignore_case("BASE64", "NUMERIC"), Importance.LOW,
+                     "Accepted: the records hold texts only.")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Reporter:
+    """Where the reporter writes: topics with ``${connector}`` replaced (None: that one off)."""
+
+    bootstrap_servers: str
+    result_topic: str | None
+    error_topic: str | None
+    partitions: dict[str, int]
+    replication: dict[str, int]
+    json_values: dict[str, bool]
+    errors_as_content: bool
+
+    @staticmethod
+    def of(values: Mapping[str, Any], connector: str) -> Reporter | None:
+        servers = values.get(REPORTER + "bootstrap.servers")
+        if not servers:
+            return None
+        topics: dict[str, str | None] = {}
+        partitions, replication, json_values = {}, {}, {}
+        for kind in ("result", "error"):
+            prefix = f"{REPORTER}{kind}.topic."
+            name = (values.get(prefix + "name") or "").replace("${connector}", connector)
+            topics[kind] = name or None
+            partitions[kind] = values[prefix + "partitions"]
+            replication[kind] = values[prefix + "replication.factor"]
+            json_values[kind] = values[prefix + "value.format"].lower() == "json"
+        return Reporter(
+            bootstrap_servers=servers,
+            result_topic=topics["result"],
+            error_topic=topics["error"],
+            partitions=partitions,
+            replication=replication,
+            json_values=json_values,
+            errors_as_content=values["report.errors.as"].lower() == "http_response",
+        )
+
 
 UNSUPPORTED_PREFIXES = (
-    "oauth2.jwt.", "http.proxy.", "reporter.", "regex.", "connection.disallow.",
+    "oauth2.jwt.", "http.proxy.", "reporter.admin.", "reporter.producer.", "regex.",
+    "connection.disallow.",
     "connection.allow.",
 )  # fmt: skip
 """Confluent keys connect-lite does not build yet: set, they are validate errors."""
@@ -388,8 +452,13 @@ def _refused(config: Mapping[str, str]) -> list[tuple[str, str]]:
     for key, value in config.items():
         given = value not in ("", None)
         if given and (
-            (key.startswith(UNSUPPORTED_PREFIXES) and key not in _DEFAULTED)
+            key.startswith(UNSUPPORTED_PREFIXES)
             or key in UNSUPPORTED_TLS
+            or (
+                key.endswith(".format.schemas.enable")
+                and key.startswith(REPORTER)
+                and str(value).strip().lower() != "false"
+            )
         ):
             refused.append((key, f"connect-lite does not support {key} yet; remove it"))
         wanted = UNSUPPORTED.get(key)
@@ -529,6 +598,7 @@ class Settings:
     password: str | None
     oauth: OAuth | None
     tls: Callable[[], ssl.SSLContext]
+    reporter: Reporter | None
 
     @staticmethod
     def parse(config: Mapping[str, str]) -> Settings:
@@ -573,6 +643,7 @@ class Settings:
             user=values["connection.user"] if basic else None,
             password=getattr(password, "value", password) if basic else None,
             tls=tls_context(values),
+            reporter=Reporter.of(values, config.get("name", "http-sink")),
         )  # fmt: skip
 
     def retries_status(self, status: int) -> bool:

@@ -35,7 +35,7 @@ from connect_lite.api import (
 )
 
 from .body import NullRecord, Request, requests
-from .config import OAuth, Settings, config_def
+from .config import OAuth, Reporter, Settings, config_def
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +108,11 @@ class HttpFailure(ConnectError):
                        f"{status}, Reason Phrase : {reason}, "
                        f"Response Content : {content}")  # fmt: skip
         super().__init__(message)
-        self.status = status
+        self.url, self.status, self.reason, self.content, self.cause = (
+            url, status, reason, content, cause)  # fmt: skip
         self.retry_after_s: float | None = None
+        self.payload: bytes | None = None
+        """The body of the request refused (for the reporter's error record)."""
 
 
 class HttpSinkTask(SinkTask):
@@ -120,6 +123,7 @@ class HttpSinkTask(SinkTask):
         self._settings: Settings | None = None
         self._pool: Any = None
         self._stopping = threading.Event()
+        self._reporter: _Reporter | None = None
         self._taken: set[tuple[str, int, int]] = set()
         """Records a failed put had already delivered: not sent again when handed back."""
 
@@ -145,6 +149,8 @@ class HttpSinkTask(SinkTask):
     def put(self, records: list[SinkRecord]) -> None:
         settings = self._settings
         assert settings is not None
+        if settings.reporter is not None and self._reporter is None:
+            self._reporter = _Reporter(settings.reporter, self.context)
         fresh = [r for r in records if _coordinates(r) not in self._taken]
         for request in requests(fresh, settings):
             if isinstance(request, NullRecord):
@@ -154,11 +160,19 @@ class HttpSinkTask(SinkTask):
                 continue
             self._deliver(request, settings)
             self._taken.update(_coordinates(r) for r in request.records)
+        if self._reporter is not None:  # its records are in Kafka before the offsets move
+            try:
+                self._reporter.flush()
+            except RetriableError:
+                self.context.timeout(settings.backoff_ms)
+                raise
         self._taken.clear()
 
     def _deliver(self, request: Request, settings: Settings) -> None:
         try:
-            self._send(request, settings)
+            content = self._send(request, settings)
+            if self._reporter is not None:
+                self._reporter.results(request.records, content)
         except HttpFailure as failure:
             if failure.status is None or settings.retries_status(failure.status):
                 backoff = failure.retry_after_s
@@ -167,6 +181,7 @@ class HttpSinkTask(SinkTask):
                 self.context.timeout(int(backoff * 1000))
                 raise RetriableError(str(failure)) from failure
             if len(request.records) == 1:
+                failure.payload = request.body(settings)
                 self._refused(request.records[0], failure)
                 return
             for record, body in zip(request.records, request.bodies, strict=True):
@@ -178,6 +193,8 @@ class HttpSinkTask(SinkTask):
         """A record the server refused for good (or a null value that must fail)."""
         settings = self._settings
         assert settings is not None
+        if self._reporter is not None:
+            self._reporter.error(record, error)
         reporter = self.context.errant_record_reporter()
         if reporter is not None:
             reporter.report(record, error)
@@ -186,9 +203,9 @@ class HttpSinkTask(SinkTask):
         elif settings.on_error == "log":
             log.error("%s (record %s, behavior.on.error=log)", error, _coordinates(record))
 
-    def _send(self, request: Request, settings: Settings) -> None:
+    def _send(self, request: Request, settings: Settings) -> str:
         """The request until the server takes it, retried ``max.retries`` times on the listed
-        statuses and I/O errors; HttpFailure when it does not."""
+        statuses and I/O errors; the answer's content, or HttpFailure when it does not."""
         headers = dict(settings.headers)
         headers.update(request.headers)
         headers.update(self._auth)
@@ -208,7 +225,7 @@ class HttpSinkTask(SinkTask):
                 failure = token_failure
             else:
                 if 200 <= answer.status < 300:
-                    return
+                    return str(answer.data.decode("utf-8", "replace"))
                 if answer.status == 401 and self._token is not None and not fresh_token:
                     fresh_token = True  # the token may have expired early: a new one, once
                     continue
@@ -236,6 +253,91 @@ class HttpSinkTask(SinkTask):
         self._stopping.set()
         if self._pool is not None:
             self._pool.clear()
+
+
+class _Reporter:
+    """Confluent's reporter: for each sink record, its answer on the result topic, or why it
+    was refused on the error topic (key null, the input record in ``input_record_*``
+    headers), written through the task's own record writer."""
+
+    def __init__(self, reporter: Reporter, context: Any) -> None:
+        self._reporter = reporter
+        self._writer = context.record_writer(reporter.bootstrap_servers)
+        self._ready = False
+
+    def _topic(self, kind: str) -> str | None:
+        reporter = self._reporter
+        if not self._ready:
+            for which, topic in (
+                ("result", reporter.result_topic),
+                ("error", reporter.error_topic),
+            ):
+                if topic is not None:
+                    self._writer.ensure_topic(topic, reporter.partitions[which],
+                                              reporter.replication[which])  # fmt: skip
+            self._ready = True
+        return reporter.result_topic if kind == "result" else reporter.error_topic
+
+    def _value(self, kind: str, text: str) -> bytes:
+        return (json.dumps(text) if self._reporter.json_values[kind] else text).encode()
+
+    @staticmethod
+    def _input(record: SinkRecord) -> list[tuple[str, bytes | None]]:
+        return [("input_record_offset", str(record.kafka_offset).encode()),
+                ("input_record_timestamp", str(record.timestamp).encode()),
+                ("input_record_partition", str(record.kafka_partition).encode()),
+                ("input_record_topic", record.topic.encode())]  # fmt: skip
+
+    def results(self, records: list[SinkRecord], content: str) -> None:
+        topic = self._topic("result")
+        if topic is None:
+            return
+        value = self._value("result", content)
+        for record in records:
+            self._writer.write(topic, value, None, self._input(record))
+
+    def error(self, record: SinkRecord, error: ConnectError) -> None:
+        topic = self._topic("error")
+        if topic is None:
+            return
+        failure = error if isinstance(error, HttpFailure) else None
+        status = failure.status if failure is not None else None
+        message = None
+        if failure is None:
+            message = str(error)
+        elif status is None:
+            message = "Exception while processing HTTP request for a batch of 1 records."
+        exception = failure.cause if failure is not None and failure.cause else None
+        fields = {
+            "error_message": message,
+            "exception": exception,
+            "response_content": failure.content
+            if failure is not None and status is not None
+            else None,
+            "status_code": None if status is None else str(status),
+            "payload": (failure.payload or b"").decode("utf-8", "replace") if failure else None,
+            "reason_phrase": failure.reason if failure is not None else "",
+            "url": failure.url if failure is not None else None,
+        }
+        if self._reporter.errors_as_content and failure is not None:
+            text = failure.content
+        else:
+
+            def shown(v: str | None) -> str:
+                return "null" if v is None else v
+
+            text = (f"Retry time lapsed, unable to process HTTP request. HTTP Response code: "
+                    f"{shown(fields['status_code'])}, Reason phrase: "
+                    f"{shown(fields['reason_phrase'] if status is not None else None)}, Url: "
+                    f"{shown(fields['url'])}, Response content: "
+                    f"{shown(fields['response_content'])}, Exception: {shown(exception)}, "
+                    f"Error message: {shown(message)}")  # fmt: skip
+        headers = self._input(record) + [
+            (name, None if v is None else v.encode()) for name, v in fields.items()]  # fmt: skip
+        self._writer.write(topic, self._value("error", text), None, headers)
+
+    def flush(self) -> None:
+        self._writer.flush()
 
 
 class _Token:

@@ -101,16 +101,24 @@ def test_retry_codes_ranges_and_bad_configs_name_the_key() -> None:
         False, False, True, True, True, True]  # fmt: skip
     bad = {"retry.on.status.codes": "5xx", "auth.type": "OAUTH2", "oauth2.token.url": "http://t",
            "https.ssl.truststore.location": "/x", "request.method": "GET",
-           "headers": "NoColon", "reporter.bootstrap.servers": "k:9092",
+           "headers": "NoColon", "reporter.producer.acks": "1",
+           "reporter.result.topic.value.format.schemas.enable": "true",
            "oauth2.jwt.enabled": "true"}  # fmt: skip
     with pytest.raises(ConfigError) as caught:
         settings(**bad)
     assert set(caught.value.errors) == {
         "retry.on.status.codes", "oauth2.client.id", "oauth2.client.secret",
         "https.ssl.truststore.location", "request.method", "headers",
-        "reporter.bootstrap.servers", "oauth2.jwt.enabled"}  # fmt: skip
+        "reporter.producer.acks", "reporter.result.topic.value.format.schemas.enable",
+        "oauth2.jwt.enabled"}  # fmt: skip
     with pytest.raises(ConfigError) as caught:
         Settings.parse({})
     assert "http.api.url" in caught.value.errors
     # reporter topic names have defaults in Confluent's connector: harmless alone
-    settings(**{"reporter.result.topic.name": "ok", "confluent.license": "", "ssl.enabled": "true"})
+    assert settings(**{"reporter.result.topic.name": "ok", "confluent.license": "",
+                       "ssl.enabled": "true"}).reporter is None  # fmt: skip
+    reporter = settings(**{"reporter.bootstrap.servers": "k:9092", "name": "hook",
+                           "reporter.error.topic.name": ""}).reporter  # fmt: skip
+    assert reporter is not None and (reporter.result_topic, reporter.error_topic) == (
+        "hook-success", None)  # fmt: skip
+    assert reporter.replication == {"result": 3, "error": 3}  # Confluent's default
