@@ -40,7 +40,8 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 @pytest.fixture(scope="module")
 def mosquitto(pki: Pki) -> Iterator[MosquittoServer]:
     """One Mosquitto for the module: anonymous, password and TLS listeners."""
-    tls = MosquittoTls(cafile=pki.ca_pem, certfile=pki.server_pem, keyfile=pki.server_pem)
+    tls = MosquittoTls(cafile=pki.ca_pem, certfile=pki.server_pem, keyfile=pki.server_pem,
+                       require_certificate=True)  # fmt: skip
     with MosquittoServer(users=USERS, tls=tls) as server:
         yield server
 
@@ -280,16 +281,23 @@ def test_the_sink_retains_by_default_and_sends_other_values_to_the_dlq(
     wait_for(lambda: retained() == (topic, b"last", True), 30, what="the last one retained")
 
 
-def test_passwords_and_tls(
-    worker: EmbeddedConnect, kafka: KafkaHelpers, mosquitto: MosquittoServer, pki: Pki
+def test_passwords_and_mutual_tls(
+    worker: EmbeddedConnect,
+    kafka: KafkaHelpers,
+    mosquitto: MosquittoServer,
+    pki: Pki,
+    tmp_path: Path,
 ) -> None:
     root = unique("sec")
     auth_topic, tls_topic = unique("auth"), unique("tls")
     create_running(worker, "mqtt", source(mosquitto.auth_uri, f"{root}/#", auth_topic, **{
         "mqtt.username": "device", "mqtt.password": "s3cret"}))  # fmt: skip
+    keystore = tmp_path / "client.pem"  # a PEM keystore: the key, then its certificate
+    keystore.write_bytes(pki.client_key.read_bytes() + pki.client_cert.read_bytes())
     create_running(worker, "mqtt", source(mosquitto.tls_uri, f"{root}/#", tls_topic, **{
         "mqtt.ssl.trust.store.path": str(pki.ca_p12),
-        "mqtt.ssl.trust.store.password": PASSWORD}))  # fmt: skip
+        "mqtt.ssl.trust.store.password": PASSWORD,
+        "mqtt.ssl.key.store.path": str(keystore)}))  # fmt: skip
     bad = create_running(worker, "mqtt", source(mosquitto.auth_uri, f"{root}/#", unique("x"),
         **{"mqtt.username": "device", "mqtt.password": "wrong",
            "max.retry.time.ms": "1000"}))  # fmt: skip
