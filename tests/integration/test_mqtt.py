@@ -5,6 +5,7 @@ configs."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -20,8 +21,10 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from connect_lite.testing import EmbeddedConnect, KafkaHelpers, wait_for
 from connect_lite.testing.mosquitto import MosquittoServer, MosquittoTls
+from tests.http_server import RecordingServer
 from tests.integration.testkit import create_running, unique
 from tests.tls_certs import PASSWORD, Pki, make_pki
+from tests.unit.docs.doc_blocks import block
 
 pytestmark = pytest.mark.integration
 
@@ -349,3 +352,50 @@ def test_bad_configs_are_400s_that_name_the_key(
     answer = worker.http.put("/connector-plugins/MqttSinkConnector/config/validate", sink).body
     errors = {c["value"]["name"]: c["value"]["errors"] for c in answer["configs"]}
     assert errors["mqtt.server.uri"]
+
+
+def test_the_edge_example_runs_as_documented(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, mosquitto: MosquittoServer, tmp_path: Path
+) -> None:
+    """docs/mqtt.md's edge box: MQTT -> Kafka -> (lake, HTTP) on one worker, its three configs
+    as written but for the addresses (and a topic of this test's own)."""
+    topic = unique("edge-readings")
+    lake = tmp_path / "lake"
+    with RecordingServer() as web:
+        swaps = {"tcp://127.0.0.1:1883": mosquitto.uri, "edge-readings": topic,
+                 "https://hooks.example.com/readings": web.url("/readings"),
+                 "file:///var/lib/connect-lite/lake": lake.as_uri()}  # fmt: skip
+
+        def config(test_id: str) -> dict[str, str]:
+            text = block(test_id).text
+            for old, new in swaps.items():
+                text = text.replace(old, new)
+            assert topic in text and not re.search(r":1883|example\.com|/var/lib", text)
+            return dict(json.loads(text))
+
+        kafka.create_topic(topic, 1)
+        for test_id in ("edge-mqtt-source", "edge-lake-sink", "edge-http-sink"):
+            create_running(worker, test_id, config(test_id))
+        publisher = Publisher(mosquitto)
+        time.sleep(1)
+        readings = [{"sensor": f"s{i % 3}", "celsius": 20 + i / 10} for i in range(100)]
+        for i, reading in enumerate(readings):
+            publisher.send(f"sensors/s{i % 3}/temperature", json.dumps(reading))
+        publisher.close()
+
+        def posted() -> list[Any]:
+            return [r for request in web.accepted() for r in request.json()]
+
+        wait_for(lambda: len(posted()) >= 100, 120, what="the readings posted")
+        assert posted() == readings  # in order, batches of up to a hundred
+        assert {r.headers["content-type"] for r in web.accepted()} == {"application/json"}
+
+        def rows() -> list[dict[str, Any]]:
+            import pyarrow.parquet as pq
+
+            files = sorted((lake / "topics").rglob("*.parquet"))  # not the staging files
+            return [row for f in files for row in pq.read_table(f).to_pylist()]
+
+        wait_for(lambda: len(rows()) >= 100, 120, what="the readings in the lake")
+        assert sorted(rows(), key=lambda r: (r["sensor"], r["celsius"])) == sorted(
+            readings, key=lambda r: (r["sensor"], r["celsius"]))  # fmt: skip
