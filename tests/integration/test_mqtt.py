@@ -399,3 +399,36 @@ def test_the_edge_example_runs_as_documented(
         wait_for(lambda: len(rows()) >= 100, 120, what="the readings in the lake")
         assert sorted(rows(), key=lambda r: (r["sensor"], r["celsius"])) == sorted(
             readings, key=lambda r: (r["sensor"], r["celsius"]))  # fmt: skip
+
+
+def test_the_documented_source_and_sink_configs_run_unchanged(
+    worker: EmbeddedConnect, kafka: KafkaHelpers, mosquitto: MosquittoServer
+) -> None:
+    """docs/mqtt.md's Confluent configs, as written but for the addresses, the topics and the
+    user (its password is a config provider's reference there)."""
+    commands, sensors = unique("device-commands"), unique("sensors")
+
+    def config(test_id: str, swaps: dict[str, str]) -> dict[str, str]:
+        found = dict(json.loads(block(test_id).text))
+        for key, value in swaps.items():
+            assert key in found, key
+            found[key] = value
+        return found
+
+    create_running(worker, "doc-src", config("mqtt-source-example", {
+        "mqtt.server.uri": mosquitto.auth_uri, "mqtt.topics": f"{sensors}/+/temperature",
+        "kafka.topic": sensors, "mqtt.username": "device", "mqtt.password": "s3cret"}))  # fmt: skip
+    kafka.create_topic(commands, 1)
+    create_running(worker, "doc-sink", config("mqtt-sink-example", {
+        "mqtt.server.uri": mosquitto.uri, "topics": commands}))  # fmt: skip
+    watcher = Subscriber(mosquitto, commands)
+    publisher = Publisher(mosquitto, mosquitto.auth_port, user="device", password="s3cret")
+    time.sleep(1)
+    publisher.send(f"{sensors}/boiler/temperature", "71.5")
+    publisher.close()
+    kafka.produce(commands, [("valve-1", "open")])
+    (reading,) = kafka.consume(sensors, 1, timeout=60)
+    assert (reading.key, reading.value) == (f"{sensors}/boiler/temperature".encode(), b"71.5")
+    wait_for(lambda: watcher.got, 60, what="the command published")
+    watcher.close()
+    assert watcher.got == [(commands, b"open", False)]  # live, so not flagged retained
