@@ -78,9 +78,10 @@ def client_context(
 ) -> ssl.SSLContext:
     """A client-side context (TLS 1.2 and newer unless ``minimum_version``, e.g. ``TLSv1.3``):
     the truststore's certificates, else the system's; the keystore's key and chain when a
-    client certificate is asked for. ConfigError naming the key when a store is bad."""
+    client certificate is asked for. ConfigError naming the key when a store is bad (its
+    ``errors`` hold the message under the key)."""
     context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
-    context.minimum_version = _version(minimum_version)
+    context.minimum_version = _version(minimum_version, stores.key("ssl.protocol"))
     context.check_hostname = check_hostname
     if stores.truststore_location:
         load_truststore(context, stores)
@@ -89,18 +90,26 @@ def client_context(
     return context
 
 
-def _version(name: str | None) -> ssl.TLSVersion:
+_VERSIONS = {
+    "TLSV1.2": ssl.TLSVersion.TLSv1_2,
+    "TLSV1.3": ssl.TLSVersion.TLSv1_3,
+    "TLS": ssl.TLSVersion.TLSv1_2,
+}
+
+
+def _version(name: str | None, key: str) -> ssl.TLSVersion:
     if not name:
         return ssl.TLSVersion.TLSv1_2
-    versions = {
-        "TLSV1.2": ssl.TLSVersion.TLSv1_2,
-        "TLSV1.3": ssl.TLSVersion.TLSv1_3,
-        "TLS": ssl.TLSVersion.TLSv1_2,
-    }
-    found = versions.get(name.strip().upper())
+    found = _VERSIONS.get(name.strip().upper())
     if found is None:
-        raise ConfigError(f"Unsupported TLS protocol {name}: use TLSv1.2 or TLSv1.3")
+        raise _refused(key, f"Unsupported TLS protocol {name}: use TLSv1.2 or TLSv1.3")
     return found
+
+
+def _refused(key: str, message: str) -> ConfigError:
+    """The error of a key: its ``errors`` name the key, so that a plugin's validate reports it
+    there without reading the message."""
+    return ConfigError(message, {key: [message]})
 
 
 def load_keystore(context: ssl.SSLContext, stores: StoreSettings) -> None:
@@ -116,10 +125,9 @@ def load_keystore(context: ssl.SSLContext, stores: StoreSettings) -> None:
         else:
             _load_pkcs12_chain(context, data, stores)
     except (ssl.SSLError, ValueError, TypeError) as exc:
-        raise ConfigError(
-            f"{key}: cannot load the {kind} keystore {location}: {_reason(exc)} (check "
-            f"{stores.key('ssl.keystore.password')} / {stores.key('ssl.key.password')})"
-        ) from None
+        raise _refused(key, f"{key}: cannot load the {kind} keystore {location}: "
+                            f"{_reason(exc)} (check {stores.key('ssl.keystore.password')} / "
+                            f"{stores.key('ssl.key.password')})") from None  # fmt: skip
 
 
 def load_truststore(context: ssl.SSLContext, stores: StoreSettings) -> None:
@@ -143,8 +151,8 @@ def load_truststore(context: ssl.SSLContext, stores: StoreSettings) -> None:
         pem = b"".join(cert.public_bytes(Encoding.PEM) for cert in certs)
         context.load_verify_locations(cadata=pem.decode("ascii"))
     except (ssl.SSLError, ValueError, TypeError, UnicodeDecodeError) as exc:
-        raise ConfigError(
-            f"{key}: cannot load the {kind} truststore {location}: {_reason(exc)}"
+        raise _refused(
+            key, f"{key}: cannot load the {kind} truststore {location}: {_reason(exc)}"
         ) from None
 
 
@@ -155,14 +163,15 @@ def _kind(data: bytes, declared: str | None, key: str, location: str) -> str:
     if kind in STORE_TYPES:
         return kind
     if kind not in ("", "JKS"):
-        raise ConfigError(f"{key}: unsupported store type {declared}: use PEM or PKCS12")
+        raise _refused(key, f"{key}: unsupported store type {declared}: use PEM or PKCS12")
     if data.lstrip().startswith(b"-----BEGIN"):
         return "PEM"
     if data[:4] == b"\xfe\xed\xfe\xed":  # JKS's magic number
-        raise ConfigError(
+        raise _refused(
+            key,
             f"{key}: {location} is a Java KeyStore (JKS), which connect-lite cannot read; "
             "convert it: keytool -importkeystore -srckeystore FILE.jks -destkeystore FILE.p12 "
-            "-deststoretype PKCS12"
+            "-deststoretype PKCS12",
         )
     return "PKCS12"
 
@@ -196,9 +205,9 @@ def _no_password(stores: StoreSettings) -> Callable[[], str]:
     """For an encrypted key with no password set: fail naming the key (OpenSSL would prompt)."""
 
     def refuse() -> str:
-        raise ConfigError(
-            f"{stores.key('ssl.keystore.location')}: the private key is encrypted; set "
-            f"{stores.key('ssl.key.password')}"
+        key = stores.key("ssl.keystore.location")
+        raise _refused(
+            key, f"{key}: the private key is encrypted; set {stores.key('ssl.key.password')}"
         )
 
     return refuse
@@ -208,7 +217,7 @@ def _read(path: str, key: str) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{key}: cannot read {path}: {exc.strerror or exc}") from None
+        raise _refused(key, f"{key}: cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _bytes(password: str | None) -> bytes | None:

@@ -288,11 +288,6 @@ def config_def() -> ConfigDef:
 
 
 _TLS = "https.ssl."
-_STORE_NAMES = {
-    f"ssl.{part}": f"{_TLS}{part}"
-    for part in ("truststore.location", "truststore.password", "keystore.location",
-                 "keystore.password", "key.password")
-}  # fmt: skip
 _TLS_IGNORED = (
     "provider", "engine.factory.class", "keymanager.algorithm", "trustmanager.algorithm",
     "secure.random.implementation",
@@ -355,7 +350,7 @@ def tls_context(values: Mapping[str, Any]) -> Callable[[], ssl.SSLContext]:
         truststore_password=secret(_TLS + "truststore.password"),
         keystore_type=values.get(_TLS + "keystore.type"),
         truststore_type=values.get(_TLS + "truststore.type"),
-        names=_STORE_NAMES,
+        prefix="https.",  # Kafka's ssl.* keys, as https.ssl.*
     )
     # connect-lite never speaks below TLS 1.2: older versions listed are passed over.
     enabled = [p for p in values.get(_TLS + "enabled.protocols") or []
@@ -500,8 +495,8 @@ def cross_errors(values: Mapping[str, Any], config: Mapping[str, str]) -> dict[s
     try:
         tls_context(values)()  # the stores load and the protocols are known
     except ConfigError as e:
-        named = [k for k in _STORE_NAMES.values() if str(e).startswith(k)]
-        error(named[0] if named else _TLS + "protocol", str(e))
+        for key, messages in e.errors.items():  # each names its https.ssl.* key
+            errors.setdefault(key, []).extend(messages)
     fmt = str(values.get("request.body.format") or "").lower()
     if (
         fmt == "json"

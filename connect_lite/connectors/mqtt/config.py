@@ -139,8 +139,8 @@ def _tls(
     try:
         client_context(stores)  # the stores load: else a validate error naming the key
     except ConfigError as e:
-        key = str(e).split(":", 1)[0]
-        errors.setdefault(key if key in _STORE_NAMES.values() else TRUST_STORE, []).append(str(e))
+        for key, messages in e.errors.items():
+            errors.setdefault(key, []).extend(messages)
     return functools.partial(client_context, stores)
 
 

@@ -107,6 +107,8 @@ class MqttSinkTask(SinkTask):
 
     def start(self, config: dict[str, str]) -> None:
         self._settings = SinkSettings.parse(config)
+        mqtt = paho()  # once, not per record
+        self._ok, self._error_string = mqtt.MQTT_ERR_SUCCESS, mqtt.error_string
         self._connection = Connection(self._settings.options, config.get("name", "mqtt-sink"))
         self._connection.start()
 
@@ -129,8 +131,8 @@ class MqttSinkTask(SinkTask):
                 reporter.report(record, error)  # awaited before the offsets are committed
                 continue
             info = client.publish(record.topic, message, settings.qos, settings.retained)
-            if info.rc != paho().MQTT_ERR_SUCCESS:
-                self._retry(f"publishing to {record.topic} failed: {paho().error_string(info.rc)}")
+            if info.rc != self._ok:
+                self._retry(f"publishing to {record.topic} failed: {self._error_string(info.rc)}")
             sent.append(info)
         self._confirmed(client, sent)
 
