@@ -19,10 +19,7 @@ import threading
 import zoneinfo
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.compute as pc
+from typing import TYPE_CHECKING, Any
 
 from connect_lite.api import ConnectError
 
@@ -40,6 +37,9 @@ from .dialects import (
     redact_url,
 )
 from .fields import Layout
+
+if TYPE_CHECKING:  # the worker scans this module for plugins: pyarrow is the data plane's
+    import pyarrow as pa
 
 log = logging.getLogger(__name__)
 
@@ -116,12 +116,14 @@ def write_batches(plan: WritePlan, batches: Iterator[pa.RecordBatch]) -> Iterato
             results.append((tp, count, offsets[-1], "", ""))
     finally:
         _close(conn)
+    import pyarrow as pa
+
     yield pa.RecordBatch.from_pylist(
         [
             {"topic": t, "partition": p, "written": n, "last": last, "kind": k, "message": m}
             for (t, p), n, last, k, m in results
         ],
-        schema=_RESULT,
+        schema=_result_schema(),
     )
 
 
@@ -130,6 +132,9 @@ def _partitions(plan: WritePlan, batches: list[pa.RecordBatch]) -> dict[tuple[st
     already wrote (``plan.written``)."""
     if not batches:
         return {}
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     table = pa.Table.from_batches(batches)
     topic, partition, offset = (table.column(n) for n in ("topic", "partition", "offset"))
     for (t, p), last in plan.written.items():
@@ -148,16 +153,23 @@ def _partitions(plan: WritePlan, batches: list[pa.RecordBatch]) -> dict[tuple[st
 
 
 TRANSIENT, DATA, RECORD = "transient", "data", "record"
-_RESULT = pa.schema(
-    [
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("written", pa.int64()),
-        ("last", pa.int64()),
-        ("kind", pa.string()),
-        ("message", pa.string()),
-    ]
-)
+
+
+@functools.cache
+def _result_schema() -> pa.Schema:
+    """One row per partition written (and per record refused): what ``write_batches`` yields."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("topic", pa.string()),
+            ("partition", pa.int32()),
+            ("written", pa.int64()),
+            ("last", pa.int64()),
+            ("kind", pa.string()),
+            ("message", pa.string()),
+        ]
+    )
 
 
 def _rollback(conn: Any) -> None:
@@ -420,6 +432,8 @@ def _column_params(plan: WritePlan, parts: list[Source], part: pa.Table) -> list
         elif name is None:
             array = part.column(side)
         else:  # a field of the key or value (null where the struct is)
+            import pyarrow.compute as pc
+
             array = pc.struct_field(part.column(side), name)
         values = array.to_pylist()
         if default is not None:
