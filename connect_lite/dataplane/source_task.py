@@ -14,7 +14,7 @@ from typing import Any
 from connect_lite.api.connector import OffsetStorageReader, SourceTask, SourceTaskContext
 from connect_lite.api.errors import ConnectError, RetriableError
 from connect_lite.api.records import RecordMetadata, SourceRecord
-from connect_lite.config.batching import DEFAULT_BATCHING, Batching
+from connect_lite.config.batching import DEFAULT_BATCHING, Batching, record_bytes
 from connect_lite.config.error_handling import NO_ERROR_HANDLING, ErrorHandling
 from connect_lite.dataplane.batch_pipeline import BatchPipeline, collect_batch
 from connect_lite.dataplane.error_handling import build_handler
@@ -220,7 +220,11 @@ class WorkerSourceTask(WorkerTask):
 
     def _collect(self) -> list[SourceRecord]:
         batch = collect_batch(
-            self._poll, self.batching, lambda: self.stopping, lambda: self._pipeline.busy
+            self._poll,
+            self.batching,
+            lambda: self.stopping,
+            lambda: self._pipeline.busy,
+            weigh=record_bytes,
         )
         self.counters.add(records_in=len(batch))
         return batch
@@ -248,6 +252,7 @@ class WorkerSourceTask(WorkerTask):
             if self._holding:
                 self._wait_for_send()  # its held records are out: their topics are ready now
                 self._holding = False
+            self._create_topics_early(batch)
             result = self._job_run(batch)
             self._wait_for_send()  # in order; a failed send fails the batches behind it
             self._holding = self._send_config is not None and bool(result.rows)
@@ -256,6 +261,22 @@ class WorkerSourceTask(WorkerTask):
         except BaseException:
             self._job_failed = True
             raise
+
+    def _create_topics_early(self, batch: list[SourceRecord]) -> None:
+        """Without transforms, a record's topic is its destination: create the batch's new
+        topics (KIP-158) before its job, not after. The topics and their settings are the
+        same; a sink waiting for one joins it while this job runs (the first job waits for
+        Spark's start). A failure here is left to the send, which creates them again or fails
+        the task, as before."""
+        if self.topic_creator is None or not self.job.keeps_topics:
+            return
+        topics = {record.topic for record in batch} - self.topic_creator.known
+        if not topics or not all(isinstance(topic, str) and topic for topic in topics):
+            return
+        try:
+            self.topic_creator.ensure(sorted(topics))
+        except ConnectError as error:
+            self.log.debug("Topics not created before the batch's job: %s", error)
 
     def _send_locked(self, batch: list[SourceRecord], result: SourceBatchResult) -> None:
         """On the send thread, while the next batch's job runs."""

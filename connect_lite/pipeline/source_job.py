@@ -117,6 +117,11 @@ class SourceJob(BatchJob):
     _sending: tuple[SendOrder, Layout] | None = None
     """During a run with a SendOrder: it, and the layout the run's chunks follow."""
 
+    @property
+    def keeps_topics(self) -> bool:
+        """Whether each record goes to the topic it was polled with (no transforms)."""
+        return not self.spec.transforms
+
     def run(
         self,
         records: list[SourceRecord],

@@ -21,6 +21,8 @@ from tests.unit.dataplane.fake_source import OnceSource
 
 
 class PassThrough:
+    keeps_topics = True
+
     def run(
         self, batch: list[SourceRecord], tolerate_errors: bool, send: object = None
     ) -> SourceBatchResult:

@@ -31,16 +31,25 @@ from tests.unit.dataplane.test_source_task_clients import ClosingAdmin, Statuses
 class ExecutorsStandIn:
     """Sends what its order allows into ``kafka`` (topic, value); returns the rest as rows."""
 
-    def __init__(self, fail: bool = False) -> None:
+    def __init__(
+        self, fail: bool = False, keeps_topics: bool = True, admin: ClosingAdmin | None = None
+    ) -> None:
         self.kafka: list[tuple[str, bytes]] = []
         self.orders: list[SendOrder] = []
         self.fail = fail
+        self.keeps_topics = keeps_topics
+        """False stands for a job with transforms (a record's topic may change)."""
+        self._admin = admin
+        self.created_before_runs: list[list[str]] = []
+        """The topics the admin had created when each run began."""
 
     def run(
         self, batch: list[SourceRecord], tolerate_errors: bool, send: SendOrder | None = None
     ) -> SourceBatchResult:
         assert send is not None, "the task has a send config"
         self.orders.append(send)
+        if self._admin is not None:
+            self.created_before_runs.append(list(self._admin.created))
         result = SourceBatchResult(len(batch))
         for i, r in enumerate(batch):
             value = str(r.value).encode()
@@ -171,6 +180,37 @@ def test_a_new_topics_first_records_go_through_the_task_producer_then_the_execut
     assert all(order.known == frozenset({"new"}) for order in job.orders[1:])
     assert job.orders[0].config == {"bootstrap.servers": "127.0.0.1:9"}  # the task's own
     assert tracker.recorded and all(topics == {"new"} for topics in tracker.recorded)
+
+
+def test_without_transforms_a_new_topic_is_created_before_the_batchs_job() -> None:
+    """A sink subscribed to the topic then finds it while the first job waits for Spark."""
+    admin, producer = ClosingAdmin(), RecordingProducer()
+    job = ExecutorsStandIn(admin=admin)
+    plugin = Batches([_records("new", 0, 5), _records("new", 5, 5)])
+    task, _, offsets = _task(plugin, job, producer, admin, Tracker())
+    task.start()
+    try:
+        _until(lambda: offsets.get("c", {"p": 0}) == {"o": 9})
+    finally:
+        task.stop()
+        assert task.join(10)
+    assert job.created_before_runs[0] == ["new"]
+    assert admin.created == ["new"], "created once"
+    assert job.orders[0].known == frozenset(), "not ready for the executors until recorded"
+
+
+def test_with_transforms_a_new_topic_is_created_only_for_the_records_sent() -> None:
+    admin, producer = ClosingAdmin(), RecordingProducer()
+    job = ExecutorsStandIn(keeps_topics=False, admin=admin)
+    task, _, offsets = _task(Batches([_records("new", 0, 5)]), job, producer, admin)
+    task.start()
+    try:
+        _until(lambda: offsets.get("c", {"p": 0}) == {"o": 4})
+    finally:
+        task.stop()
+        assert task.join(10)
+    assert job.created_before_runs == [[]]
+    assert admin.created == ["new"]
 
 
 def test_without_creation_or_tracking_the_executors_send_every_topic() -> None:
