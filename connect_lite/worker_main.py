@@ -420,6 +420,7 @@ def build_herder(
         status,
         flush_interval_ms=config.offset_flush_interval_ms,
         flush_timeout_ms=config.offset_flush_timeout_ms,
+        batching=config.batching,
         topic_creation_enable=config.topic_creation_enable,
         transforms_columns=config.transforms_columns_enable,
         override_policy=config.override_policy,

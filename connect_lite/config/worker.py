@@ -23,6 +23,7 @@ from connect_lite.api.config import (
     valid_list,
 )
 from connect_lite.api.errors import ConfigError
+from connect_lite.config.batching import DEFAULT_BATCHING, MAX_BYTES_KEY, MAX_RECORDS_KEY, Batching
 from connect_lite.config.local_paths import ALLOWED_PATHS, LocalPaths
 from connect_lite.config.override_policy import (
     ALLOWED_OAUTH_URLS,
@@ -263,6 +264,31 @@ def _define_worker_config() -> ConfigDef:
         "fast under load as idle. 0 runs both at the same priority.",
     )
     d.define(
+        MAX_RECORDS_KEY,
+        Type.INT,
+        DEFAULT_BATCHING.max_records,
+        Range.at_least(1),
+        importance=low,
+        doc="The most records a task's batch (one Spark job) holds. A batch grows only while "
+        "the one before it is in its job, so a lone record never waits for more; under load, "
+        "larger batches move more records a second and take more memory in the data plane, "
+        "Spark's JVM and its Python workers. A sink's max.poll.records (consumer. or "
+        "consumer.override.) sets it for that sink.",
+    )
+    d.define(
+        MAX_BYTES_KEY,
+        Type.LONG,
+        DEFAULT_BATCHING.max_bytes,
+        Range.at_least(1),
+        importance=low,
+        doc="The most bytes of record keys, values and headers a task's batch holds (a "
+        "batch passes it by at most one poll or fetch), so that a batch of large records "
+        "cannot fill the data plane's memory whatever their count. A source record's key "
+        "or value that is not a string or bytes (a Struct, a map) counts its own size only. "
+        "Sinks that let Spark's executors read their records (put_dataframe) hold none in "
+        "the data plane and are bounded by records only.",
+    )
+    d.define(
         "task.shutdown.graceful.timeout.ms",
         Type.LONG,
         5000,
@@ -483,6 +509,13 @@ class WorkerConfig:
     @property
     def embedded_broker_enable(self) -> bool:
         return bool(self.get("embedded.broker.enable"))
+
+    @property
+    def batching(self) -> Batching:
+        """Every task's batching (a sink's max.poll.records may lower its record count)."""
+        return Batching(
+            max_records=int(self.get(MAX_RECORDS_KEY)), max_bytes=int(self.get(MAX_BYTES_KEY))
+        )
 
     @property
     def data_plane_niceness(self) -> int:

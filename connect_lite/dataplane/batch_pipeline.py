@@ -38,6 +38,7 @@ def collect_batch(
     stopping: Callable[[], bool],
     busy: Callable[[], bool] = lambda: False,
     size: Callable[[Sequence[T]], int] = len,
+    weigh: Callable[[Sequence[T]], int] | None = None,
 ) -> list[T]:
     """Poll one batch, latency first: ``fetch(room left, seconds it may wait)``.
 
@@ -50,11 +51,14 @@ def collect_batch(
 
     No fixed window sits between a record and its job, and under load batches fill up: they
     grow for as long as the job before them runs. It stops when the batch is full or the
-    task stops. ``size`` counts what a batch holds (offset ranges count their offsets)."""
+    task stops. ``size`` counts what a batch holds (offset ranges count their offsets);
+    ``weigh`` gives its bytes, when the records are in this process: the batch also stops
+    once it holds ``max_bytes`` (it may pass it by one fetch)."""
     batch: list[T] = []
     was_busy = busy()
     held = 0
-    while not stopping() and held < batching.max_records:
+    held_bytes = 0
+    while not stopping() and held < batching.max_records and held_bytes < batching.max_bytes:
         in_flight = busy()
         room = batching.max_records - held
         if was_busy and not in_flight:  # the batch job is done: hand it on, with what is waiting
@@ -66,6 +70,8 @@ def collect_batch(
         if got:
             batch.extend(got)
             held += size(got)
+            if weigh is not None:
+                held_bytes += weigh(got)
         elif not in_flight:
             break
     return batch

@@ -8,7 +8,7 @@ from typing import Any
 
 from connect_lite.api.connector import SinkTask
 from connect_lite.api.records import TopicPartition
-from connect_lite.config.batching import DEFAULT_BATCHING, Batching
+from connect_lite.config.batching import DEFAULT_BATCHING, Batching, message_bytes
 from connect_lite.config.connector_config import SinkSubscription
 from connect_lite.config.error_handling import NO_ERROR_HANDLING, ErrorHandling
 from connect_lite.dataplane.batch_pipeline import BatchPipeline, collect_batch
@@ -154,6 +154,7 @@ class WorkerSinkTask(WorkerTask):
             lambda: self.stopping,
             lambda: self._pipeline.busy,
             _offsets_held if self.reads_ranges else len,
+            None if self.reads_ranges else message_bytes,  # ranges: read by the executors
         )
 
     def _run_job_once(self, messages: list[Any]) -> SinkBatchResult | RangeBatch:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_lite.api.errors import ConnectError
+from connect_lite.api.errors import ConfigError, ConnectError
 from connect_lite.config.batching import DEFAULT_BATCHING, Batching
 from connect_lite.control.worker import sink_batching
 from connect_lite.protocol.plan import TaskPlan
@@ -36,6 +36,8 @@ def test_a_bad_max_poll_records_is_a_clear_error(bad: str) -> None:
         ({"consumer.max.poll.records": "7"}, {}, 7),
         ({"consumer.max.poll.records": "7"}, {"consumer.override.max.poll.records": "5"}, 5),
         ({}, {}, DEFAULT_BATCHING.max_records),
+        ({"task.batch.max.records": "9"}, {}, 9),
+        ({"task.batch.max.records": "9"}, {"consumer.override.max.poll.records": "5"}, 5),
     ],
 )
 def test_a_sink_tasks_plan_takes_max_poll_records_from_the_worker_or_the_connector(
@@ -60,3 +62,19 @@ def test_a_sink_tasks_plan_takes_max_poll_records_from_the_worker_or_the_connect
         parts.stop()
     [plan] = plans
     assert plan.batching.max_records == limit
+
+
+def test_the_worker_bounds_every_tasks_batch_in_bytes() -> None:
+    parts = herder_parts({"task.batch.max.bytes": "4096"})
+    try:
+        assert parts.herder.worker.batching == Batching(max_bytes=4096)
+    finally:
+        parts.stop()
+
+
+@pytest.mark.parametrize("key", ["task.batch.max.records", "task.batch.max.bytes"])
+def test_a_batch_bound_below_one_is_a_clear_error(key: str) -> None:
+    from connect_lite.config.worker import WorkerConfig
+
+    with pytest.raises(ConfigError, match=f"Invalid value 0 for configuration {key}"):
+        WorkerConfig({"bootstrap.servers": "127.0.0.1:9092", key: "0"})

@@ -25,6 +25,42 @@ def test_an_idle_task_waits_for_a_first_record_then_takes_only_what_is_waiting()
     assert full == [0, 0, 0]
 
 
+def test_a_batch_stops_growing_at_its_bytes_as_at_its_records() -> None:
+    """Large records: the batch goes once it holds max_bytes, whatever its count."""
+    fetched: list[int] = []
+
+    def fetch(room: int, wait: float) -> list[bytes]:
+        fetched.append(room)
+        return [b"x" * 400] * 2
+
+    batch = collect_batch(
+        fetch,
+        Batching(max_records=100, max_wait_ms=500, max_bytes=1000),
+        lambda: False,
+        weigh=lambda got: sum(map(len, got)),
+    )
+    assert len(batch) == 4, "800 bytes after the first fetch, 1,600 after the second: it goes"
+    assert fetched == [100, 98]
+    unweighed = collect_batch(
+        lambda room, _: [b"x" * 400] * min(2, room),
+        Batching(max_records=6, max_wait_ms=500, max_bytes=1000),
+        lambda: False,
+    )
+    assert len(unweighed) == 6, "without weigh (records read by the executors): records only"
+
+
+def test_message_and_record_bytes_weigh_keys_values_and_headers() -> None:
+    from connect_lite.api.records import SourceRecord
+    from connect_lite.config.batching import message_bytes, record_bytes
+    from connect_lite.kafka.consumer import ConsumedMessage
+
+    message = ConsumedMessage("t", 0, 5, b"key", b"value!", [("h", b"12"), ("n", None)], None, "")
+    assert message_bytes([message, message._replace(key=None, headers=[])]) == 13 + 6
+    records = [SourceRecord({}, {}, "t", "héllo", key=b"k"), SourceRecord({}, {}, "t", None)]
+    assert record_bytes(records) == 6
+    assert record_bytes([SourceRecord({}, {}, "t", {"a": 1})]) > 0, "a map counts its own size"
+
+
 def test_a_lone_record_goes_at_once() -> None:
     polls: list[list[int]] = [[7]]
     batch = collect_batch(
