@@ -83,7 +83,10 @@ REST_REQUESTS = 300
 REST_PAUSE_S = 0.02
 DATA_PLANE_NICENESS = int(WORKER_CONFIG_DEF.keys["data.plane.niceness"].default)
 QUIET_S = 10.0
+FOOTPRINT_IDLE_S = 60.0
+"""The idle sample the footprint line reports: a minute with nothing flowing (always taken)."""
 AFTER_LOAD_S = 15.0
+FIRST_LINE_EVENT = "first line in the sink's file"
 """When idle memory is sampled again after the load (the data plane trims its heap after 5 s
 without records; Spark ends idle Python workers only after 60 s)."""
 MEMORY_SAMPLE_S = 0.25
@@ -479,9 +482,7 @@ def watch_cold_start(
     reader: FirstRecord | None = None
     deadline = began + COLD_START_TIMEOUT_S
     try:
-        while (
-            "first line in the sink's file" not in events or "first record in topic" not in events
-        ):
+        while FIRST_LINE_EVENT not in events or "first record in topic" not in events:
             if time.perf_counter() > deadline:
                 raise SystemExit(
                     f"cold start incomplete after {COLD_START_TIMEOUT_S:g} s: {events}"
@@ -513,7 +514,7 @@ def watch_cold_start(
                     stamp = message.timestamp()[1] / 1000
                     events["first record's timestamp (source task read it)"] = stamp - began_wall
             if file_size(out) > 0:
-                events.setdefault("first line in the sink's file", time.perf_counter() - began)
+                events.setdefault(FIRST_LINE_EVENT, time.perf_counter() - began)
             time.sleep(0.01)
     finally:
         if reader is not None:
@@ -790,7 +791,10 @@ def parse_args() -> argparse.Namespace:
         "--idle-seconds",
         type=float,
         action="append",
-        help=f"when to sample idle memory, after the latency part (default {QUIET_S:g})",
+        help=(
+            f"when to sample idle memory, after the latency part (default {QUIET_S:g}; "
+            f"{FOOTPRINT_IDLE_S:g}, the footprint line's, is always sampled)"
+        ),
     )
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="a worker property"
@@ -798,7 +802,7 @@ def parse_args() -> argparse.Namespace:
     args = parser.parse_args()
     if args.records < 1 or args.load_records < 1:
         parser.error("--records and --load-records must be positive")
-    args.idle_seconds = sorted(args.idle_seconds or [QUIET_S])
+    args.idle_seconds = sorted({*(args.idle_seconds or [QUIET_S]), FOOTPRINT_IDLE_S})
     if any("=" not in item for item in args.set):
         parser.error("--set takes key=value")
     args.set = dict(item.split("=", 1) for item in args.set)
@@ -876,9 +880,24 @@ def main() -> None:
             print()
             title = f"idle, {AFTER_LOAD_S:g} s after the pipeline's last record:"
             print_memory(title, load.after, totals_kb(load.after))
+        cold = None
         if not args.skip_cold_start:
             progress("cold start")
-            print_cold_start(measure_cold_start(work, args.set))
+            cold = measure_cold_start(work, args.set)
+            print_cold_start(cold)
+        idle_kb = totals_kb(idle_memory[FOOTPRINT_IDLE_S])[1]
+        print(footprint_line(idle_kb, load.memory.peak_total[1] if load else None, cold))
+
+
+def footprint_line(idle_kb: int, busy_kb: int | None, cold: ColdStart | None) -> str:
+    """The one line tools read: idle and busy resident memory without the broker (MiB), and
+    seconds to the demo's first line in the sink's file; ``na`` for a part skipped."""
+    first_line = None if cold is None else cold.events.get(FIRST_LINE_EVENT)
+    return (
+        f"footprint: idle_rss_mib={idle_kb / 1024:.0f} "
+        f"busy_rss_mib={'na' if busy_kb is None else f'{busy_kb / 1024:.0f}'} "
+        f"cold_first_line_s={'na' if first_line is None else f'{first_line:.2f}'}"
+    )
 
 
 if __name__ == "__main__":
