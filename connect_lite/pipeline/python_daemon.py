@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import signal
 import socket
-import sys
 
 from pyspark import daemon
 
+from connect_lite.kafka.executor_clients import close_all
+
 _pyspark_worker = daemon.worker
-_CLIENTS_MODULE = "connect_lite.kafka.executor_clients"
 
 
 def worker(sock: socket.socket, authenticated: bool) -> int:
@@ -32,21 +32,12 @@ def worker(sock: socket.socket, authenticated: bool) -> int:
     closed the connection instead of sending one (the daemon then ends this worker process)."""
     _worker_signals()
     if _closed_before_a_task(sock):
-        _close_kafka_clients()  # the worker process retires: its Kafka clients close with it
+        close_all()  # the worker process retires: its Kafka clients close with it
         return 1
     code = int(_pyspark_worker(sock, authenticated))
     if code:
-        _close_kafka_clients()
+        close_all()
     return code
-
-
-def _close_kafka_clients() -> None:
-    """Close the Kafka clients this worker process made, if it made any. The daemon does not
-    import them: confluent-kafka would be 12 MiB more in the daemon and in every worker it
-    forks, whether or not that worker's tasks produce."""
-    clients = sys.modules.get(_CLIENTS_MODULE)
-    if clients is not None:
-        clients.close_all()
 
 
 def _worker_signals() -> None:

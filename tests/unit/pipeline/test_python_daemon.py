@@ -142,28 +142,3 @@ def test_a_worker_waiting_for_its_first_task_ends_with_the_daemon(tmp_path: Path
         if daemon.poll() is None:
             daemon.kill()
             daemon.wait()
-
-
-def test_the_daemon_imports_no_kafka_client() -> None:
-    """Every worker it forks would carry confluent-kafka (12 MiB), producing or not."""
-    code = (
-        "import sys; import connect_lite.pipeline.python_daemon; "
-        "assert 'confluent_kafka' not in sys.modules, 'confluent_kafka imported'; "
-        f"assert {python_daemon._CLIENTS_MODULE!r} not in sys.modules"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-
-
-def test_a_retiring_worker_closes_the_kafka_clients_it_made(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from connect_lite.kafka import executor_clients
-
-    closed: list[bool] = []
-    monkeypatch.setattr(executor_clients, "close_all", lambda: closed.append(True))
-    ours, jvm = socket.socketpair()
-    with ours, jvm:
-        jvm.close()
-        assert python_daemon.worker(ours, True) == 1
-    assert closed == [True]
