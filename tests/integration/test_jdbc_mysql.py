@@ -278,7 +278,7 @@ def test_a_partitions_writes_stay_in_one_transaction(mariadb: MariaDbServer, dat
     """The writer opens savepoints record by record (sql.begin before each): on MySQL a BEGIN
     would commit what came before, so a rollback must still undo every one of them."""
     from connect_lite.connectors.jdbc.config import Connection
-    from connect_lite.connectors.jdbc.dialects import dialect
+    from connect_lite.connectors.jdbc.registry import dialect
 
     table = unique("atomic").replace("-", "_")
     mariadb.query(database, f"CREATE TABLE `{table}` (id INT PRIMARY KEY)")

@@ -680,15 +680,6 @@ _SQLITE_TYPES = {
 _LOGICAL_TYPES = {DECIMAL: DECIMAL, DATE: DATE, TIME: TIME, TIMESTAMP: TIMESTAMP}
 
 
-def dialect(name: str, quote: bool) -> Dialect:
-    from .mysql import MySqlDialect
-
-    found = {d.name: d for d in (PostgreSqlDialect, SqliteDialect, MySqlDialect)}.get(name)
-    if found is None:
-        raise ConnectError(f"connect-lite has no {name or 'dialect for this URL'}")
-    return found(quote)
-
-
 _JDBC_PG = re.compile(r"^jdbc:postgresql:(?://(?P<hosts>[^/?]*))?/?(?P<db>[^?]*)(?:\?(?P<q>.*))?$")
 
 

@@ -19,8 +19,9 @@ from connect_lite.api import (
 )
 
 from .config import check_across, warn_confluent_keys
-from .dialects import Dialect, TableId, dialect
+from .dialects import Dialect, TableId
 from .querier import Querier
+from .registry import dialect
 from .sink import VERSION
 from .source_config import (
     TABLES,

@@ -33,10 +33,10 @@ from .dialects import (
     Column,
     Dialect,
     TableId,
-    dialect,
     redact_url,
 )
 from .fields import Layout
+from .registry import dialect
 
 if TYPE_CHECKING:  # the worker scans this module for plugins: pyarrow is the data plane's
     import pyarrow as pa

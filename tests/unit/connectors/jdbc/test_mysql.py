@@ -14,10 +14,10 @@ from connect_lite.connectors.jdbc.dialects import (
     Column,
     PostgreSqlDialect,
     TableId,
-    dialect,
     redact_url,
 )
 from connect_lite.connectors.jdbc.mysql import MySqlDialect, mysql_params
+from connect_lite.connectors.jdbc.registry import dialect
 
 ID = Column("id", {"type": "int32", "optional": False}, primary=True)
 CODE = Column("code", {"type": "string", "optional": False}, primary=True)

@@ -137,7 +137,7 @@ def test_parameters_made_a_column_at_a_time_equal_those_made_a_row_at_a_time(
 ) -> None:
     import zoneinfo
 
-    from connect_lite.connectors.jdbc.dialects import dialect
+    from connect_lite.connectors.jdbc.registry import dialect
     from connect_lite.connectors.jdbc.writer import _all_writes, _column_params, _compiled, _sources
 
     rows = [row(2, 1, 0), row(0, 2, 20), row(1, 3, 7)]
