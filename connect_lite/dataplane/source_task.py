@@ -263,18 +263,20 @@ class WorkerSourceTask(WorkerTask):
             raise
 
     def _create_topics_early(self, batch: list[SourceRecord]) -> None:
-        """Without transforms, a record's topic is its destination: create the batch's new
+        """Without transforms, a record's topic is its destination: create the first batch's
         topics (KIP-158) before its job, not after. The topics and their settings are the
         same; a sink waiting for one joins it while this job runs (the first job waits for
-        Spark's start). A failure here is left to the send, which creates them again or fails
-        the task, as before."""
-        if self.topic_creator is None or not self.job.keeps_topics:
+        Spark's start). Once a topic is known (checked or created) later batches skip this:
+        no pass over their records; a topic new then is created at its send, as before. A
+        failure here is left to the send, which creates the topics again or fails the task."""
+        creator = self.topic_creator
+        if creator is None or creator.known or not self.job.keeps_topics:
             return
-        topics = {record.topic for record in batch} - self.topic_creator.known
-        if not topics or not all(isinstance(topic, str) and topic for topic in topics):
+        topics = {record.topic for record in batch}
+        if not all(isinstance(topic, str) and topic for topic in topics):
             return
         try:
-            self.topic_creator.ensure(sorted(topics))
+            creator.ensure(sorted(topics))
         except ConnectError as error:
             self.log.debug("Topics not created before the batch's job: %s", error)
 

@@ -150,6 +150,17 @@ def _task(
     return task, statuses, offsets
 
 
+def _run_until(task: WorkerSourceTask, *conditions: Any) -> None:
+    """Run the task until each condition holds in turn, then stop it and wait for it."""
+    task.start()
+    try:
+        for condition in conditions:
+            _until(condition)
+    finally:
+        task.stop()
+        assert task.join(10)
+
+
 def _until(condition: Any, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -166,13 +177,7 @@ def test_a_new_topics_first_records_go_through_the_task_producer_then_the_execut
     )
     plugin = Batches([_records("new", 0, 5), _records("new", 5, 5), _records("new", 10, 5)])
     task, _, offsets = _task(plugin, job, producer, admin, tracker)
-    task.start()
-    try:
-        _until(lambda: len(job.kafka) == 10)
-        _until(lambda: offsets.get("c", {"p": 0}) == {"o": 14})
-    finally:
-        task.stop()
-        assert task.join(10)
+    _run_until(task, lambda: len(job.kafka) == 10, lambda: offsets.get("c", {"p": 0}) == {"o": 14})
     assert producer.values == [f"v{i}".encode() for i in range(5)], "the held batch"
     assert job.kafka == [("new", f"v{i}".encode()) for i in range(5, 15)]
     assert admin.created == ["new"]
@@ -182,20 +187,16 @@ def test_a_new_topics_first_records_go_through_the_task_producer_then_the_execut
     assert tracker.recorded and all(topics == {"new"} for topics in tracker.recorded)
 
 
-def test_without_transforms_a_new_topic_is_created_before_the_batchs_job() -> None:
-    """A sink subscribed to the topic then finds it while the first job waits for Spark."""
+def test_without_transforms_the_first_batchs_topic_is_created_before_its_job() -> None:
+    """A sink subscribed to the topic then finds it while the first job waits for Spark; a
+    topic that appears later is created at its send, as with transforms."""
     admin, producer = ClosingAdmin(), RecordingProducer()
     job = ExecutorsStandIn(admin=admin)
-    plugin = Batches([_records("new", 0, 5), _records("new", 5, 5)])
+    plugin = Batches([_records("new", 0, 5), _records("new", 5, 5), _records("later", 10, 5)])
     task, _, offsets = _task(plugin, job, producer, admin, Tracker())
-    task.start()
-    try:
-        _until(lambda: offsets.get("c", {"p": 0}) == {"o": 9})
-    finally:
-        task.stop()
-        assert task.join(10)
-    assert job.created_before_runs[0] == ["new"]
-    assert admin.created == ["new"], "created once"
+    _run_until(task, lambda: offsets.get("c", {"p": 0}) == {"o": 14})
+    assert job.created_before_runs == [["new"], ["new"], ["new"]]
+    assert admin.created == ["new", "later"], "each created once"
     assert job.orders[0].known == frozenset(), "not ready for the executors until recorded"
 
 
@@ -203,12 +204,7 @@ def test_with_transforms_a_new_topic_is_created_only_for_the_records_sent() -> N
     admin, producer = ClosingAdmin(), RecordingProducer()
     job = ExecutorsStandIn(keeps_topics=False, admin=admin)
     task, _, offsets = _task(Batches([_records("new", 0, 5)]), job, producer, admin)
-    task.start()
-    try:
-        _until(lambda: offsets.get("c", {"p": 0}) == {"o": 4})
-    finally:
-        task.stop()
-        assert task.join(10)
+    _run_until(task, lambda: offsets.get("c", {"p": 0}) == {"o": 4})
     assert job.created_before_runs == [[]]
     assert admin.created == ["new"]
 
@@ -216,12 +212,7 @@ def test_with_transforms_a_new_topic_is_created_only_for_the_records_sent() -> N
 def test_without_creation_or_tracking_the_executors_send_every_topic() -> None:
     job, producer = ExecutorsStandIn(), RecordingProducer()
     task, _, offsets = _task(Batches([_records("t", 0, 5)]), job, producer)
-    task.start()
-    try:
-        _until(lambda: offsets.get("c", {"p": 0}) == {"o": 4})
-    finally:
-        task.stop()
-        assert task.join(10)
+    _run_until(task, lambda: offsets.get("c", {"p": 0}) == {"o": 4})
     assert job.orders[0].known is None and producer.values == []
     assert [v for _, v in job.kafka] == [f"v{i}".encode() for i in range(5)]
 
@@ -230,12 +221,7 @@ def test_commit_record_gets_each_sent_records_placement() -> None:
     job, producer = ExecutorsStandIn(), RecordingProducer()
     plugin = CommittingBatches([_records("t", 0, 3)])
     task, _, _ = _task(plugin, job, producer)
-    task.start()
-    try:
-        _until(lambda: len(plugin.committed) == 3)
-    finally:
-        task.stop()
-        assert task.join(10)
+    _run_until(task, lambda: len(plugin.committed) == 3)
     assert job.orders[0].each is True
     assert plugin.committed == [(f"v{i}", RecordMetadata("t", 0, i, None)) for i in range(3)]
 
@@ -243,12 +229,7 @@ def test_commit_record_gets_each_sent_records_placement() -> None:
 def test_a_failed_delivery_in_the_executors_fails_the_task_and_commits_nothing() -> None:
     job, producer = ExecutorsStandIn(fail=True), RecordingProducer()
     task, statuses, offsets = _task(Batches([_records("t", 0, 5)]), job, producer)
-    task.start()
-    try:
-        _until(lambda: State.FAILED in statuses.states)
-    finally:
-        task.stop()
-        assert task.join(10)
+    _run_until(task, lambda: State.FAILED in statuses.states)
     assert offsets.get("c", {"p": 0}) is None
 
 
@@ -284,11 +265,6 @@ def test_a_retriable_error_from_poll_is_retried_and_the_task_keeps_running() -> 
     job, producer = ExecutorsStandIn(), RecordingProducer()
     plugin = FailingOnce([_records("t", 0, 5)])
     task, statuses, offsets = _task(plugin, job, producer)
-    task.start()
-    try:
-        _until(lambda: offsets.get("c", {"p": 0}) == {"o": 4})
-    finally:
-        task.stop()
-        assert task.join(10)
+    _run_until(task, lambda: offsets.get("c", {"p": 0}) == {"o": 4})
     assert plugin.failed
     assert State.FAILED not in statuses.states
