@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -25,6 +27,12 @@ CONSUME_SLICE = 10_000
 """The most records one ``poll_batch`` returns. confluent-kafka builds the messages of one
 ``consume`` call holding the GIL: 200,000 of them kept every other thread of the worker (the
 REST API's too) waiting for tens of milliseconds. A batch is built from several calls."""
+
+DEFAULT_SESSION_TIMEOUT_MS = 45_000
+"""librdkafka's ``session.timeout.ms`` when the config sets none."""
+CLOSE_JOIN_WAIT_MAX_S = 10.0
+"""The longest a closing consumer waits for a join in progress to end (see Consumer.close);
+Tansu holds a join for half the session timeout (3 s with the worker's 6 s)."""
 
 _TIMESTAMP_TYPES = {
     confluent_kafka.TIMESTAMP_CREATE_TIME: "CreateTime",
@@ -94,6 +102,11 @@ class Consumer:
         strategy = str(config.get("partition.assignment.strategy", ""))
         self._incremental = "cooperative" in strategy
         self._closed = False
+        self._joining = False
+        """Subscribed and between a join's start (subscribe, a revocation) and its assignment."""
+        self._closing = False
+        session_ms = int(config.get("session.timeout.ms", DEFAULT_SESSION_TIMEOUT_MS))
+        self._join_wait_s = min(session_ms / 1000, CLOSE_JOIN_WAIT_MAX_S)
         self.pause_assigned = False
         """Whether newly assigned partitions are paused at once: the group member then fetches
         nothing, and others read its partitions' records (executor-side readers)."""
@@ -110,16 +123,18 @@ class Consumer:
             raise ConnectError("subscribe needs exactly one of topics or pattern")
         names = list(topics) if topics is not None else [subscription_pattern(str(pattern))]
         kwargs: dict[str, Any] = {"on_assign": self._assign_hook(on_assign)}
-        if on_revoke is not None:
-            kwargs["on_revoke"] = kwargs["on_lost"] = self._revoke_hook(on_revoke)
+        kwargs["on_revoke"] = kwargs["on_lost"] = self._revoke_hook(on_revoke)
         try:
             self._consumer.subscribe(names, **kwargs)
         except (KafkaException, RuntimeError) as exc:
             raise to_connect_error(exc, f"cannot subscribe to {names}") from exc
+        self._joining = True
 
     def _assign_hook(self, on_assign: AssignCallback | None) -> Callable[[Any, list[Any]], None]:
         def hook(consumer: Any, partitions: list[Any]) -> None:
-            starts = on_assign([from_native(p) for p in partitions]) if on_assign else None
+            self._joining = False
+            callback = None if self._closing else on_assign  # in close(): the task is gone
+            starts = callback([from_native(p) for p in partitions]) if callback else None
             for p in partitions:
                 offset = (starts or {}).get(from_native(p))
                 if offset is not None:
@@ -133,10 +148,13 @@ class Consumer:
 
         return hook
 
-    @staticmethod
-    def _revoke_hook(on_revoke: RevokeCallback) -> Callable[[Any, list[Any]], None]:
+    def _revoke_hook(self, on_revoke: RevokeCallback | None) -> Callable[[Any, list[Any]], None]:
+        """A revocation starts a rebalance (a join); the client unassigns after the hook."""
+
         def hook(consumer: Any, partitions: list[Any]) -> None:
-            on_revoke([from_native(p) for p in partitions])
+            self._joining = True
+            if on_revoke is not None and not self._closing:
+                on_revoke([from_native(p) for p in partitions])
 
         return hook
 
@@ -221,10 +239,21 @@ class Consumer:
             raise to_connect_error(exc, f"consumer {method} failed") from exc
 
     def close(self) -> None:
-        """Leave the group and release the client. Safe to call twice."""
+        """Leave the group and release the client. Safe to call twice.
+
+        A consumer still joining its group first waits for the join to end (at most the
+        session timeout, capped at CLOSE_JOIN_WAIT_MAX_S), polling without handing records or
+        assignments to anyone: Tansu, the embedded broker, never completes a group's next
+        join after a member leaves in the middle of one, so the next task of the group would
+        get no partition. Records polled meanwhile are dropped; nothing commits them."""
         if self._closed:
             return
         self._closed = True
+        self._closing = True
+        deadline = time.monotonic() + self._join_wait_s
+        with contextlib.suppress(KafkaException, RuntimeError):
+            while self._joining and time.monotonic() < deadline:
+                self._consumer.poll(0.1)
         try:
             self._consumer.close()
         except (KafkaException, RuntimeError) as exc:

@@ -232,3 +232,27 @@ def test_error_only_reports_call_on_error_and_flush_returns_zero_on_success(
     assert len(errors) == 1 and isinstance(errors[0], ConnectError)
     assert "error-only-dead" in str(errors[0])
     dead.close()
+
+
+def test_a_consumer_closed_while_joining_leaves_the_group_usable(bootstrap_servers: str) -> None:
+    """Tansu never completes a group's next join after a member left in the middle of one:
+    a task stopped a second after it started (a config update, a restart) left its
+    successor without partitions for good. close() now lets the join end first."""
+    topic, group = unique("join-close"), unique("group")
+    Admin({"bootstrap.servers": bootstrap_servers}).create_topic(topic, 1, 1)
+    producer = Producer(producer_config(worker(bootstrap_servers), "jc", 0))
+    produce_all(producer, topic, [{"value": b"v", "partition": 0}])
+    producer.close()
+    config = consumer_config(worker(bootstrap_servers), "jc", 0, group)
+    for _ in range(2):
+        quitter = Consumer(config)
+        quitter.subscribe([topic])
+        quitter.poll_batch(10, 0.3)  # the join has started, not ended
+        assert quitter._joining
+        quitter.close()
+    successor = Consumer(config)
+    successor.subscribe([topic])
+    try:
+        assert [m.value for m in read(successor, 1, timeout=30)] == [b"v"]
+    finally:
+        successor.close()

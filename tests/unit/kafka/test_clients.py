@@ -234,7 +234,7 @@ def _threads() -> int:
         try:
             with open(f"/proc/self/task/{tid}/comm") as comm:
                 names.append(comm.read())
-        except FileNotFoundError:  # a thread that just ended
+        except (FileNotFoundError, ProcessLookupError):  # a thread that just ended (open, read)
             pass
     return sum(1 for name in names if name.startswith("rdk:"))
 
