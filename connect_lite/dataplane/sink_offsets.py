@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from connect_lite.api.connector import SinkTask
+from connect_lite.api.errors import ConnectError
 from connect_lite.api.records import TopicPartition
 from connect_lite.dataplane.error_handling import ErrorHandler
 from connect_lite.dataplane.sink_consumer import SinkConsumer
@@ -32,7 +33,8 @@ class SinkOffsets:
     and ``next_commit``, when the next commit is due (every ``offset.flush.interval.ms``, or
     sooner when the task requests one). A commit waits for the dead letter queue to store the
     records reported to it, asks the task's ``pre_commit`` (``flush``) which offsets are safe,
-    and commits those that changed."""
+    and commits those that changed. A commit the group refuses is logged and counted, and the
+    task goes on, as in Kafka."""
 
     def __init__(
         self,
@@ -93,9 +95,19 @@ class SinkOffsets:
         if to_commit and self._consumer.client is not None:
             try:
                 self._consumer.client.commit(to_commit)
-            except Exception:
+            except ConnectError as error:
+                # As Kafka's WorkerSinkTask: logged and counted, the task goes on. A commit
+                # refused in a rebalance (UNKNOWN_MEMBER_ID after the broker was away for a
+                # session timeout) or timed out leaves the group's offsets where they were:
+                # the partitions' next owner reads from there (at least once).
                 self._counters.add(failure=1)
-                raise
+                self._log.error(
+                    "Commit of offsets %s failed; records after the group's committed offsets "
+                    "will be delivered again: %s",
+                    to_commit,
+                    error,
+                )
+                return
             self._counters.add(success=1)
             self.last_committed.update(to_commit)
             self._log.debug("Committed offsets %s", to_commit)
