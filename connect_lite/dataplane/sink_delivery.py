@@ -169,7 +169,9 @@ class SinkDelivery:
             if self._stopping():  # nothing more is handed over; its offsets are not committed
                 raise ConnectError("The task stopped before its batch was handed over")
             run = [batch.pairs[p] for p in positions]
+            session = None
             try:
+                session = engine.current_session()
                 description = f"connect-lite put_dataframe {self._task_id}: {len(run)} records"
                 owner = self._job.spec.job_id
                 with engine.job_group(group, description, owner):  # stop() cancels its jobs
@@ -183,7 +185,7 @@ class SinkDelivery:
                 if self._stopping():
                     raise
                 # Spark's JVM was gone, or its cluster is unreachable: the run goes again later
-                if engine.unavailable is not None or engine.recover():
+                if engine.unavailable is not None or engine.recover(session):
                     batch.pairs = batch.pairs[positions[0] :]
                     self._schedule_retry(batch, error)
                     return False
@@ -206,7 +208,9 @@ class SinkDelivery:
         for n, frame in enumerate(frames):
             if self._stopping():
                 raise ConnectError("The task stopped before its batch was handed over")
+            session = None
             try:
+                session = engine.current_session()
                 description = f"connect-lite put_dataframe {self._task_id}: {frame.count} records"
                 self._putting_frame, self._putting_index = frame, None
                 with engine.job_group(group, description, self._job.spec.job_id):
@@ -218,7 +222,7 @@ class SinkDelivery:
             except Exception as error:
                 if self._stopping():
                     raise
-                if engine.unavailable is not None or engine.recover():
+                if engine.unavailable is not None or engine.recover(session):
                     self._read_again(batch, frames[n:], error)
                     return True
                 if not self._errors.handling.tolerance_all:

@@ -105,13 +105,15 @@ class BatchJob:
         produce source chunks. If the job failed because Spark's JVM is gone, the batch runs
         once more on a new session; if it failed because Spark's cluster is unreachable,
         SparkUnavailableError."""
+        session = None
         try:
+            session = self.engine.current_session()
             return self._run_chunks_once(n, make_payload, kind or self.kind, layout, order)
         except JobCancelledError:
             raise
         except Exception as error:
             self.engine.raise_if_unavailable(error)  # a lost cluster: the task tries later
-            if not self.engine.recover():
+            if not self.engine.recover(session):
                 raise
         log.warning("Running the batch of %s again on a new SparkSession", self.spec.job_id)
         return self._run_chunks_once(n, make_payload, kind or self.kind, layout, order)

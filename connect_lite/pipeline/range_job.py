@@ -511,7 +511,9 @@ def run(
     cluster is unreachable, SparkUnavailableError."""
     ranges = merged(ranges)
     begin = time.monotonic()
+    session = None
     try:
+        session = job.engine.current_session()
         batch = _run_once(job, ranges, config, ordered)
         log.debug(
             "Read %d messages of %d partitions in the executors in %.2f s",
@@ -522,7 +524,7 @@ def run(
         raise
     except Exception as error:
         job.engine.raise_if_unavailable(error)
-        if not job.engine.recover():
+        if not job.engine.recover(session):
             raise
     log.warning("Reading the batch of %s again on a new SparkSession", job.spec.job_id)
     return _run_once(job, ranges, config, ordered)

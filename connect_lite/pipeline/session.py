@@ -78,6 +78,8 @@ class SparkEngine:
         self._clock = clock
         self._lock = threading.Lock()
         self._spark: SparkSession | None = None
+        self._sessions = 0
+        """Sessions started so far: the number of the current one (see ``current_session``)."""
         self._parallelism: int | None = None
         self.exchange = ChunkExchange() if self.local else None
         """On a local master, chunks go to the Python workers through files (exchange.py)."""
@@ -137,6 +139,7 @@ class SparkEngine:
                     raise SparkStartError(message) from error
                 raise SparkUnavailableError(self._keeper.failed_start(message)) from error
         self._starter.succeeded(self._clock() - begin)
+        self._sessions += 1
         self._keeper.started()
         log.info("Spark session started in %.1f s", self.started_in)
         return spark
@@ -161,10 +164,22 @@ class SparkEngine:
         if unavailable is not None:
             raise SparkUnavailableError(unavailable) from error
 
-    def recover(self) -> bool:
+    def current_session(self) -> int:
+        """The number of the session a job about to run uses (started now if there is none),
+        for ``recover``. SparkUnavailableError and SparkStartError as ``session``."""
+        self.session()
+        return self._sessions
+
+    def recover(self, session: int | None = None) -> bool:
         """After a failed job: if Spark's JVM is gone (killed, or out of memory, which ends
-        it), forget the dead session so the next use starts a new one. True if it was gone."""
+        it), forget the dead session so the next use starts a new one. True if it was gone.
+
+        ``session`` is the job's ``current_session()``: if another task's job already found
+        that session dead and a newer one started meanwhile, the job runs again on the newer
+        one (True), whose liveness says nothing of the job's failure."""
         with self._lock:
+            if session is not None and session != self._sessions:
+                return True
             spark = self._spark
             if spark is None or jvm_alive(spark):
                 return False

@@ -68,7 +68,10 @@ class FakeEngine:
     def job_group(self, *args: Any) -> Iterator[None]:
         yield
 
-    def recover(self) -> bool:
+    def current_session(self) -> int:
+        return 1
+
+    def recover(self, session: int | None = None) -> bool:
         return self.lost
 
 
