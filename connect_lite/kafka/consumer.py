@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
@@ -31,8 +32,31 @@ REST API's too) waiting for tens of milliseconds. A batch is built from several 
 DEFAULT_SESSION_TIMEOUT_MS = 45_000
 """librdkafka's ``session.timeout.ms`` when the config sets none."""
 CLOSE_JOIN_WAIT_MAX_S = 10.0
-"""The longest a closing consumer waits for a join in progress to end (see Consumer.close);
-Tansu holds a join for half the session timeout (3 s with the worker's 6 s)."""
+"""The longest a closing consumer waits for its group to settle (see Consumer.close). Tansu
+holds a join for 3 s; a member learns of a rebalance at its next heartbeat (3 s)."""
+
+_membership_lock = threading.Lock()
+_membership_changed: dict[str, float] = {}
+"""Group id -> when a consumer of this process last subscribed to it or left it."""
+_leaving: dict[str, threading.Lock] = {}
+"""Group id -> held by the consumer of this process that is leaving it: one at a time."""
+
+
+def _leave_lock(group: str) -> threading.Lock:
+    with _membership_lock:
+        return _leaving.setdefault(group, threading.Lock())
+
+
+def _membership_change(group: str) -> float:
+    with _membership_lock:
+        now = _membership_changed[group] = time.monotonic()
+        return now
+
+
+def _last_membership_change(group: str) -> float:
+    with _membership_lock:
+        return _membership_changed.get(group, 0.0)
+
 
 _TIMESTAMP_TYPES = {
     confluent_kafka.TIMESTAMP_CREATE_TIME: "CreateTime",
@@ -104,9 +128,13 @@ class Consumer:
         self._closed = False
         self._joining = False
         """Subscribed and between a join's start (subscribe, a revocation) and its assignment."""
+        self._group = str(config.get("group.id", ""))
+        self._subscribed = False
+        self._assigned_at = 0.0
+        """When the group last handed this consumer its partitions (time.monotonic)."""
         self._closing = False
         session_ms = int(config.get("session.timeout.ms", DEFAULT_SESSION_TIMEOUT_MS))
-        self._join_wait_s = min(session_ms / 1000, CLOSE_JOIN_WAIT_MAX_S)
+        self._settle_wait_s = min(1.5 * session_ms / 1000, CLOSE_JOIN_WAIT_MAX_S)
         self.pause_assigned = False
         """Whether newly assigned partitions are paused at once: the group member then fetches
         nothing, and others read its partitions' records (executor-side readers)."""
@@ -128,11 +156,13 @@ class Consumer:
             self._consumer.subscribe(names, **kwargs)
         except (KafkaException, RuntimeError) as exc:
             raise to_connect_error(exc, f"cannot subscribe to {names}") from exc
-        self._joining = True
+        self._joining = self._subscribed = True
+        _membership_change(self._group)
 
     def _assign_hook(self, on_assign: AssignCallback | None) -> Callable[[Any, list[Any]], None]:
         def hook(consumer: Any, partitions: list[Any]) -> None:
             self._joining = False
+            self._assigned_at = time.monotonic()
             callback = None if self._closing else on_assign  # in close(): the task is gone
             starts = callback([from_native(p) for p in partitions]) if callback else None
             for p in partitions:
@@ -241,19 +271,35 @@ class Consumer:
     def close(self) -> None:
         """Leave the group and release the client. Safe to call twice.
 
-        A consumer still joining its group first waits for the join to end (at most the
-        session timeout, capped at CLOSE_JOIN_WAIT_MAX_S), polling without handing records or
-        assignments to anyone: Tansu, the embedded broker, never completes a group's next
-        join after a member leaves in the middle of one, so the next task of the group would
-        get no partition. Records polled meanwhile are dropped; nothing commits them."""
+        A subscribed consumer first lets its group settle: it polls (handing neither records
+        nor partitions to anyone; nothing commits what it drops) until it holds an assignment
+        newer than this process's last change to the group (another task's consumer joining
+        or leaving it), at most 1.5 session timeouts, capped at CLOSE_JOIN_WAIT_MAX_S. Tansu,
+        the embedded broker, never completes a rebalance once the group's leader left in the
+        middle of one: a task stopped while its group was forming (soon after it started,
+        or right after another task of the connector stopped) left its successors without
+        partitions for good. The consumers of one group in this process leave one at a time.
+        Stopping costs up to a heartbeat and a join more."""
         if self._closed:
             return
         self._closed = True
         self._closing = True
-        deadline = time.monotonic() + self._join_wait_s
-        with contextlib.suppress(KafkaException, RuntimeError):
-            while self._joining and time.monotonic() < deadline:
-                self._consumer.poll(0.1)
+        if not self._subscribed:
+            self._close_client()
+            return
+        deadline = time.monotonic() + self._settle_wait_s
+        with _leave_lock(self._group):  # the group's members of this process leave in turn
+            with contextlib.suppress(KafkaException, RuntimeError):
+                while time.monotonic() < deadline and (
+                    self._joining or self._assigned_at <= _last_membership_change(self._group)
+                ):
+                    self._consumer.poll(0.1)
+            try:
+                self._close_client()
+            finally:
+                _membership_change(self._group)
+
+    def _close_client(self) -> None:
         try:
             self._consumer.close()
         except (KafkaException, RuntimeError) as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 
@@ -256,3 +257,36 @@ def test_a_consumer_closed_while_joining_leaves_the_group_usable(bootstrap_serve
         assert [m.value for m in read(successor, 1, timeout=30)] == [b"v"]
     finally:
         successor.close()
+
+
+def test_two_members_closed_at_once_leave_the_group_usable(bootstrap_servers: str) -> None:
+    """Two tasks of one connector stop together (a restart, a config update): if the second
+    left before its heartbeat told it of the first one's leave, and it was the group's leader,
+    Tansu never completed the group's next rebalance. They now leave in turn, the second once
+    the group settled again. Twice: the old code failed when the leader closed second."""
+    topic = unique("pair-close")
+    Admin({"bootstrap.servers": bootstrap_servers}).create_topic(topic, 2, 1)
+    producer = Producer(producer_config(worker(bootstrap_servers), "pc", 0))
+    produce_all(producer, topic, [{"value": b"a", "partition": 0}, {"value": b"b", "partition": 1}])
+    producer.close()
+    for _ in range(2):
+        config = consumer_config(worker(bootstrap_servers), "pc", 0, unique("group"))
+        pair = [Consumer(config), Consumer(config)]
+        for member in pair:
+            member.subscribe([topic])
+        deadline = time.monotonic() + 30
+        while any(m._joining for m in pair) and time.monotonic() < deadline:
+            for member in pair:
+                member.poll_batch(10, 0.05)
+        assert not any(m._joining for m in pair), "the pair never settled"
+        closers = [threading.Thread(target=m.close) for m in pair]
+        for closer in closers:
+            closer.start()
+        for closer in closers:
+            closer.join(30)
+        successor = Consumer(config)
+        successor.subscribe([topic])
+        try:
+            assert sorted(m.value for m in read(successor, 2, timeout=30)) == [b"a", b"b"]
+        finally:
+            successor.close()
