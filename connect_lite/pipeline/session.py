@@ -79,7 +79,8 @@ class SparkEngine:
         self._lock = threading.Lock()
         self._spark: SparkSession | None = None
         self._sessions = 0
-        """Sessions started so far: the number of the current one (see ``current_session``)."""
+        """The number of the current session (``current_session``): it counts the sessions
+        started and those forgotten because their JVM was gone."""
         self._parallelism: int | None = None
         self.exchange = ChunkExchange() if self.local else None
         """On a local master, chunks go to the Python workers through files (exchange.py)."""
@@ -185,6 +186,7 @@ class SparkEngine:
                 return False
             log.error("Spark's JVM is gone; a new SparkSession starts with the next batch")
             forget_dead_session()
+            self._sessions += 1  # the jobs that ran on it run again, even before the next
             self._spark = None
             self._parallelism = None
             self._batches.forget()
