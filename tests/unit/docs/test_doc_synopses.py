@@ -37,7 +37,9 @@ def test_the_command_line_synopsis_is_the_usage_of_each_form() -> None:
     assert [o for o in options(consume) if o not in consume_help] == []
 
 
-@pytest.mark.parametrize("test_id", ["bench-pipeline", "bench-latency", "bench-cdc", "bench-edge"])
+@pytest.mark.parametrize(
+    "test_id", ["bench-pipeline", "bench-latency", "bench-cdc", "bench-edge", "soak-synopsis"]
+)
 def test_every_option_of_a_benchmark_synopsis_is_one_its_script_takes(test_id: str) -> None:
     for command in commands(test_id):
         script = re.search(r"scripts/\w+\.py", command)
