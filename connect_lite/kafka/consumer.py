@@ -31,7 +31,7 @@ REST API's too) waiting for tens of milliseconds. A batch is built from several 
 
 DEFAULT_SESSION_TIMEOUT_MS = 45_000
 """librdkafka's ``session.timeout.ms`` when the config sets none."""
-CLOSE_JOIN_WAIT_MAX_S = 10.0
+CLOSE_JOIN_WAIT_MAX_S = 15.0
 """The longest a closing consumer waits for its group to settle (see Consumer.close). Tansu
 holds a join for 3 s; a member learns of a rebalance at its next heartbeat (3 s)."""
 
@@ -134,7 +134,7 @@ class Consumer:
         """When the group last handed this consumer its partitions (time.monotonic)."""
         self._closing = False
         session_ms = int(config.get("session.timeout.ms", DEFAULT_SESSION_TIMEOUT_MS))
-        self._settle_wait_s = min(1.5 * session_ms / 1000, CLOSE_JOIN_WAIT_MAX_S)
+        self._settle_wait_s = min(2 * session_ms / 1000, CLOSE_JOIN_WAIT_MAX_S)
         self.pause_assigned = False
         """Whether newly assigned partitions are paused at once: the group member then fetches
         nothing, and others read its partitions' records (executor-side readers)."""
@@ -274,7 +274,8 @@ class Consumer:
         A subscribed consumer first lets its group settle: it polls (handing neither records
         nor partitions to anyone; nothing commits what it drops) until it holds an assignment
         newer than this process's last change to the group (another task's consumer joining
-        or leaving it), at most 1.5 session timeouts, capped at CLOSE_JOIN_WAIT_MAX_S. Tansu,
+        or leaving it), at most 2 session timeouts (capped at CLOSE_JOIN_WAIT_MAX_S) from the
+        moment the member before it in this process has left. Tansu,
         the embedded broker, never completes a rebalance once the group's leader left in the
         middle of one: a task stopped while its group was forming (soon after it started,
         or right after another task of the connector stopped) left its successors without
@@ -287,8 +288,8 @@ class Consumer:
         if not self._subscribed:
             self._close_client()
             return
-        deadline = time.monotonic() + self._settle_wait_s
         with _leave_lock(self._group):  # the group's members of this process leave in turn
+            deadline = time.monotonic() + self._settle_wait_s  # after the one before left
             with contextlib.suppress(KafkaException, RuntimeError):
                 while time.monotonic() < deadline and (
                     self._joining or self._assigned_at <= _last_membership_change(self._group)
