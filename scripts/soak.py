@@ -63,6 +63,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from connect_lite.testing import EmbeddedConnect, HttpClient, KafkaHelpers  # noqa: E402
+from connect_lite.testing.processes import descendants  # noqa: E402
 from scripts.soak_ledger import (  # noqa: E402
     KIND_POSTGRES,
     KINDS_ALWAYS,
@@ -135,20 +136,6 @@ def cmdline(pid: int) -> str:
         )
     except OSError:
         return ""
-
-
-def descendants(root: int) -> list[int]:
-    links: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        fields = _stat(int(stat.parent.name))
-        if fields is not None:
-            links.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, frontier = [], [root]
-    while frontier:
-        children = [c for p in frontier for c in links.get(p, [])]
-        found += children
-        frontier = children
-    return found
 
 
 def watched_pids(worker_pid: int | None) -> dict[str, int]:

@@ -47,10 +47,9 @@ def _leave_lock(group: str) -> threading.Lock:
         return _leaving.setdefault(group, threading.Lock())
 
 
-def _membership_change(group: str) -> float:
+def _membership_change(group: str) -> None:
     with _membership_lock:
-        now = _membership_changed[group] = time.monotonic()
-        return now
+        _membership_changed[group] = time.monotonic()
 
 
 def _last_membership_change(group: str) -> float:
