@@ -55,6 +55,7 @@ class MosquittoServer:
         tls: MosquittoTls | None = None,
         max_inflight_messages: int = 1000,
         max_queued_messages: int = 100_000,
+        save_every_change: bool = False,
     ) -> None:
         self.program = _program()
         self.dir = ServerDir("connect-lite-mosquitto-")
@@ -67,6 +68,7 @@ class MosquittoServer:
         self.tls = tls
         self.max_inflight_messages = max_inflight_messages
         self.max_queued_messages = max_queued_messages
+        self.save_every_change = save_every_change
         self.pid_file = self.root / "mosquitto.pid"
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -100,6 +102,7 @@ class MosquittoServer:
             "persistence true",
             f"persistence_location {persistence}/",
             "autosave_interval 1",
+            f"autosave_on_changes {'true' if self.save_every_change else 'false'}",
             f"pid_file {self.pid_file}",
             f"log_dest file {self.root / 'log'}",
             "log_type error",
@@ -166,6 +169,19 @@ class MosquittoServer:
             self._process.send_signal(signal.SIGTERM)
             self._process.wait(30)
             self._process = None
+
+    def crash(self) -> None:
+        """``kill -9`` the broker: what it has not saved yet is gone (each second's changes,
+        or with ``save_every_change`` the changes of the moment it died)."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(30)
+            self._process = None
+        self.pid_file.unlink(missing_ok=True)
+
+    def resume(self) -> None:
+        """Start the broker again on the same ports, from what it saved."""
+        self._serve()
 
     def restart(self) -> None:
         """A clean stop, then a start on the same ports with the saved sessions."""
