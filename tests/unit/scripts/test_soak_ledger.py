@@ -149,6 +149,36 @@ def test_counts_grow_by_a_difference_and_a_step_while_settling_is_not_growth() -
     assert growth(settled_late, warmup_s=0, relative=False).longest_life == 0
 
 
+def test_a_count_that_swings_with_the_work_did_not_grow_and_one_that_keeps_what_it_takes_did() -> (
+    None
+):
+    # open files at 13 or 16 by turns (a connection in flight), all along one life
+    swinging = samples([13.0, 16.0, 16.0, 13.0, 14.0] * 20)
+    assert growth(swinging, warmup_s=0, relative=False).longest_life == -3
+    # the same swings, and one descriptor kept every 5 samples: the floor rises past them
+    leaking = samples([v + i // 5 for i, v in enumerate([13.0, 16.0, 16.0, 13.0, 14.0] * 20)])
+    # quarters of 25: the second holds 13+5 to 16+9, the last 13+15 to 16+19
+    assert growth(leaking, warmup_s=0, relative=False).longest_life == (13 + 15) - (16 + 9)
+
+
+def test_across_restarts_the_later_half_of_the_lives_is_held_against_the_earlier_half() -> None:
+    def lives(levels: list[float]) -> list[Sample]:
+        found = samples([10.0] * 80, pid=1)  # the first life: not compared
+        for i, level in enumerate(levels):
+            found += samples([level, level + 4] * 10, pid=2 + i, start=170 + 50 * i)
+        return found
+
+    # a JVM's threads at the same age after each restart: a low first, then 340 +- 15
+    swinging = lives([303, 348, 336, 350, 341, 340, 325, 341, 341, 337])
+    assert growth(swinging, warmup_s=10, relative=False).across_lives == 325 - 350
+    # one thread more after each restart, over the same swings
+    creeping = lives([300 + 10 * i for i in range(10)])
+    assert growth(creeping, warmup_s=10, relative=False).across_lives == 350 - 340
+    # RSS: each life's median at that age (level + 4), then the medians of the halves
+    rss = growth(lives([100, 120, 110, 130]), warmup_s=10)
+    assert rss.across_lives == pytest.approx(124 / 114 - 1)
+
+
 def test_a_seed_gives_one_fault_plan_and_a_short_plan_meets_every_kind() -> None:
     plan = plan_faults(7, 20, KINDS_ALWAYS, (4.0, 12.0))
     assert plan == plan_faults(7, 20, KINDS_ALWAYS, (4.0, 12.0))
