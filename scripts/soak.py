@@ -62,9 +62,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from connect_lite.api.records import TopicPartition  # noqa: E402
 from connect_lite.testing import EmbeddedConnect, HttpClient, KafkaHelpers  # noqa: E402
 from connect_lite.testing.processes import descendants  # noqa: E402
 from scripts.soak_ledger import (  # noqa: E402
+    KIND_MQTT,
     KIND_POSTGRES,
     KINDS_ALWAYS,
     RSS_GROWTH_LIMIT,
@@ -82,6 +84,9 @@ from scripts.soak_ledger import (  # noqa: E402
 )
 
 TOPIC = "soak"
+MQTT_TOPIC = "soak/device"
+"""The MQTT topic the device publishes to; the MQTT source copies it to Kafka's MQTT_KAFKA."""
+MQTT_KAFKA = "soak-mqtt"
 SCHEMA = {
     "type": "struct",
     "name": "Soak",
@@ -106,6 +111,8 @@ RECOVERY_TIMEOUT_S = 240.0
 DRAIN_TIMEOUT_S = 300.0
 FAILED_RESTART_GRACE_S = 3.0
 """How long a FAILED task is left alone before the operator restarts it."""
+SLOW_LOG_S = 30.0
+"""A recovery this slow logs what it still waits for, and again each time as long."""
 WATCHED = ("worker", "dataplane", "jvm")
 LAKE_NAME = re.compile(r"^(?P<topic>.+)\+(?P<partition>\d+)\+(?P<first>\d+)\+(?P<last>\d+)\.")
 
@@ -256,6 +263,124 @@ class Tail:
             return self.seqs
 
 
+class Device:
+    """An MQTT device: publishes numbered messages (the payload is the seq) at a steady rate
+    with QoS 1, in a persistent session, to Mosquitto. paho keeps what the broker has not
+    acknowledged and sends it again after a reconnect, so every seq reaches the broker."""
+
+    def __init__(self, host: str, port: int, rate: float) -> None:
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
+
+        self._codes = MQTTErrorCode
+        self.rate = rate
+        self.sent = 0
+        self.given_up = 0
+        self._infos: list[Any] = []
+        self._stop = threading.Event()
+        self._client = mqtt.Client(
+            CallbackAPIVersion.VERSION2, client_id="soak-device", clean_session=False
+        )
+        self._client.max_queued_messages_set(0)  # no bound: the broker may be away
+        self._client.max_inflight_messages_set(0)  # none queued behind a bound: in order
+        self._held = threading.Event()
+        self._client.on_disconnect = lambda *args: self._held.set()
+        self._client.reconnect_delay_set(0.1, 1)
+        self._client.connect_async(host, port)
+        self._client.loop_start()
+        self._thread = threading.Thread(target=self._run, name="device", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        begun = time.monotonic()
+        while not self._stop.wait(0.05):
+            try:
+                self._infos = [i for i in self._infos if not i.is_published()]
+            except (RuntimeError, ValueError) as error:  # paho gave a message up: say so
+                log(f"the device lost a message: {error}")
+                self.given_up += 1
+                self._infos = []
+            if self._held.is_set():
+                # After a lost connection paho sends what the broker has not acknowledged
+                # again, once the new one is accepted; a message published meanwhile could go
+                # out first. Hold the new ones until connected and the old ones acknowledged
+                # (a device that must keep its order does the same).
+                if self._infos or not self._client.is_connected():
+                    continue
+                self._held.clear()
+            due = int((time.monotonic() - begun) * self.rate) - self.sent
+            for _ in range(max(0, due)):
+                info = self._client.publish(MQTT_TOPIC, str(self.sent).encode(), qos=1)
+                if info.rc == self._codes.MQTT_ERR_NO_CONN:
+                    # The broker is away: paho keeps a QoS 1 message and sends it once
+                    # connected again, and then it can be acknowledged like any other.
+                    info.rc = self._codes.MQTT_ERR_SUCCESS
+                self._infos.append(info)
+                self.sent += 1
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def stop(self, timeout: float = 120) -> bool:
+        """Stop publishing; True once the broker acknowledged every message."""
+        self._stop.set()
+        self._thread.join(10)
+        deadline = time.monotonic() + timeout
+        while any(not i.is_published() for i in self._infos):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.2)
+        return True
+
+    def close(self) -> None:
+        self._client.loop_stop()
+        self._client.disconnect()
+
+
+class TopicTail:
+    """Reads a topic from its start as it grows (assigned, no group): the seq in each
+    record's value (a number in plain text)."""
+
+    def __init__(self, bootstrap_servers: str, topic: str) -> None:
+        from connect_lite.kafka import Consumer
+
+        self.seqs: list[int] = []
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap_servers,
+                "group.id": f"soak-tail-{os.getpid()}",
+                "enable.auto.commit": "false",
+                "auto.offset.reset": "earliest",
+            }
+        )
+        self._consumer.assign({TopicPartition(topic, 0): 0})
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"tail-{topic}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                batch = self._consumer.poll_batch(10_000, 0.5)
+            except Exception:  # the broker away for a moment: read on
+                time.sleep(0.5)
+                continue
+            for message in batch:
+                with contextlib.suppress(ValueError):
+                    self.seqs.append(int(message.value or b""))
+
+    def highest(self) -> int:
+        return max(self.seqs[-200:], default=-1)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self._consumer.close()
+
+
 # -- the run ------------------------------------------------------------------------------------
 
 
@@ -293,9 +418,14 @@ class Soak:
         self.connect: EmbeddedConnect | None = None
         self.postgres: Any = None
         self.database = "soak"
+        self.mosquitto: Any = None
+        self.device: Device | None = None
+        self.mqtt_tail: TopicTail | None = None
         self.connectors: dict[str, dict[str, str]] = {}
         self.sink_tasks = 1
         self.worker_starts = 0
+        self.problems: list[str] = []
+        """What went wrong outside the books and the faults."""
 
     # -- set-up -------------------------------------------------------------------------------
     def now(self) -> float:
@@ -309,6 +439,8 @@ class Soak:
     def start(self) -> None:
         if not self.args.no_postgres:
             self._start_postgres()
+        if not self.args.no_mqtt:
+            self._start_mosquitto()
         self.connect = EmbeddedConnect(
             workdir=self.work / "worker",
             worker_properties={
@@ -321,13 +453,20 @@ class Soak:
         self.connect.start()
         self.worker_starts = 1
         log(f"worker up (pid {self.worker.worker_pid}), broker {self.worker.bootstrap_servers}")
-        KafkaHelpers(self.worker.bootstrap_servers).create_topic(TOPIC, 1)
+        kafka = KafkaHelpers(self.worker.bootstrap_servers)
+        kafka.create_topic(TOPIC, 1)
+        if self.mosquitto is not None:
+            kafka.create_topic(MQTT_KAFKA, 1)
+            self.mqtt_tail = TopicTail(self.worker.bootstrap_servers, MQTT_KAFKA)
         self.connectors = self._configs()
         for name, config in self.connectors.items():
             self.worker.client.configure(name, config)
         for name in self.connectors:
             self.worker.wait_running(name, timeout=180)
         self.writer.start()
+        if self.mosquitto is not None:
+            self.device = Device(self.mosquitto.host, self.mosquitto.port, self.args.mqtt_rate)
+            self.device.start()
         log(f"pipelines running: {', '.join(self.connectors)}; writing {self.args.rate:g}/s")
 
     def _start_postgres(self) -> None:
@@ -340,6 +479,20 @@ class Soak:
         except Exception as error:  # not installed: the JDBC sink sits out
             log(f"no PostgreSQL ({error}); the JDBC sink sits out")
             self.postgres = None
+
+    def _start_mosquitto(self) -> None:
+        try:
+            import paho.mqtt.client  # noqa: F401  (the mqtt extra)
+
+            from connect_lite.testing.mosquitto import MosquittoServer
+
+            # Saved at every change, not each second: a kill -9 of Mosquitto then loses
+            # nothing it acknowledged (see docs/soak.md).
+            self.mosquitto = MosquittoServer(save_every_change=True).start()
+            log(f"Mosquitto on port {self.mosquitto.port}")
+        except Exception as error:  # not installed: the MQTT source sits out
+            log(f"no Mosquitto or paho-mqtt ({error}); the MQTT source sits out")
+            self.mosquitto = None
 
     def _configs(self) -> dict[str, dict[str, str]]:
         json_values = {
@@ -381,6 +534,20 @@ class Soak:
                 "max.retries": "100",
                 "retry.backoff.ms": "1000",
                 **json_values,
+            }
+        if self.mosquitto is not None:
+            configs["soak-mqtt"] = {
+                "connector.class": "io.confluent.connect.mqtt.MqttSourceConnector",
+                "tasks.max": "1",
+                "mqtt.server.uri": self.mosquitto.uri,
+                "mqtt.topics": MQTT_TOPIC,
+                "kafka.topic": MQTT_KAFKA,
+                "mqtt.qos": "1",
+                "mqtt.clean.session.enabled": "false",
+                "confluent.topic.bootstrap.servers": self.worker.bootstrap_servers,
+                "confluent.topic.replication.factor": "1",
+                "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+                "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
             }
         return configs
 
@@ -464,8 +631,13 @@ class Soak:
     # -- health -------------------------------------------------------------------------------
     def healthy(self, since_seq: int, record: FaultRecord, deadline: float) -> bool:
         """Wait until the worker is healthy and a record written after the fault (seq >=
-        ``since_seq``) is in the file sink's output, acting as the operator meanwhile."""
+        ``since_seq``) is in the file sink's output (and a message published after it is in
+        the MQTT source's topic), acting as the operator meanwhile. A long wait logs, every
+        SLOW_LOG_S, what it still waits for."""
         failed_since: dict[str, float] = {}
+        device = self.device
+        mqtt_since = -1 if device is None else device.sent - (1 if device.stopped else 0)
+        began = next_log = time.monotonic()
         while time.monotonic() < deadline:
             proc_gone = self.worker.worker_pid is None or not alive(self.worker.worker_pid)
             if proc_gone:
@@ -473,8 +645,16 @@ class Soak:
                 record.operator.append(f"start worker (it exited: {code})")
                 self._start_worker()
                 continue
-            if self._all_running(failed_since, record) and self._delivered(since_seq):
+            waiting = self._not_running(failed_since, record)
+            if not self._delivered(since_seq):
+                waiting.append(f"file sink at seq {max(self.tail.seqs[-50:], default=-1)}")
+            if self.mqtt_tail is not None and self.mqtt_tail.highest() < mqtt_since:
+                waiting.append(f"MQTT topic at seq {self.mqtt_tail.highest()}")
+            if not waiting:
                 return True
+            if time.monotonic() >= next_log + SLOW_LOG_S:
+                next_log = time.monotonic()
+                log(f"  after {next_log - began:.0f} s still waiting for: {'; '.join(waiting)}")
             time.sleep(0.25)
         return False
 
@@ -484,15 +664,20 @@ class Soak:
         self.worker.start_worker(wait_healthy=False)
         self.worker_starts += 1
 
-    def _all_running(self, failed_since: dict[str, float], record: FaultRecord) -> bool:
+    def _not_running(self, failed_since: dict[str, float], record: FaultRecord) -> list[str]:
+        """What is not healthy yet (empty when everything is): /health, and each connector
+        and task RUNNING. Restarts a task FAILED for FAILED_RESTART_GRACE_S, as an operator."""
         http = HttpClient(self.worker.rest_url, timeout=10)
+        waiting = []
         try:
-            health_ok = http.get("/health").status == 200
-            everything = True
+            health = http.get("/health").status
+            if health != 200:
+                waiting.append(f"/health {health}")
             for name in self.connectors:
                 answer = http.get(f"/connectors/{name}/status")
                 if answer.status != 200:
-                    return False
+                    waiting.append(f"{name} status {answer.status}")
+                    continue
                 status = answer.body
                 states = [status["connector"]["state"]] + [t["state"] for t in status["tasks"]]
                 if "FAILED" in states:
@@ -502,12 +687,11 @@ class Soak:
                         http.post(f"/connectors/{name}/restart{query}")
                         record.operator.append(f"restart {name}")
                         failed_since.pop(name)
-                    everything = False
-                elif set(states) != {"RUNNING"} or not status["tasks"]:
-                    everything = False
-            return everything and health_ok
-        except OSError:
-            return False
+                if set(states) != {"RUNNING"} or not status["tasks"]:
+                    waiting.append(f"{name} {'/'.join(states)}")
+        except OSError as error:
+            waiting.append(f"REST: {error}")
+        return waiting
 
     def _delivered(self, since_seq: int) -> bool:
         seqs = self.tail.read()
@@ -612,6 +796,13 @@ class Soak:
         for thread in threads:
             thread.join(30)
 
+    def fault_kill_mosquitto(self, param: int, record: FaultRecord) -> None:
+        if self.mosquitto is None:
+            raise RuntimeError("no Mosquitto")
+        self.mosquitto.crash()  # kill -9
+        time.sleep(2)
+        self.mosquitto.resume()
+
     def fault_kill_postgres(self, param: int, record: FaultRecord) -> None:
         if self.postgres is None:
             raise RuntimeError("no PostgreSQL")
@@ -627,14 +818,21 @@ class Soak:
         record = FaultRecord("drain", self.now(), None)
         if not self.healthy(len(sent) - 1, record, deadline):
             return False
-        holds: list[Callable[[], set[int]]] = [
-            lambda: set(self.tail.read()),
-            lambda: {s for f in self.lake_files() for s in f.seqs},
+
+        def holds(seqs: Callable[[], set[int]], expected: set[int]) -> Callable[[], bool]:
+            return lambda: expected <= seqs()
+
+        checks = [
+            holds(lambda: set(self.tail.read()), sent),
+            holds(lambda: {s for f in self.lake_files() for s in f.seqs}, sent),
         ]
         if self.postgres is not None:
-            holds.append(lambda: {s for _, _, s in self.table_rows()})
-        for held in holds:
-            while not sent <= held():
+            checks.append(holds(lambda: {s for _, _, s in self.table_rows()}, sent))
+        if self.device is not None and self.mqtt_tail is not None:
+            tail = self.mqtt_tail
+            checks.append(holds(lambda: set(tail.seqs), set(range(self.device.sent))))
+        for check in checks:
+            while not check():
                 if time.monotonic() > deadline:
                     return False
                 time.sleep(2)
@@ -675,12 +873,14 @@ class Soak:
             return []
         return [(int(p), int(o), int(s)) for p, o, s in rows]
 
-    def topic_records(self) -> dict[tuple[int, int], int]:
-        messages = KafkaHelpers(self.worker.bootstrap_servers).consume(TOPIC, timeout=120, idle=3)
+    def topic_records(self, topic: str = TOPIC) -> dict[tuple[int, int], int]:
+        messages = KafkaHelpers(self.worker.bootstrap_servers).consume(topic, timeout=120, idle=3)
         records = {}
         for m in messages:
             try:
-                records[(m.partition, m.offset)] = int(json.loads(m.value or b"")["payload"]["seq"])
+                value = json.loads(m.value or b"")
+                seq = value if isinstance(value, int) else value["payload"]["seq"]
+                records[(m.partition, m.offset)] = int(seq)
             except (ValueError, KeyError, TypeError):
                 records[(m.partition, m.offset)] = -1
         return records
@@ -695,6 +895,8 @@ class Soak:
         }
         if self.postgres is not None:
             books["jdbc"] = count_table(sent, self.table_rows(), topic, self.expected_extra)
+        if self.device is not None:
+            books["mqtt"] = count_topic(range(self.device.sent), self.topic_records(MQTT_KAFKA), {})
         return books
 
     def growth(self) -> dict[str, Any]:
@@ -739,6 +941,14 @@ class Soak:
         if self.postgres is not None:
             with contextlib.suppress(Exception):
                 self.postgres.stop()
+        for stop in (
+            self.device and self.device.close,
+            self.mqtt_tail and self.mqtt_tail.close,
+            self.mosquitto and self.mosquitto.stop,
+        ):
+            if stop:
+                with contextlib.suppress(Exception):
+                    stop()
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and any(alive(p) for p in pids):
             time.sleep(0.2)
@@ -804,6 +1014,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--min-faults", type=int, default=6, help="faults go on past --minutes until this many (6)"
     )
     parser.add_argument("--no-postgres", action="store_true", help="without the JDBC sink")
+    parser.add_argument("--no-mqtt", action="store_true", help="without the MQTT source")
+    parser.add_argument("--mqtt-rate", type=float, default=50.0, help="MQTT messages a second (50)")
     parser.add_argument("--keep", action="store_true", help="keep the working directory")
     return parser.parse_args(argv)
 
@@ -836,6 +1048,7 @@ def report(soak: Soak, books: dict[str, SinkCount], drained: bool, leftover: int
         *([f"threads grew by {limits['threads']:g}"] if (limits["threads"] or 0) > 0 else []),
         *([f"open files grew by {limits['fds']:g}"] if (limits["fds"] or 0) > 0 else []),
         *([f"{leftover} processes left behind"] if leftover else []),
+        *soak.problems,
     ]
     recoveries = [f.recovered_s for f in soak.faults if f.recovered_s is not None]
     return {
@@ -924,6 +1137,8 @@ def main(argv: list[str] | None = None) -> int:
             soak.start()
             if soak.postgres is not None:
                 kinds.append(KIND_POSTGRES)
+            if soak.mosquitto is not None:
+                kinds.append(KIND_MQTT)
             count = max(args.min_faults, int(args.minutes * 60 / 4))
             plan = plan_faults(args.seed, count, kinds, tuple(args.gap))
             background: list[Callable[[], None]] = [soak.sampler, soak.rest_client]
@@ -933,6 +1148,8 @@ def main(argv: list[str] | None = None) -> int:
             soak.run_faults(plan, time.monotonic() + args.minutes * 60, args.min_faults)
             log(f"{len(soak.faults)} faults done; draining")
             soak.writer.stop()
+            if soak.device is not None and (not soak.device.stop() or soak.device.given_up):
+                soak.problems.append("Mosquitto did not acknowledge every MQTT message")
             drained = soak.drain()
             soak.stopping.set()
             books = soak.books()
