@@ -154,7 +154,8 @@ class LocalTasks:
     def stop(self, keys: Sequence[TaskKey]) -> None:
         """Ask every task to stop at once (each on a thread of its own: a stop may call the
         plugin's ``stop``, which may hang), then wait for them within the graceful timeout
-        in all; a task that misses it is abandoned and commits nothing more."""
+        in all; a task that misses it is abandoned and commits nothing more, unless all it has
+        left to do is let go of its consumer (``releasing``)."""
         runners = [self._tasks.pop(k) for k in keys if k in self._tasks]
         for key in keys:
             self._plans.pop(key, None)
@@ -162,6 +163,11 @@ class LocalTasks:
         deadline = time.monotonic() + self.shutdown_timeout_ms / 1000
         for runner in runners:
             if not runner.join(max(deadline - time.monotonic(), 0.0)):
+                if runner.releasing:
+                    runner.log.info(
+                        "Task stopped; its consumer leaves the group once the group has settled"
+                    )
+                    continue
                 runner.abandoned = True
                 _on_thread(runner.abandon, f"abandon-{runner.id}")
                 runner.log.error("Graceful stop of task failed; abandoned, it commits nothing more")

@@ -337,10 +337,13 @@ class WorkerSinkTask(WorkerTask):
                         self.plugin.close(sorted(self.consumer.assigned))
                     self.plugin.stop()
             finally:
-                self.consumer.close()
-                self.context.close_writers()
-                if self.errors.dlq is not None:
-                    self.errors.dlq.close()
+                try:
+                    self.context.close_writers()
+                    if self.errors.dlq is not None:
+                        self.errors.dlq.close()
+                finally:
+                    self.releasing = True  # the consumer may wait for its group to settle
+                    self.consumer.close()
 
 
 def _offsets_held(ranges: Any) -> int:

@@ -57,6 +57,11 @@ class WorkerTask(ABC):
         self.abandoned = False
         """Set when the task missed the graceful stop deadline: it must write no more state
         (the store may be closed by now); what it did not commit is redelivered."""
+        self.releasing = False
+        """Set by ``close`` once all that is left is to let go of a client that takes its time
+        (a sink's consumer waits for its group to settle before leaving it): the task has
+        committed and stopped its plugin, so a stop that outlasts the graceful timeout from
+        here is no failure, and the task is not abandoned."""
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self.failed = False

@@ -36,13 +36,17 @@ class Statuses:
 
 
 class Looping(WorkerTask):
-    """A task whose loop counts; a ``stubborn`` one does not finish closing until released."""
+    """A task whose loop counts; a ``stubborn`` one does not finish closing until released,
+    and a ``letting_go`` one is then only letting go of its clients (``releasing``)."""
 
     kind = "source"
 
-    def __init__(self, stubborn: threading.Event | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, stubborn: threading.Event | None = None, letting_go: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.stubborn = stubborn
+        self.letting_go = letting_go
         self.plugin = SimpleNamespace()
         self.version = "1.2"
 
@@ -54,6 +58,7 @@ class Looping(WorkerTask):
         time.sleep(0.01)
 
     def close(self) -> None:
+        self.releasing = self.letting_go
         if self.stubborn is not None:
             self.stubborn.wait(30)
 
@@ -120,6 +125,25 @@ def test_a_task_that_misses_the_graceful_deadline_is_abandoned() -> None:
         tasks.stop([("c", 0)])  # returns at the deadline, the task still closing
         assert runner.abandoned is True
         assert tasks.held() == []
+    finally:
+        release.set()
+    assert runner.join(10)
+
+
+def test_a_task_only_letting_go_of_its_consumer_at_the_deadline_is_not_abandoned(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    release = threading.Event()
+    tasks = host(Statuses(), shutdown_ms=100, stubborn=release, letting_go=True)
+    tasks.start(plan())
+    runner = tasks.running()[0]
+    try:
+        with caplog.at_level("INFO"):
+            tasks.stop([("c", 0)])  # returns at the deadline, the consumer still leaving
+        assert runner.abandoned is False
+        assert tasks.held() == []
+        assert [r.levelname for r in caplog.records if "Task stopped" in r.message] == ["INFO"]
+        assert not [r for r in caplog.records if r.levelname == "ERROR"]
     finally:
         release.set()
     assert runner.join(10)
