@@ -931,6 +931,13 @@ class Soak:
         """Stop everything; how many processes are left behind."""
         self.stopping.set()
         pids = set(self.seen_pids)
+        for stop in (  # the script's own clients first, while their servers still answer
+            self.device and self.device.close,
+            self.mqtt_tail and self.mqtt_tail.close,
+        ):
+            if stop:
+                with contextlib.suppress(Exception):
+                    stop()
         if self.connect is not None:
             broker = self.connect.broker_pid
             if broker is not None:
@@ -938,17 +945,10 @@ class Soak:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(broker, signal.SIGCONT)
             self.connect.close()
-        if self.postgres is not None:
-            with contextlib.suppress(Exception):
-                self.postgres.stop()
-        for stop in (
-            self.device and self.device.close,
-            self.mqtt_tail and self.mqtt_tail.close,
-            self.mosquitto and self.mosquitto.stop,
-        ):
-            if stop:
+        for server in (self.postgres, self.mosquitto):
+            if server is not None:
                 with contextlib.suppress(Exception):
-                    stop()
+                    server.stop()
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and any(alive(p) for p in pids):
             time.sleep(0.2)
