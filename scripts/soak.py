@@ -1,7 +1,7 @@
 """A seeded chaos soak: pipelines under load, random faults, and every record counted.
 
     .venv/bin/python scripts/soak.py --minutes N --seed S [--json PATH] [--rate R]
-        [--no-postgres] [--keep]
+        [--mqtt-rate R] [--no-postgres] [--no-mqtt] [--keep]
 
 It runs a Kafka-compatible broker of its own (the embedded Tansu, a process of this script's),
 and a real worker process on it (``embedded.broker.enable=false``, so killing the worker
@@ -12,7 +12,9 @@ leaves the topic's data alone), with real Spark. Pipelines, every record numbere
 - a FileStreamSink of that topic into a file;
 - the lake sink of that topic into Parquet files (exactly once, judged per Kafka record);
 - when PostgreSQL is installed (``scripts/setup.sh --tests``), the JDBC sink of that topic into
-  a table keyed by the Kafka coordinates (upsert), on a PostgreSQL server of its own.
+  a table keyed by the Kafka coordinates (upsert), on a PostgreSQL server of its own;
+- when Mosquitto and paho-mqtt are installed, the MQTT source (QoS 1, a persistent session)
+  of a Mosquitto of its own, fed by a device of this script's at ``--mqtt-rate``.
 
 A REST client runs all along at a steady rate: status, offsets, the list, plugins, validate,
 pause and resume, connector restarts and config updates. Faults come from ``--seed`` (the same
@@ -20,11 +22,12 @@ seed, the same sequence of faults and parameters): ``kill -9`` of the worker, of
 data-plane process and of Spark's JVM; SIGSTOP of the broker for 5-15 s; a connector restart
 with its tasks; the source STOPPED, its offsets reset to an earlier record and RUNNING again;
 a new ``tasks.max`` for the file sink; a burst of slow and bad REST clients; ``kill -9`` of
-PostgreSQL (then started again). The script acts as the worker's operator: it starts a killed
-worker again, as a service manager would, and restarts FAILED tasks, as an operator would,
-and it counts both. After each fault it waits until the worker is healthy again (``/health``
-200, every connector and task RUNNING, and a record written after the fault in the file
-sink's output) and records how long that took.
+PostgreSQL and of Mosquitto (then started again). The script acts as the worker's operator:
+it starts a killed worker again, as a service manager would, and restarts FAILED tasks, as an
+operator would, and it counts both. After each fault it waits until the worker is healthy
+again (``/health`` 200, every connector and task RUNNING, a record written after the fault in
+the file sink's output, and a message published after it in the MQTT source's topic) and
+records how long that took.
 
 At the end it stops writing, drains, and checks every sink against what was sent (see
 ``scripts/soak_ledger.py``), samples of the RSS, threads and open files of the worker, the data
@@ -64,7 +67,7 @@ sys.path.insert(0, str(REPO))
 
 from connect_lite.api.records import TopicPartition  # noqa: E402
 from connect_lite.testing import EmbeddedConnect, HttpClient, KafkaHelpers  # noqa: E402
-from connect_lite.testing.processes import descendants  # noqa: E402
+from connect_lite.testing.processes import alive, descendants  # noqa: E402
 from scripts.soak_ledger import (  # noqa: E402
     KIND_MQTT,
     KIND_POSTGRES,
@@ -122,18 +125,6 @@ def log(message: str) -> None:
 
 
 # -- processes ----------------------------------------------------------------------------------
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-
-
-def alive(pid: int) -> bool:
-    fields = _stat(pid)
-    return fields is not None and fields[0] != "Z"
 
 
 def cmdline(pid: int) -> str:
@@ -806,7 +797,7 @@ class Soak:
     def fault_kill_postgres(self, param: int, record: FaultRecord) -> None:
         if self.postgres is None:
             raise RuntimeError("no PostgreSQL")
-        self.postgres.halt()  # pg_ctl -m immediate: as a crash
+        self.postgres.crash()  # kill -9 of the postmaster and its processes
         time.sleep(2)
         self.postgres.resume()
 

@@ -11,12 +11,17 @@ the cluster's directory. A checkout's ``scripts/setup.sh --tests`` installs the 
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import os
 import shutil
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
 from connect_lite.kafka.broker import free_port
+from connect_lite.testing.processes import alive, descendants
 from connect_lite.testing.server_dir import ServerDir
 
 
@@ -75,6 +80,28 @@ class PostgresServer:
     def halt(self) -> None:
         """Stop the server as a crash would (its data stays); ``resume`` starts it again."""
         self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    def crash(self) -> None:
+        """``kill -9`` of the server: the postmaster and every process it started at once (as
+        the machine's OOM killer or a power cut would end them); ``resume`` starts it again,
+        and it recovers from its write-ahead log."""
+        pid_file = self.data / "postmaster.pid"
+        postmaster = int(pid_file.read_text().split()[0])
+        victims = [postmaster, *descendants(postmaster)]
+        for pid in victims:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while any(alive(pid) for pid in victims):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"PostgreSQL's processes outlived kill -9: {victims}")
+            time.sleep(0.05)
+        # Dead, but the postmaster may wait a while to be reaped (by whatever adopted it),
+        # and PostgreSQL takes a zombie's pid in postmaster.pid for a running server.
+        deadline = time.monotonic() + 5
+        while Path(f"/proc/{postmaster}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pid_file.unlink(missing_ok=True)
 
     def resume(self) -> None:
         self._serve()

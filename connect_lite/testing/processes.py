@@ -109,7 +109,8 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -143,7 +144,7 @@ def stop_tree(proc: subprocess.Popen[bytes], graceful_timeout: float) -> int | N
         with contextlib.suppress(OSError):
             proc.stdin.close()
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in tree) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in tree) and time.monotonic() < deadline:
         time.sleep(0.02)
     return proc.returncode
 

@@ -432,7 +432,7 @@ def test_the_database_away_for_a_while_loses_nothing(
         "connection.backoff.ms": "200", "retry.backoff.ms": "500"}))  # fmt: skip
     query = f'SELECT count(*) FROM "{topic}"'
     wait_for(lambda: pg_rows(postgres, database, query) == [(5,)], 120, what="first rows")
-    postgres.halt()
+    postgres.crash()  # kill -9 of the server and all its processes
     try:
         kafka.produce(topic, [order(i, "during", i) for i in range(5, 50)], partition=0)
         wait_for(lambda: "The database did not take the batch" in worker.log_text(), 60,
