@@ -788,18 +788,10 @@ class Soak:
             thread.join(30)
 
     def fault_kill_mosquitto(self, param: int, record: FaultRecord) -> None:
-        if self.mosquitto is None:
-            raise RuntimeError("no Mosquitto")
-        self.mosquitto.crash()  # kill -9
-        time.sleep(2)
-        self.mosquitto.resume()
+        _crash_and_resume(self.mosquitto, "Mosquitto")
 
     def fault_kill_postgres(self, param: int, record: FaultRecord) -> None:
-        if self.postgres is None:
-            raise RuntimeError("no PostgreSQL")
-        self.postgres.crash()  # kill -9 of the postmaster and its processes
-        time.sleep(2)
-        self.postgres.resume()
+        _crash_and_resume(self.postgres, "PostgreSQL")
 
     # -- the end ------------------------------------------------------------------------------
     def drain(self) -> bool:
@@ -952,6 +944,16 @@ class Soak:
         for pid in stray:
             log(f"left behind: {pid} {cmdline(pid)[:120]}")
         return len(stray)
+
+
+def _crash_and_resume(server: Any, name: str) -> None:
+    """``kill -9`` of a server of the soak's own (every process of it), started again on the
+    same port 2 s later."""
+    if server is None:
+        raise RuntimeError(f"no {name}")
+    server.crash()
+    time.sleep(2)
+    server.resume()
 
 
 def _slow_client(host: str, port: int, i: int) -> None:
